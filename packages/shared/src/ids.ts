@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { uuidv7 } from 'uuidv7';
+
+export const ENDPOINT_ID_PATTERN = /^ep_[a-f0-9]{32}$/;
+export const SIGNING_KEY_ID_PATTERN = /^sk_[a-f0-9]+$/;
+export const API_KEY_PATTERN = /^hr_[a-f0-9]{40}$/;
+export const SECRET_TOKEN_PATTERN = /^[a-f0-9]{32}$/;
+/** Any RFC 9562 UUID, lowercase or uppercase; version 7 is what the server issues. */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUIDV7_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+function hex(bytes: number): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+/** Outbound endpoint id: `ep_` + 32 lowercase hex. */
+export function newEndpointId(): string {
+  return `ep_${hex(16)}`;
+}
+
+/** Signing key id: `sk_` + 24 lowercase hex. */
+export function newSigningKeyId(): string {
+  return `sk_${hex(12)}`;
+}
+
+/** API key: `hr_` + 40 lowercase hex (decisions.md §2). */
+export function newApiKey(): string {
+  return `hr_${hex(20)}`;
+}
+
+/** Per-endpoint ingest secret token: 32 lowercase hex. */
+export function newSecretToken(): string {
+  return hex(16);
+}
+
+/** A time-ordered UUIDv7 for every other resource id. */
+export function newUuidv7(): string {
+  return uuidv7();
+}
+
+export function isEndpointId(value: string): boolean {
+  return ENDPOINT_ID_PATTERN.test(value);
+}
+
+export function isUuid(value: string): boolean {
+  return UUID_PATTERN.test(value);
+}
+
+/**
+ * The smallest UUIDv7 of a millisecond: timestamp bits set, random bits zero. A listen cursor built
+ * from it starts at that point in time (`hookrelay listen --since 10m`, decisions.md §5).
+ */
+export function uuidv7AtTime(time: Date | number): string {
+  const ms = typeof time === 'number' ? time : time.getTime();
+  if (!Number.isFinite(ms) || ms < 0 || ms > 0xffff_ffff_ffff) {
+    throw new RangeError('time out of UUIDv7 range');
+  }
+  const h = Math.trunc(ms).toString(16).padStart(12, '0');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-7000-8000-000000000000`;
+}
+
+/** The millisecond timestamp carried by a UUIDv7. */
+export function uuidv7Time(id: string): number {
+  return Number.parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+}
+
+/** The last `n` characters of a secret, shown as `key_hint` (decisions.md §6). */
+export function keyHint(secret: string, n = 4): string {
+  return secret.slice(-n);
+}

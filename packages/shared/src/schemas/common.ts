@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { ENDPOINT_ID_PATTERN, UUID_PATTERN } from '../ids.js';
+
+/** RFC 3339 date-time as the API writes it (`Date.prototype.toISOString`). */
+export const Timestamp = z.iso.datetime({ offset: true });
+
+/** RFC 3339 date-time accepted from callers (query strings and bodies); any offset. */
+export const TimestampIn = z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time' });
+
+export const Uuid = z.string().regex(UUID_PATTERN, 'must be a UUID');
+export const EndpointId = z.string().regex(ENDPOINT_ID_PATTERN, 'must be ep_ followed by 32 lowercase hex characters');
+
+/** Opaque keyset cursor (base64url); callers must not parse it. */
+export const Cursor = z.string().min(1).max(512);
+
+/**
+ * A page-size query parameter. Query strings arrive as text, so digits are coerced; anything else
+ * (`abc`, `1.5`, `-1`) is rejected naming the field.
+ */
+export function limitParam(max: number, defaultValue: number) {
+  return z.coerce
+    .number({ message: 'must be an integer' })
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(max, `must be at most ${max}`)
+    .default(defaultValue);
+}
+
+/** Boolean query parameter written as `true`/`false`/`1`/`0`. */
+export const BooleanParam = z
+  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1');
+
+/** Destination URL of a delivery: https only, 12–2048 characters, parseable. */
+export const HttpsUrl = z
+  .string()
+  .min(12, 'must be at least 12 characters')
+  .max(2048, 'must be at most 2048 characters')
+  .refine((value) => value.startsWith('https://'), 'must start with https://')
+  .refine((value) => {
+    try {
+      const parsed = new URL(value);
+      return parsed.protocol === 'https:' && parsed.hostname.length > 0;
+    } catch {
+      return false;
+    }
+  }, 'must be a valid https URL');
+
+/** Custom header map: names and values are checked for forbidden names and CR/LF by the server. */
+export const HeaderMap = z.record(z.string(), z.string());
+
+export const Ttl = z.number().int('must be an integer').min(1, 'must be at least 1').max(1440, 'must be at most 1440');
+
+/** `{ id, paused }`: answer of every pause/resume operation. */
+export const PauseOut = z.object({ id: z.string(), paused: z.boolean() });
+export type PauseOut = z.infer<typeof PauseOut>;
+
+/** `{ id, deleted: true }`: answer of an endpoint delete. */
+export const EndpointDeleteOut = z.object({ id: z.string(), deleted: z.literal(true) });
+export type EndpointDeleteOut = z.infer<typeof EndpointDeleteOut>;
+
+export const IdParams = z.object({ id: Uuid });
+export const EndpointIdParams = z.object({ id: EndpointId });
+
+/** A list's page request: `limit` 1–200 (default 50) and an opaque `cursor`. */
+export const EndpointListQuery = z.strictObject({
+  limit: limitParam(200, 50),
+  cursor: Cursor.optional(),
+});
+export type EndpointListQuery = z.infer<typeof EndpointListQuery>;

@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { EndpointId, HeaderMap, HttpsUrl, Timestamp, Ttl } from './common.js';
+
+/** POST /v1/endpoints */
+export const EndpointCreateIn = z.strictObject({
+  url: HttpsUrl,
+  description: z.string().max(500, 'must be at most 500 characters').optional(),
+  rate_limit_rps: z.number().int('must be an integer').min(0).max(1000).optional(),
+  burst: z.number().int('must be an integer').min(0).max(10000).optional(),
+  headers: HeaderMap.optional(),
+  ephemeral: z.boolean().optional(),
+  ttl_minutes: Ttl.optional(),
+});
+export type EndpointCreateIn = z.infer<typeof EndpointCreateIn>;
+
+/** PATCH /v1/endpoints/{id}: omitted fields keep their values. */
+export const EndpointUpdateIn = z.strictObject({
+  url: HttpsUrl.optional(),
+  description: z.string().max(500, 'must be at most 500 characters').optional(),
+  rate_limit_rps: z.number().int('must be an integer').min(0).max(1000).optional(),
+  burst: z.number().int('must be an integer').min(0).max(10000).optional(),
+  headers: HeaderMap.optional(),
+  paused: z.boolean().optional(),
+});
+export type EndpointUpdateIn = z.infer<typeof EndpointUpdateIn>;
+
+/** Create response: signing secret shown once; no rate or header fields. */
+export const EndpointCreateOut = z.object({
+  id: EndpointId,
+  url: z.string(),
+  description: z.string(),
+  signing_key_id: z.string(),
+  signing_secret: z.string(),
+  key_hint: z.string(),
+  ephemeral: z.boolean(),
+  expires_at: Timestamp.nullable(),
+  created_at: Timestamp,
+});
+export type EndpointCreateOut = z.infer<typeof EndpointCreateOut>;
+
+/** Full record (single GET, PATCH): never the signing secret; `expires_at` only when ephemeral. */
+export const EndpointOut = z.object({
+  id: EndpointId,
+  url: z.string(),
+  description: z.string(),
+  rate_limit_rps: z.number().int(),
+  burst: z.number().int(),
+  headers: z.record(z.string(), z.string()),
+  paused: z.boolean(),
+  ephemeral: z.boolean(),
+  expires_at: Timestamp.optional(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type EndpointOut = z.infer<typeof EndpointOut>;
+
+/** List summary: no headers, no rate limits; `expires_at` null when not ephemeral. */
+export const EndpointSummaryOut = z.object({
+  id: EndpointId,
+  url: z.string(),
+  description: z.string(),
+  paused: z.boolean(),
+  ephemeral: z.boolean(),
+  expires_at: Timestamp.nullable(),
+  created_at: Timestamp,
+});
+export type EndpointSummaryOut = z.infer<typeof EndpointSummaryOut>;
+
+/** POST /v1/endpoints/{id}/rotate-secret */
+export const RotateSecretOut = z.object({
+  signing_key_id: z.string(),
+  signing_secret: z.string(),
+  key_hint: z.string(),
+  previous_key_expires_at: Timestamp,
+});
+export type RotateSecretOut = z.infer<typeof RotateSecretOut>;
