@@ -5,8 +5,8 @@ import { EndpointId, HeaderMap, HttpsUrl, Timestamp, Ttl } from './common.js';
 export const EndpointCreateIn = z.strictObject({
   url: HttpsUrl,
   description: z.string().max(500, 'must be at most 500 characters').optional(),
-  rate_limit_rps: z.number().int('must be an integer').min(0).max(1000).optional(),
-  burst: z.number().int('must be an integer').min(0).max(10000).optional(),
+  rate_limit_rps: z.number().int('must be an integer').min(0, 'must be between 0 and 1000').max(1000, 'must be between 0 and 1000').optional(),
+  burst: z.number().int('must be an integer').min(0, 'must be between 0 and 10000').max(10000, 'must be between 0 and 10000').optional(),
   headers: HeaderMap.optional(),
   ephemeral: z.boolean().optional(),
   ttl_minutes: Ttl.optional(),
@@ -17,8 +17,8 @@ export type EndpointCreateIn = z.infer<typeof EndpointCreateIn>;
 export const EndpointUpdateIn = z.strictObject({
   url: HttpsUrl.optional(),
   description: z.string().max(500, 'must be at most 500 characters').optional(),
-  rate_limit_rps: z.number().int('must be an integer').min(0).max(1000).optional(),
-  burst: z.number().int('must be an integer').min(0).max(10000).optional(),
+  rate_limit_rps: z.number().int('must be an integer').min(0, 'must be between 0 and 1000').max(1000, 'must be between 0 and 1000').optional(),
+  burst: z.number().int('must be an integer').min(0, 'must be between 0 and 10000').max(10000, 'must be between 0 and 10000').optional(),
   headers: HeaderMap.optional(),
   paused: z.boolean().optional(),
 });

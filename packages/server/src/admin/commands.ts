@@ -1,0 +1,77 @@
+import { keyHint, newApiKey } from '@hookrelay/shared';
+import type { Database } from '../db/database.js';
+import { insertApiKey, listApiKeys, revokeApiKey } from '../db/api-keys.js';
+import { findProject, insertProject, listProjects } from '../db/projects.js';
+import { isUniqueViolation } from '../db/errors.js';
+import { sha256Hex } from '../security/crypto.js';
+
+/** A failure of an admin command that is the operator's to fix; main prints it and exits 1. */
+export class AdminError extends Error {
+  override readonly name = 'AdminError';
+}
+
+export interface AdminOutput {
+  json: boolean;
+  write(text: string): void;
+}
+
+function table(rows: Record<string, string>[]): string {
+  if (rows.length === 0) return '(none)\n';
+  const columns = Object.keys(rows[0]!);
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => (r[c] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => r[c] ?? '')))].join('\n') + '\n';
+}
+
+function emit(out: AdminOutput, value: unknown, human: string): void {
+  out.write(out.json ? `${JSON.stringify(value)}\n` : human);
+}
+
+export async function createProjectCommand(db: Database, out: AdminOutput, name: string): Promise<void> {
+  if (name.trim() === '') throw new AdminError('--name must not be empty');
+  try {
+    const project = await insertProject(db.sql, name.trim());
+    const value = { id: project.id, name: project.name, created_at: project.created_at.toISOString() };
+    emit(out, value, `created project ${project.name} (${project.id})\ncreate a key with: hookrelay-server keys create --project ${project.id}\n`);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AdminError(`a project named ${JSON.stringify(name)} already exists`);
+    throw error;
+  }
+}
+
+export async function listProjectsCommand(db: Database, out: AdminOutput): Promise<void> {
+  const projects = await listProjects(db.sql);
+  const value = projects.map((p) => ({ id: p.id, name: p.name, created_at: p.created_at.toISOString() }));
+  emit(out, value, table(value));
+}
+
+export async function createKeyCommand(db: Database, out: AdminOutput, projectId: string, name = ''): Promise<void> {
+  if (!/^[0-9a-f-]{36}$/i.test(projectId) || !(await findProject(db.sql, projectId))) {
+    throw new AdminError(`no project ${projectId}; list them with: hookrelay-server projects list`);
+  }
+  const key = newApiKey();
+  const row = await insertApiKey(db.sql, { projectId, keyHash: sha256Hex(key), keyHint: keyHint(key), name });
+  const value = { id: row.id, project_id: row.project_id, name: row.name, key, created_at: row.created_at.toISOString() };
+  emit(out, value, `created API key ${row.id} for project ${projectId}\n\n  ${key}\n\nThis key is shown only once: store it now.\n`);
+}
+
+export async function listKeysCommand(db: Database, out: AdminOutput, projectId?: string): Promise<void> {
+  const keys = await listApiKeys(db.sql, projectId);
+  const value = keys.map((k) => ({
+    id: k.id,
+    project_id: k.project_id,
+    name: k.name,
+    key_hint: `hr_…${k.key_hint}`,
+    created_at: k.created_at.toISOString(),
+    revoked_at: k.revoked_at ? k.revoked_at.toISOString() : null,
+  }));
+  emit(out, value, table(value.map((k) => ({ ...k, revoked_at: k.revoked_at ?? '' }))));
+}
+
+export async function revokeKeyCommand(db: Database, out: AdminOutput, id: string): Promise<void> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) throw new AdminError(`${id} is not an API key id (a UUID); list them with: hookrelay-server keys list`);
+  const row = await revokeApiKey(db.sql, id);
+  if (!row) throw new AdminError(`no API key ${id}; list them with: hookrelay-server keys list`);
+  const value = { id: row.id, revoked_at: row.revoked_at!.toISOString() };
+  emit(out, value, `revoked API key ${row.id}\n`);
+}

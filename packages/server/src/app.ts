@@ -1,0 +1,83 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { newUuidv7 } from '@hookrelay/shared';
+import type { Config } from './config.js';
+import type { AppServices } from './services.js';
+import { registerErrorHandling } from './plugins/error-handler.js';
+import { registerApiKeyAuth } from './plugins/auth.js';
+import { AppError } from './errors.js';
+import { healthRoutes } from './routes/health.js';
+import { whoamiRoutes } from './routes/whoami.js';
+import { endpointRoutes } from './routes/endpoints.js';
+
+export type { Config } from './config.js';
+export { parseConfig, receiveBase } from './config.js';
+export type { AppServices } from './services.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: AppServices;
+  }
+}
+
+/** Keeps ingest secret tokens (`/in/<token>`, `/pull/<id>/<token>`) out of request logs. */
+export function redactUrl(url: string): string {
+  return url.replace(/^\/in\/[^/?]+/, '/in/[redacted]').replace(/^(\/pull\/[^/?]+)\/[^/?]+/, '$1/[redacted]');
+}
+
+export interface BuildAppOptions {
+  /** Logger settings; tests pass `false`. Defaults to JSON logs at the configured level. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+/**
+ * Builds the Fastify app: infrastructure (errors, JSON parsing, request ids), then the app's
+ * services, then routes. The caller opens and migrates the database and closes it after `app.close()`.
+ */
+export async function buildApp(config: Config, services: Omit<AppServices, 'config'>, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger:
+      options.logger ??
+      ({
+        level: config.logLevel,
+        redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+        serializers: {
+          req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
+        },
+      } as FastifyServerOptions['logger']),
+    bodyLimit: config.maxBodyBytes,
+    genReqId: () => newUuidv7(),
+    requestIdHeader: false,
+    trustProxy: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+
+  app.decorate('services', { ...services, config });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandling(app);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  // An empty JSON body (POST /pause with a Content-Type) means "no body", not a parse error.
+  const defaultJsonParser = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
+    defaultJsonParser(request, body as string, (error, value) => {
+      if (error) return done(new AppError('INVALID_REQUEST', 'request body is not valid JSON'), undefined);
+      done(null, value);
+    });
+  });
+
+  await app.register(healthRoutes);
+  await app.register(async (v1) => {
+    registerApiKeyAuth(v1);
+    await v1.register(whoamiRoutes);
+    await v1.register(endpointRoutes);
+  }, { prefix: '/v1' });
+
+  return app;
+}

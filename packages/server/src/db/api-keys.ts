@@ -1,0 +1,51 @@
+import { newUuidv7 } from '@hookrelay/shared';
+import type { Sql } from './database.js';
+
+export interface ApiKeyRow {
+  id: string;
+  project_id: string;
+  key_hint: string;
+  name: string;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+export interface ApiKeyPrincipal {
+  api_key_id: string;
+  project_id: string;
+  project_name: string;
+}
+
+export async function insertApiKey(
+  sql: Sql,
+  input: { projectId: string; keyHash: string; keyHint: string; name?: string },
+): Promise<ApiKeyRow> {
+  const [row] = await sql<ApiKeyRow>`
+    INSERT INTO api_keys (id, project_id, key_hash, key_hint, name)
+    VALUES (${newUuidv7()}, ${input.projectId}, ${input.keyHash}, ${input.keyHint}, ${input.name ?? ''})
+    RETURNING id, project_id, key_hint, name, created_at, revoked_at`;
+  return row!;
+}
+
+/** The project behind a key hash, or undefined when the key is unknown or revoked. */
+export async function findPrincipalByKeyHash(sql: Sql, keyHash: string): Promise<ApiKeyPrincipal | undefined> {
+  const [row] = await sql<ApiKeyPrincipal>`
+    SELECT k.id AS api_key_id, p.id AS project_id, p.name AS project_name
+    FROM api_keys k JOIN projects p ON p.id = k.project_id
+    WHERE k.key_hash = ${keyHash} AND k.revoked_at IS NULL`;
+  return row;
+}
+
+export async function listApiKeys(sql: Sql, projectId?: string): Promise<ApiKeyRow[]> {
+  const filter = projectId === undefined ? sql.fragment`` : sql.fragment`WHERE project_id = ${projectId}`;
+  return sql<ApiKeyRow>`
+    SELECT id, project_id, key_hint, name, created_at, revoked_at FROM api_keys ${filter} ORDER BY id`;
+}
+
+/** Revokes a key; returns false when no such key exists. Revoking twice keeps the first time. */
+export async function revokeApiKey(sql: Sql, id: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await sql<ApiKeyRow>`
+    UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
+    RETURNING id, project_id, key_hint, name, created_at, revoked_at`;
+  return row;
+}

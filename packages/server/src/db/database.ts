@@ -1,0 +1,197 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import postgres from 'postgres';
+import { PGlite, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
+
+/**
+ * One small SQL interface over two backends (decisions.md §10): PostgreSQL through `postgres` and
+ * PGlite in a data dir. Queries are tagged templates only; values become bind parameters and nested
+ * `sql.fragment` templates are inlined, so dynamic filters never concatenate text.
+ *
+ * Result conventions that hold on both backends: timestamptz → Date, json/jsonb → parsed value,
+ * bytea → Uint8Array (a Buffer on PostgreSQL). Cast bigint results (`count(*)::int`) in SQL:
+ * the two drivers disagree on int8.
+ */
+export type Row = Record<string, unknown>;
+
+export class SqlFragment {
+  constructor(
+    readonly strings: readonly string[],
+    readonly values: readonly unknown[],
+  ) {}
+}
+
+export interface Sql {
+  <T extends object = Row>(strings: TemplateStringsArray, ...values: unknown[]): Promise<T[]>;
+  /** A piece of SQL to embed in another template (`${sql.fragment`AND status = ${s}`}`). */
+  fragment(strings: TemplateStringsArray, ...values: unknown[]): SqlFragment;
+  /** Joins fragments with a separator (`AND`, `,`), for dynamic filters. */
+  join(fragments: readonly SqlFragment[], separator: string): SqlFragment;
+  /** Runs `fn` in a transaction; nested calls run inside the enclosing transaction. */
+  begin<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /** Runs a multi-statement script with no parameters (migrations only). */
+  execScript(script: string): Promise<void>;
+}
+
+export type DatabaseBackend = 'postgres' | 'pglite';
+
+export interface Database {
+  readonly backend: DatabaseBackend;
+  readonly sql: Sql;
+  /** Subscribes to a NOTIFY channel; resolves to the unsubscribe function. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function fragment(strings: TemplateStringsArray, ...values: unknown[]): SqlFragment {
+  return new SqlFragment([...strings], values);
+}
+
+export function joinFragments(fragments: readonly SqlFragment[], separator: string): SqlFragment {
+  if (fragments.length === 0) return new SqlFragment([''], []);
+  const strings: string[] = [];
+  const values: unknown[] = [];
+  fragments.forEach((f, i) => {
+    strings.push(i === 0 ? '' : separator);
+    values.push(f);
+  });
+  strings.push('');
+  // strings has one more element than values: ['', sep, sep, ..., '']
+  return new SqlFragment(strings, values);
+}
+
+/** Turns a template (with nested fragments) into `$n` text and a flat parameter list. */
+export function compile(strings: readonly string[], values: readonly unknown[]): { text: string; params: unknown[] } {
+  const params: unknown[] = [];
+  let text = '';
+  const walk = (s: readonly string[], v: readonly unknown[]) => {
+    for (let i = 0; i < s.length; i++) {
+      text += s[i];
+      if (i < v.length) {
+        const value = v[i];
+        if (value instanceof SqlFragment) {
+          walk(value.strings, value.values);
+        } else {
+          params.push(value === undefined ? null : value);
+          text += `$${params.length}`;
+        }
+      }
+    }
+  };
+  walk(strings, values);
+  return { text, params };
+}
+
+function makeSql(
+  run: (text: string, params: unknown[]) => Promise<Row[]>,
+  begin: Sql['begin'],
+  execScript: Sql['execScript'],
+): Sql {
+  const sql = ((strings: TemplateStringsArray, ...values: unknown[]) => {
+    const { text, params } = compile(strings, values);
+    return run(text, params);
+  }) as Sql;
+  sql.fragment = fragment;
+  sql.join = joinFragments;
+  sql.begin = begin;
+  sql.execScript = execScript;
+  return sql;
+}
+
+// ---------- PostgreSQL ----------
+
+export interface PostgresOptions {
+  url: string;
+  poolSize: number;
+  applicationName?: string;
+}
+
+export function openPostgres(options: PostgresOptions): Database {
+  const client = postgres(options.url, {
+    max: options.poolSize,
+    onnotice: () => {},
+    connection: { application_name: options.applicationName ?? 'hookrelay' },
+    // Fail fast when the database is unreachable so requests answer 503 instead of hanging.
+    connect_timeout: 5,
+    idle_timeout: 60,
+  });
+  type Tx = postgres.TransactionSql | postgres.Sql;
+  const wrap = (conn: Tx, inTransaction: boolean): Sql =>
+    makeSql(
+      async (text, params) => (await conn.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as Row[],
+      async <T>(fn: (tx: Sql) => Promise<T>): Promise<T> => {
+        if (inTransaction) return fn(wrap(conn, true));
+        return (await (conn as postgres.Sql).begin((tx) => fn(wrap(tx, true)))) as T;
+      },
+      async (script) => {
+        await conn.unsafe(script).simple();
+      },
+    );
+  return {
+    backend: 'postgres',
+    sql: wrap(client, false),
+    async listen(channel, onPayload) {
+      const subscription = await client.listen(channel, onPayload);
+      return () => subscription.unlisten();
+    },
+    async notify(channel, payload) {
+      await client.notify(channel, payload);
+    },
+    async close() {
+      await client.end({ timeout: 5 });
+    },
+  };
+}
+
+// ---------- PGlite ----------
+
+export interface PGliteOpenOptions {
+  /** Data directory on disk; undefined → in memory. */
+  dataDir?: string;
+  /** A data dir saved with `dumpDataDir('gzip')`, to skip initdb (tests, first start). */
+  loadDataDir?: Blob;
+}
+
+export async function openPGlite(options: PGliteOpenOptions = {}): Promise<Database & { pglite: PGlite }> {
+  if (options.dataDir) await mkdir(path.dirname(options.dataDir), { recursive: true });
+  const pglite = new PGlite({
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+  });
+  await pglite.waitReady;
+  return wrapPGlite(pglite);
+}
+
+export function wrapPGlite(pglite: PGlite): Database & { pglite: PGlite } {
+  const wrapTx = (tx: PGliteTransaction): Sql =>
+    makeSql(
+      async (text, params) => (await tx.query<Row>(text, params)).rows,
+      async (fn) => fn(wrapTx(tx)),
+      async (script) => {
+        await tx.exec(script);
+      },
+    );
+  const sql = makeSql(
+    async (text, params) => (await pglite.query<Row>(text, params)).rows,
+    async (fn) => pglite.transaction((tx) => fn(wrapTx(tx))),
+    async (script) => {
+      await pglite.exec(script);
+    },
+  );
+  return {
+    backend: 'pglite',
+    pglite,
+    sql,
+    async listen(channel, onPayload) {
+      const unsubscribe = await pglite.listen(channel, onPayload);
+      return () => unsubscribe();
+    },
+    async notify(channel, payload) {
+      await pglite.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
+    async close() {
+      if (!pglite.closed) await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import type { ErrorCode, ErrorDetail } from '@hookrelay/shared';
+
+/**
+ * An error the API answers in its envelope. The HTTP status comes from the shared code → status
+ * table, never from here. `data` is sent beside `error` only by delete-all (decisions.md §7).
+ */
+export class AppError extends Error {
+  override readonly name = 'AppError';
+  readonly details: ErrorDetail[] | undefined;
+  readonly data: unknown;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options: { details?: ErrorDetail[]; data?: unknown; retryAfterSeconds?: number; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.details = options.details;
+    this.data = options.data;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+export const endpointNotFound = (id: string) => new AppError('ENDPOINT_NOT_FOUND', `endpoint ${id} not found`);
+export const notFound = (what: string, id: string) => new AppError('NOT_FOUND', `${what} ${id} not found`);
+export const invalidRequest = (message: string, details?: ErrorDetail[]) =>
+  new AppError('INVALID_REQUEST', message, details ? { details } : {});

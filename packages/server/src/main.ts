@@ -1,0 +1,214 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { buildApp } from './app.js';
+import { bootstrapProject } from './bootstrap.js';
+import { ConfigError, parseConfig, processEnvironment, type Config } from './config.js';
+import type { Database } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import { DataDirLockedError, loadEncryptionKey, openDatabase } from './runtime.js';
+import { SecretBox } from './security/crypto.js';
+import { startSweepers } from './sweepers/runner.js';
+import {
+  AdminError,
+  createKeyCommand,
+  createProjectCommand,
+  listKeysCommand,
+  listProjectsCommand,
+  revokeKeyCommand,
+  type AdminOutput,
+} from './admin/commands.js';
+
+/** Flags of the same names as the environment variables win over them (decisions.md §11). */
+const CONFIG_FLAGS: Record<string, string> = {
+  host: 'HOOKRELAY_HOST',
+  port: 'HOOKRELAY_PORT',
+  'database-url': 'DATABASE_URL',
+  'data-dir': 'HOOKRELAY_DATA_DIR',
+  'public-url': 'HOOKRELAY_PUBLIC_URL',
+  roles: 'HOOKRELAY_ROLES',
+  'bootstrap-api-key': 'HOOKRELAY_BOOTSTRAP_API_KEY',
+  'encryption-key': 'HOOKRELAY_ENCRYPTION_KEY',
+  'allow-private-networks': 'HOOKRELAY_ALLOW_PRIVATE_NETWORKS',
+  'retry-schedule': 'HOOKRELAY_RETRY_SCHEDULE',
+  'max-body-bytes': 'HOOKRELAY_MAX_BODY_BYTES',
+  'log-level': 'HOOKRELAY_LOG_LEVEL',
+  'db-pool-size': 'HOOKRELAY_DB_POOL_SIZE',
+  'tls-ca-file': 'HOOKRELAY_TLS_CA_FILE',
+};
+
+const HELP = `hookrelay-server — webhook relay server
+
+Usage:
+  hookrelay-server start [flags]                 run the API, ingestion, workers and sweepers
+  hookrelay-server migrate [flags]               apply pending database migrations and exit
+  hookrelay-server projects create --name NAME   create a project
+  hookrelay-server projects list
+  hookrelay-server keys create --project ID [--name NAME]   create an API key (shown once)
+  hookrelay-server keys list [--project ID]
+  hookrelay-server keys revoke ID
+
+Flags (each also read from the environment variable in brackets; a flag wins):
+  --host HOST                  [HOOKRELAY_HOST]  default 127.0.0.1
+  --port PORT                  [HOOKRELAY_PORT]  default 8787, 0 picks a free port
+  --database-url URL           [DATABASE_URL]    PostgreSQL; unset = embedded PGlite in the data dir
+  --data-dir DIR               [HOOKRELAY_DATA_DIR]  default ./.hookrelay
+  --public-url URL             [HOOKRELAY_PUBLIC_URL]  base of ingest URLs; default http://localhost:PORT
+  --roles api,ingest,worker    [HOOKRELAY_ROLES]
+  --bootstrap-api-key KEY      [HOOKRELAY_BOOTSTRAP_API_KEY]  first key on an empty database
+  --encryption-key KEY         [HOOKRELAY_ENCRYPTION_KEY]  64 hex chars; required with DATABASE_URL
+  --allow-private-networks     [HOOKRELAY_ALLOW_PRIVATE_NETWORKS]  local development and tests only
+  --retry-schedule 5,300,...   [HOOKRELAY_RETRY_SCHEDULE]
+  --max-body-bytes N           [HOOKRELAY_MAX_BODY_BYTES]  default 1048576
+  --log-level LEVEL            [HOOKRELAY_LOG_LEVEL]  default info
+  --db-pool-size N             [HOOKRELAY_DB_POOL_SIZE]  default 10
+  --tls-ca-file FILE           [HOOKRELAY_TLS_CA_FILE]
+  --json                       admin commands: print JSON
+
+Examples:
+  hookrelay-server start
+  HOOKRELAY_PORT=0 hookrelay-server start --data-dir /tmp/hr
+  DATABASE_URL=postgres://localhost/hookrelay HOOKRELAY_ENCRYPTION_KEY=$(openssl rand -hex 32) hookrelay-server start
+`;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+async function runStart(config: Config): Promise<void> {
+  const db = await openDatabase(config);
+  let closing = false;
+  try {
+    await migrate(db);
+    const boot = await bootstrapProject(db, config);
+    const secretBox = new SecretBox(await loadEncryptionKey(config));
+    const app = await buildApp(config, { db, secretBox });
+    if (boot.generatedKey) {
+      // Plain stdout, never the JSON log (decisions.md §2).
+      process.stdout.write(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}\n`);
+    }
+    await app.listen({ host: config.host, port: config.port });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    process.stdout.write(`hookrelay-server listening on http://${host}:${port}\n`);
+    const sweepers = config.roles.has('worker') ? startSweepers(db, app.log, config.sweepIntervalSeconds * 1000) : undefined;
+
+    const shutdown = async (signal: string) => {
+      if (closing) return;
+      closing = true;
+      app.log.info({ signal }, 'shutting down');
+      const force = setTimeout(() => process.exit(1), 30_000);
+      force.unref();
+      try {
+        await sweepers?.stop();
+        await app.close();
+        await db.close();
+      } finally {
+        clearTimeout(force);
+      }
+      process.exit(0);
+    };
+    process.once('SIGTERM', () => void shutdown('SIGTERM'));
+    process.once('SIGINT', () => void shutdown('SIGINT'));
+  } catch (error) {
+    await db.close().catch(() => {});
+    throw error;
+  }
+}
+
+async function withDatabase(config: Config, holder: string, fn: (db: Database) => Promise<void>): Promise<void> {
+  const db = await openDatabase(config, holder);
+  try {
+    await migrate(db);
+    await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+async function main(argv: string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
+  const options = Object.fromEntries(
+    Object.keys(CONFIG_FLAGS).map((flag) => [flag, { type: flag === 'allow-private-networks' ? ('boolean' as const) : ('string' as const) }]),
+  );
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      ...options,
+      name: { type: 'string' },
+      project: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+    },
+  });
+  if (values.version) {
+    process.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  const [command, sub, arg] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    process.stdout.write(HELP);
+    return command === undefined && !values.help ? 2 : 0;
+  }
+  const flagEnv: Record<string, string> = {};
+  for (const [flag, name] of Object.entries(CONFIG_FLAGS)) {
+    const value = (values as Record<string, unknown>)[flag];
+    if (value !== undefined) flagEnv[name] = String(value);
+  }
+  const config = parseConfig({ ...env, ...flagEnv });
+  const out: AdminOutput = { json: values.json === true, write: (text) => process.stdout.write(text) };
+  const holder = `hookrelay-server ${command}`;
+
+  switch (`${command} ${sub ?? ''}`.trim()) {
+    case 'start':
+      await runStart(config);
+      return -1; // keeps running until a signal
+    case 'migrate':
+      await withDatabase(config, holder, async () => {});
+      process.stdout.write('migrations applied\n');
+      return 0;
+    case 'projects create':
+      if (!values.name) throw new AdminError('projects create needs --name NAME');
+      await withDatabase(config, holder, (db) => createProjectCommand(db, out, values.name!));
+      return 0;
+    case 'projects list':
+      await withDatabase(config, holder, (db) => listProjectsCommand(db, out));
+      return 0;
+    case 'keys create':
+      if (!values.project) throw new AdminError('keys create needs --project ID (see: hookrelay-server projects list)');
+      await withDatabase(config, holder, (db) => createKeyCommand(db, out, values.project!, values.name ?? ''));
+      return 0;
+    case 'keys list':
+      await withDatabase(config, holder, (db) => listKeysCommand(db, out, values.project));
+      return 0;
+    case 'keys revoke':
+      if (!arg) throw new AdminError('keys revoke needs the key id: hookrelay-server keys revoke ID');
+      await withDatabase(config, holder, (db) => revokeKeyCommand(db, out, arg));
+      return 0;
+    default:
+      process.stderr.write(`unknown command: ${positionals.join(' ')}\n\n${HELP}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2), processEnvironment()).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    if (error instanceof ConfigError || error instanceof AdminError || error instanceof DataDirLockedError) {
+      process.stderr.write(`hookrelay-server: ${error.message}\n`);
+      process.exit(error instanceof ConfigError ? 2 : 1);
+    }
+    if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`hookrelay-server: ${(error as Error).message}\n(see hookrelay-server --help)\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`hookrelay-server: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,35 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ApiKeyPrincipal } from '../db/api-keys.js';
+import { findPrincipalByKeyHash } from '../db/api-keys.js';
+import { AppError } from '../errors.js';
+import { sha256Hex } from '../security/crypto.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: ApiKeyPrincipal | undefined;
+  }
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** The authenticated principal of a /v1 request (set by the auth hook). */
+export function principalOf(request: FastifyRequest): ApiKeyPrincipal {
+  if (request.principal === undefined) throw new AppError('UNAUTHORIZED', 'API key is invalid or missing');
+  return request.principal;
+}
+
+/**
+ * `Authorization: Bearer <key>` on every call of the scope it is registered in. Runs in onRequest,
+ * before the body is read, so an unauthenticated caller cannot make the server parse a large body.
+ */
+export function registerApiKeyAuth(app: FastifyInstance): void {
+  app.decorateRequest('principal', undefined);
+  app.addHook('onRequest', async (request) => {
+    const header = request.headers.authorization;
+    const match = typeof header === 'string' ? BEARER.exec(header) : null;
+    if (!match) throw new AppError('UNAUTHORIZED', 'API key is invalid or missing: send Authorization: Bearer <API key>');
+    const principal = await findPrincipalByKeyHash(app.services.db.sql, sha256Hex(match[1]!));
+    if (!principal) throw new AppError('UNAUTHORIZED', 'API key is invalid or missing');
+    request.principal = principal;
+  });
+}

@@ -1,0 +1,81 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { HTTP_STATUS_BY_ERROR_CODE, RETRY_AFTER_ERROR_CODES, type ErrorCode, type ErrorDetail } from '@hookrelay/shared';
+import { AppError } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
+
+const CONTEXT_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
+
+/** Zod issues → `{ path, message }` with paths such as `body.url` or `query.limit`. */
+function validationDetails(error: FastifyError & { validation: { instancePath: string; message?: string; keyword: string; params: Record<string, unknown> }[] }): ErrorDetail[] {
+  const context = CONTEXT_NAMES[error.validationContext ?? 'body'] ?? 'body';
+  return error.validation.map((issue) => {
+    const segments = issue.instancePath.split('/').filter((s) => s.length > 0);
+    if (issue.keyword === 'unrecognized_keys' && Array.isArray(issue.params.keys)) {
+      const keys = issue.params.keys as string[];
+      return { path: [context, ...segments, keys.join(', ')].join('.'), message: `unknown field${keys.length > 1 ? 's' : ''}` };
+    }
+    const message = (issue.message ?? 'is invalid').replace(/^Invalid input: /, '');
+    return { path: [context, ...segments].join('.'), message };
+  });
+}
+
+function send(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, message: string, extra: { details?: ErrorDetail[]; data?: unknown; retryAfterSeconds?: number } = {}) {
+  const status = HTTP_STATUS_BY_ERROR_CODE[code];
+  if (RETRY_AFTER_ERROR_CODES.has(code)) reply.header('retry-after', String(extra.retryAfterSeconds ?? 5));
+  const body: Record<string, unknown> = {
+    error: { code, message, ...(extra.details && extra.details.length > 0 ? { details: extra.details } : {}) },
+    ...(extra.data !== undefined ? { data: extra.data } : {}),
+    meta: { request_id: request.id },
+  };
+  // The error envelope is written by hand: the route's response schema describes only success.
+  return reply.status(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send(body);
+}
+
+/**
+ * One error handler for the whole app: AppError codes go through the shared status table,
+ * framework errors become INVALID_REQUEST / PAYLOAD_TOO_LARGE, a database outage becomes
+ * SERVICE_UNAVAILABLE, and anything else is a 500 whose details stay in the log.
+ */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof AppError) {
+      if (HTTP_STATUS_BY_ERROR_CODE[error.code] >= 500) request.log.error({ err: error }, 'request failed');
+      return send(reply, request, error.code, error.message, {
+        ...(error.details ? { details: error.details } : {}),
+        ...(error.data !== undefined ? { data: error.data } : {}),
+        ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+      });
+    }
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const details = validationDetails(error as never);
+      const message = details.map((d) => `${d.path}: ${d.message}`).join('; ');
+      return send(reply, request, 'INVALID_REQUEST', message, { details });
+    }
+    switch (error.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return send(reply, request, 'PAYLOAD_TOO_LARGE', `request body is larger than the limit of ${request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit} bytes`);
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return send(reply, request, 'INVALID_REQUEST', `unsupported Content-Type ${JSON.stringify(request.headers['content-type'] ?? '')}: send application/json`);
+      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+        return send(reply, request, 'INVALID_REQUEST', 'Content-Length does not match the body');
+      default:
+        break;
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: { message: error.message, code: error.code } }, 'database unavailable');
+      return send(reply, request, 'SERVICE_UNAVAILABLE', 'the service is temporarily unavailable; retry later', { retryAfterSeconds: 5 });
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      // Framework-level client errors (malformed JSON, bad Content-Type …) carry safe messages.
+      return send(reply, request, 'INVALID_REQUEST', error.message);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return send(reply, request, 'INTERNAL_ERROR', 'internal error');
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    send(reply, request, 'NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`),
+  );
+}

@@ -1,0 +1,249 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  EndpointCreateIn,
+  EndpointCreateOut,
+  EndpointDeleteOut,
+  EndpointIdParams,
+  EndpointListQuery,
+  EndpointOut,
+  EndpointSummaryOut,
+  EndpointUpdateIn,
+  PageMeta,
+  PauseOut,
+  RotateSecretOut,
+  generateSigningSecret,
+  keyHint,
+  newEndpointId,
+  newSigningKeyId,
+  successEnvelope,
+} from '@hookrelay/shared';
+import type { EndpointRow } from '../db/endpoints.js';
+import { findEndpoint, insertEndpoint, lockEndpoint, listEndpoints, softDeleteEndpoint, updateEndpoint } from '../db/endpoints.js';
+import { expireCurrentSigningKeys, insertSigningKey } from '../db/signing-keys.js';
+import { AppError, endpointNotFound } from '../errors.js';
+import { decodeCursor, encodeCursor, SeqCursor } from '../lib/cursor.js';
+import { principalOf } from '../plugins/auth.js';
+import { validateCustomHeaders } from '../security/headers.js';
+import { checkDestinationUrl } from '../security/ssrf.js';
+import type { AppServices } from '../services.js';
+
+/** How long a rotated-out signing key keeps signing beside the new one (decisions.md §6). */
+const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+function toEndpointOut(row: EndpointRow): EndpointOut {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    rate_limit_rps: row.rate_limit_rps,
+    burst: row.burst,
+    headers: row.headers,
+    paused: row.paused,
+    ephemeral: row.ephemeral,
+    ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+function toEndpointSummary(row: EndpointRow): EndpointSummaryOut {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    paused: row.paused,
+    ephemeral: row.ephemeral,
+    expires_at: row.expires_at ? row.expires_at.toISOString() : null,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+/** SSRF refusal at create/update (decisions.md §9); the connect-time guard re-checks on delivery. */
+export async function assertDestinationAllowed(services: AppServices, url: string, field = 'url'): Promise<void> {
+  const result = await checkDestinationUrl(url, {
+    allowPrivateNetworks: services.config.allowPrivateNetworks,
+    ...(services.resolveHost ? { resolve: services.resolveHost } : {}),
+  });
+  if (!result.ok) {
+    throw new AppError('INVALID_REQUEST', `body.${field}: ${result.reason}`, { details: [{ path: `body.${field}`, message: result.reason }] });
+  }
+}
+
+export function assertHeadersAllowed(headers: Record<string, string>): void {
+  const result = validateCustomHeaders(headers);
+  if (!result.ok) {
+    throw new AppError('INVALID_HEADERS', result.message, { details: [{ path: `body.${result.path}`, message: result.message }] });
+  }
+}
+
+async function setPaused(app: FastifyInstance, projectId: string, id: string, paused: boolean): Promise<PauseOut> {
+  const row = await updateEndpoint(app.services.db.sql, projectId, id, { paused });
+  if (!row) throw endpointNotFound(id);
+  return { id: row.id, paused: row.paused };
+}
+
+export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const { services } = fastify;
+  const { sql } = services.db;
+
+  app.post(
+    '/endpoints',
+    { schema: { body: EndpointCreateIn, response: { 201: successEnvelope(EndpointCreateOut) } } },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const body = request.body;
+      const headers = body.headers ?? {};
+      assertHeadersAllowed(headers);
+      await assertDestinationAllowed(services, body.url);
+      const ephemeral = body.ephemeral ?? false;
+      const expiresAt = ephemeral ? new Date(Date.now() + (body.ttl_minutes ?? 30) * 60_000) : null;
+      const secret = generateSigningSecret();
+      const { endpoint, key } = await sql.begin(async (tx) => {
+        const endpoint = await insertEndpoint(tx, {
+          id: newEndpointId(),
+          projectId: principal.project_id,
+          url: body.url,
+          description: body.description ?? '',
+          rateLimitRps: body.rate_limit_rps ?? 0,
+          burst: body.burst ?? 0,
+          headers,
+          expiresAt,
+        });
+        const key = await insertSigningKey(tx, {
+          id: newSigningKeyId(),
+          ownerId: endpoint.id,
+          secretEncrypted: services.secretBox.encrypt(secret),
+          keyHint: keyHint(secret),
+        });
+        return { endpoint, key };
+      });
+      reply.status(201);
+      return {
+        data: {
+          id: endpoint.id,
+          url: endpoint.url,
+          description: endpoint.description,
+          signing_key_id: key.id,
+          signing_secret: secret,
+          key_hint: key.key_hint,
+          ephemeral: endpoint.ephemeral,
+          expires_at: endpoint.expires_at ? endpoint.expires_at.toISOString() : null,
+          created_at: endpoint.created_at.toISOString(),
+        },
+        meta: { request_id: request.id },
+      };
+    },
+  );
+
+  app.get(
+    '/endpoints',
+    { schema: { querystring: EndpointListQuery, response: { 200: successEnvelope(z.array(EndpointSummaryOut), PageMeta) } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const { limit, cursor } = request.query;
+      const afterSeq = cursor === undefined ? undefined : decodeCursor(cursor, SeqCursor).s;
+      const rows = await listEndpoints(sql, principal.project_id, { limit: limit + 1, ...(afterSeq ? { afterSeq } : {}) });
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return {
+        data: page.map(toEndpointSummary),
+        meta: { request_id: request.id, next_cursor: rows.length > limit && last ? encodeCursor({ s: last.seq }) : null },
+      };
+    },
+  );
+
+  app.get(
+    '/endpoints/:id',
+    { schema: { params: EndpointIdParams, response: { 200: successEnvelope(EndpointOut) } } },
+    async (request) => {
+      const row = await findEndpoint(sql, principalOf(request).project_id, request.params.id);
+      if (!row) throw endpointNotFound(request.params.id);
+      return { data: toEndpointOut(row), meta: { request_id: request.id } };
+    },
+  );
+
+  app.patch(
+    '/endpoints/:id',
+    { schema: { params: EndpointIdParams, body: EndpointUpdateIn, response: { 200: successEnvelope(EndpointOut) } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const body = request.body ?? {};
+      if (body.headers !== undefined) assertHeadersAllowed(body.headers);
+      // Existence first, so an unknown id is 404 whatever the body says.
+      if (!(await findEndpoint(sql, principal.project_id, request.params.id))) throw endpointNotFound(request.params.id);
+      if (body.url !== undefined) await assertDestinationAllowed(services, body.url);
+      const row = await updateEndpoint(sql, principal.project_id, request.params.id, {
+        ...(body.url !== undefined ? { url: body.url } : {}),
+        ...(body.description !== undefined ? { description: body.description } : {}),
+        ...(body.rate_limit_rps !== undefined ? { rateLimitRps: body.rate_limit_rps } : {}),
+        ...(body.burst !== undefined ? { burst: body.burst } : {}),
+        ...(body.headers !== undefined ? { headers: body.headers } : {}),
+        ...(body.paused !== undefined ? { paused: body.paused } : {}),
+      });
+      if (!row) throw endpointNotFound(request.params.id);
+      return { data: toEndpointOut(row), meta: { request_id: request.id } };
+    },
+  );
+
+  app.post(
+    '/endpoints/:id/pause',
+    { schema: { params: EndpointIdParams, response: { 200: successEnvelope(PauseOut) } } },
+    async (request) => ({
+      data: await setPaused(fastify, principalOf(request).project_id, request.params.id, true),
+      meta: { request_id: request.id },
+    }),
+  );
+
+  app.post(
+    '/endpoints/:id/resume',
+    { schema: { params: EndpointIdParams, response: { 200: successEnvelope(PauseOut) } } },
+    async (request) => ({
+      data: await setPaused(fastify, principalOf(request).project_id, request.params.id, false),
+      meta: { request_id: request.id },
+    }),
+  );
+
+  app.delete(
+    '/endpoints/:id',
+    { schema: { params: EndpointIdParams, response: { 200: successEnvelope(EndpointDeleteOut) } } },
+    async (request) => {
+      const row = await softDeleteEndpoint(sql, principalOf(request).project_id, request.params.id);
+      if (!row) throw endpointNotFound(request.params.id);
+      return { data: { id: row.id, deleted: true as const }, meta: { request_id: request.id } };
+    },
+  );
+
+  app.post(
+    '/endpoints/:id/rotate-secret',
+    { schema: { params: EndpointIdParams, response: { 200: successEnvelope(RotateSecretOut) } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const secret = generateSigningSecret();
+      const previousKeyExpiresAt = new Date(Date.now() + ROTATION_OVERLAP_MS);
+      const key = await sql.begin(async (tx) => {
+        // Lock the endpoint row so two concurrent rotations cannot both keep "current" keys.
+        const endpoint = await lockEndpoint(tx, principal.project_id, request.params.id);
+        if (!endpoint) throw endpointNotFound(request.params.id);
+        await expireCurrentSigningKeys(tx, endpoint.id, previousKeyExpiresAt);
+        return insertSigningKey(tx, {
+          id: newSigningKeyId(),
+          ownerId: endpoint.id,
+          secretEncrypted: services.secretBox.encrypt(secret),
+          keyHint: keyHint(secret),
+        });
+      });
+      return {
+        data: {
+          signing_key_id: key.id,
+          signing_secret: secret,
+          key_hint: key.key_hint,
+          previous_key_expires_at: previousKeyExpiresAt.toISOString(),
+        },
+        meta: { request_id: request.id },
+      };
+    },
+  );
+}

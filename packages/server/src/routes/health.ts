@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../errors.js';
+
+const READY_TIMEOUT_MS = 2000;
+
+/** Liveness (`/healthz`, process up) and readiness (`/readyz`, database answers within 2 s). */
+export async function healthRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/healthz', async (request) => ({ data: { status: 'ok' }, meta: { request_id: request.id } }));
+
+  app.get('/readyz', async (request) => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        app.services.db.sql`SELECT 1`,
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
+        }),
+      ]);
+    } catch {
+      throw new AppError('SERVICE_UNAVAILABLE', 'database is not reachable', { retryAfterSeconds: 5 });
+    } finally {
+      clearTimeout(timer);
+    }
+    return { data: { status: 'ready', database: app.services.db.backend }, meta: { request_id: request.id } };
+  });
+}

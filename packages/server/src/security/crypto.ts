@@ -1,0 +1,117 @@
+/**
+ * Hashing, constant-time comparison and encryption at rest (decisions §9): API keys and tokens
+ * are stored as SHA-256 hashes; HMAC and signing secrets are sealed with AES-256-GCM under
+ * HOOKRELAY_ENCRYPTION_KEY.
+ */
+import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export function sha256Hex(input: string | Uint8Array): string {
+  return createHash('sha256').update(input).digest('hex');
+}
+
+/**
+ * Compares two secrets without leaking where they differ or how long the expected one is:
+ * both sides are hashed first, so timingSafeEqual always sees two 32-byte buffers.
+ */
+export function constantTimeEqual(a: string | Buffer, b: string | Buffer): boolean {
+  const da = createHash('sha256').update(a).digest();
+  const db = createHash('sha256').update(b).digest();
+  return timingSafeEqual(da, db);
+}
+
+const KEY_BYTES = 32;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const VERSION = 'v1';
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+
+function decodeBase64url(part: string): Buffer | null {
+  // Buffer.from silently skips invalid characters; a token with any is corrupt, not "close enough".
+  return BASE64URL.test(part) ? Buffer.from(part, 'base64url') : null;
+}
+
+/**
+ * AES-256-GCM with a random 96-bit IV per message. Token format:
+ * `v1.<base64url iv>.<base64url tag>.<base64url ciphertext>`; the version prefix leaves room for
+ * a future algorithm or key rotation without guessing at old rows.
+ */
+export class SecretBox {
+  readonly #key: Buffer;
+
+  constructor(key: Buffer) {
+    if (!Buffer.isBuffer(key) || key.length !== KEY_BYTES) {
+      throw new Error(`SecretBox key must be exactly ${KEY_BYTES} bytes`);
+    }
+    // Copy so a caller zeroing or reusing its buffer cannot change ours.
+    this.#key = Buffer.from(key);
+  }
+
+  encrypt(plaintext: string): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
+    const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    const tag = cipher.getAuthTag();
+    return [
+      VERSION,
+      iv.toString('base64url'),
+      tag.toString('base64url'),
+      ciphertext.toString('base64url'),
+    ].join('.');
+  }
+
+  decrypt(token: string): string {
+    const parts = typeof token === 'string' ? token.split('.') : [];
+    const [version, ivText, tagText, ciphertextText] = parts;
+    if (
+      parts.length !== 4 ||
+      version === undefined ||
+      ivText === undefined ||
+      tagText === undefined ||
+      ciphertextText === undefined
+    ) {
+      throw new Error('cannot decrypt secret: malformed token (expected v1.<iv>.<tag>.<ciphertext>)');
+    }
+    if (version !== VERSION) {
+      throw new Error(`cannot decrypt secret: unsupported token version "${version}"`);
+    }
+    const iv = decodeBase64url(ivText);
+    const tag = decodeBase64url(tagText);
+    const ciphertext = decodeBase64url(ciphertextText);
+    if (iv === null || tag === null || ciphertext === null || iv.length !== IV_BYTES || tag.length !== TAG_BYTES) {
+      throw new Error('cannot decrypt secret: malformed token (bad iv, tag or ciphertext encoding)');
+    }
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
+      decipher.setAuthTag(tag);
+      return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8');
+    } catch {
+      throw new Error(
+        'cannot decrypt secret: authentication failed (wrong encryption key, or the data was tampered with)',
+      );
+    }
+  }
+}
+
+const HEX_KEY = /^[0-9a-fA-F]{64}$/;
+// 32 bytes is 43 base64 characters plus one '=' of padding; either alphabet, padding optional.
+const BASE64_KEY = /^[A-Za-z0-9+/_-]{43}=?$/;
+
+/** Parses HOOKRELAY_ENCRYPTION_KEY: 64 hex characters, or base64/base64url of 32 bytes. */
+export function parseEncryptionKey(text: string): Buffer {
+  const trimmed = text.trim();
+  if (HEX_KEY.test(trimmed)) return Buffer.from(trimmed, 'hex');
+  if (BASE64_KEY.test(trimmed)) {
+    const key = Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+    if (key.length === KEY_BYTES) return key;
+  }
+  // Never echo the value: it is (or was meant to be) a secret.
+  throw new Error(
+    `invalid encryption key: expected 64 hex characters or the base64 encoding of 32 bytes ` +
+      `(got ${trimmed.length} characters); generate one with \`openssl rand -hex 32\``,
+  );
+}
+
+/** A fresh 256-bit key as 64 lowercase hex characters. */
+export function generateEncryptionKey(): string {
+  return randomBytes(KEY_BYTES).toString('hex');
+}
