@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { keyHint, newApiKey } from '@hookrelay/shared';
+import { buildApp } from '../../src/app.js';
+import { parseConfig } from '../../src/config.js';
+import type { Database } from '../../src/db/database.js';
+import { insertApiKey } from '../../src/db/api-keys.js';
+import { insertProject } from '../../src/db/projects.js';
+import { SecretBox, sha256Hex } from '../../src/security/crypto.js';
+import type { Resolver } from '../../src/security/ssrf.js';
+import { createTestDatabase } from './database.js';
+
+export interface TestProjectKey {
+  projectId: string;
+  apiKeyId: string;
+  apiKey: string;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: any;
+  raw: string;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  db: Database;
+  secretBox: SecretBox;
+  /** The first project's key, used by `request` unless another is given. */
+  main: TestProjectKey;
+  createProject(name?: string): Promise<TestProjectKey>;
+  request(method: string, url: string, options?: { body?: unknown; rawBody?: string; apiKey?: string | null; headers?: Record<string, string> }): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+/** Every host name resolves to a public documentation-free address unless a test says otherwise. */
+export const publicResolver: Resolver = async () => ['93.184.216.34'];
+
+export async function createTestApp(options: { env?: Record<string, string>; resolveHost?: Resolver; db?: Database } = {}): Promise<TestApp> {
+  const db = options.db ?? (await createTestDatabase());
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-test-'));
+  const config = parseConfig({ HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_LOG_LEVEL: 'silent', ...options.env });
+  const secretBox = new SecretBox(randomBytes(32));
+  const app = await buildApp(config, { db, secretBox, resolveHost: options.resolveHost ?? publicResolver }, { logger: false });
+  await app.ready();
+
+  const createProject = async (name = `project-${randomBytes(4).toString('hex')}`): Promise<TestProjectKey> => {
+    const project = await insertProject(db.sql, name);
+    const apiKey = newApiKey();
+    const key = await insertApiKey(db.sql, { projectId: project.id, keyHash: sha256Hex(apiKey), keyHint: keyHint(apiKey) });
+    return { projectId: project.id, apiKeyId: key.id, apiKey };
+  };
+  const main = await createProject();
+
+  return {
+    app,
+    db,
+    secretBox,
+    main,
+    createProject,
+    async request(method, url, req = {}) {
+      const headers: Record<string, string> = { ...req.headers };
+      const apiKey = req.apiKey === undefined ? main.apiKey : req.apiKey;
+      if (apiKey !== null) headers.authorization = `Bearer ${apiKey}`;
+      let payload: string | undefined;
+      if (req.rawBody !== undefined) payload = req.rawBody;
+      else if (req.body !== undefined) {
+        payload = JSON.stringify(req.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const response = await app.inject({ method: method as 'GET', url, headers, ...(payload !== undefined ? { payload } : {}) });
+      let body: unknown;
+      try {
+        body = response.body.length > 0 ? JSON.parse(response.body) : undefined;
+      } catch {
+        body = undefined;
+      }
+      return { status: response.statusCode, headers: response.headers, body, raw: response.body };
+    },
+    async close() {
+      await app.close();
+      if (!options.db) await db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { inject } from 'vitest';
+import { openPGlite, openPostgres, type Database } from '../../src/db/database.js';
+import './provided.js';
+
+export const backend = (): 'postgres' | 'pglite' => inject('backend');
+
+/** The URL of a new, migrated PostgreSQL database copied from the run's template. */
+export async function createPostgresDatabaseUrl(): Promise<string> {
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const base = inject('postgresUrl');
+  const admin = openPostgres({ url: base, poolSize: 1 });
+  try {
+    await admin.sql([`CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`] as unknown as TemplateStringsArray);
+  } finally {
+    await admin.close();
+  }
+  return base.replace(/\/postgres$/, `/${name}`);
+}
+
+/** A fresh, migrated database of the project's backend: each test file gets its own. */
+export async function createTestDatabase(): Promise<Database> {
+  if (backend() === 'postgres') return openPostgres({ url: await createPostgresDatabaseUrl(), poolSize: 5 });
+  const dump = readFileSync(inject('pgliteTemplatePath'));
+  return openPGlite({ loadDataDir: new Blob([dump]) });
+}

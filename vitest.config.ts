@@ -1,0 +1,37 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Test projects. The server's API and database tests run twice, once on a throwaway PostgreSQL
+ * cluster and once on PGlite; tests of several processes (test/multi) run on PostgreSQL only.
+ */
+const exclude = ['**/node_modules/**', '**/dist/**'];
+const serverShared = { root: 'packages/server', exclude, testTimeout: 30_000, hookTimeout: 120_000 };
+
+export default defineConfig({
+  test: {
+    // Each PGlite instance holds a few hundred MB and the CI machine has 2 cores.
+    maxWorkers: 2,
+    projects: [
+      { test: { name: 'shared', root: 'packages/shared', include: ['test/**/*.test.ts'], exclude } },
+      { test: { name: 'cli', root: 'packages/cli', include: ['test/**/*.test.ts'], exclude } },
+      { test: { name: 'server-unit', ...serverShared, include: ['test/unit/**/*.test.ts'] } },
+      {
+        test: {
+          name: 'server-postgres',
+          ...serverShared,
+          include: ['test/api/**/*.test.ts', 'test/db/**/*.test.ts', 'test/multi/**/*.test.ts'],
+          globalSetup: ['test/setup/postgres.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'server-pglite',
+          ...serverShared,
+          include: ['test/api/**/*.test.ts', 'test/db/**/*.test.ts'],
+          globalSetup: ['test/setup/pglite.ts'],
+        },
+      },
+      { test: { name: 'e2e', root: 'e2e', include: ['**/*.test.ts'], exclude, testTimeout: 60_000, hookTimeout: 120_000 } },
+    ],
+  },
+});
