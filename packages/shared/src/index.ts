@@ -6,3 +6,6 @@ export * from './client.js';
 export * from './schemas/common.js';
 export * from './schemas/outbound-endpoints.js';
 export * from './schemas/whoami.js';
+export * from './schemas/messages.js';
+export * from './schemas/inbound.js';
+export * from './schemas/pull.js';

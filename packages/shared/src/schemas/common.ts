@@ -68,3 +68,70 @@ export const EndpointListQuery = z.strictObject({
   cursor: Cursor.optional(),
 });
 export type EndpointListQuery = z.infer<typeof EndpointListQuery>;
+
+/** An integer field of a request body, with messages that read after the field name. */
+export function intRange(min: number, max: number) {
+  return z
+    .number({ message: 'must be an integer' })
+    .int('must be an integer')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`);
+}
+
+/** A header name as HTTP defines it (RFC 9110 token), so it can be looked up in a request as given. */
+export const HeaderName = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(256, 'must be at most 256 characters')
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name');
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/**
+ * Any JSON value (payloads and bodies). Checked shallowly on purpose: the value comes from JSON.parse,
+ * and a recursive walk of a deeply nested 1 MiB document would overflow the stack (a 500, not a 400).
+ */
+export const JsonValue = z.custom<JsonValue>(
+  (value) =>
+    value === null ||
+    typeof value === 'string' ||
+    typeof value === 'boolean' ||
+    (typeof value === 'number' && Number.isFinite(value)) ||
+    (typeof value === 'object' && value !== null),
+  { message: 'must be a JSON value' },
+);
+
+/**
+ * A comma-separated list of enum values (`?status=stored,fetched`). A repeated query parameter or a
+ * JSON array is accepted too, since Fastify turns `?status=a&status=b` into an array. Blank items are
+ * dropped, repeats kept once; an unknown item or an empty list is rejected on the field itself.
+ */
+export function commaListParam<const T extends readonly [string, ...string[]]>(values: T) {
+  const allowed = new Set<string>(values);
+  const message = `must be a comma-separated list of ${values.join(', ')}`;
+  return z
+    .union([z.string(), z.array(z.string())], { message })
+    .transform((input, ctx): T[number][] => {
+      const items = (Array.isArray(input) ? input : [input])
+        .flatMap((part) => part.split(','))
+        .map((item) => item.trim())
+        .filter((item) => item.length > 0);
+      if (items.length === 0 || items.some((item) => !allowed.has(item))) {
+        ctx.issues.push({ code: 'custom', message, input });
+        return z.NEVER;
+      }
+      return [...new Set(items)] as T[number][];
+    });
+}
+
+/**
+ * The id list of a batch operation: 1..max UUIDs. Repeats are kept once so that each id gets exactly
+ * one outcome and the counts add up to the number of results.
+ */
+export function uuidBatch(max: number) {
+  return z
+    .array(Uuid, { message: 'must be an array of UUIDs' })
+    .min(1, 'must contain at least 1 id')
+    .max(max, `must contain at most ${max} ids`)
+    .transform((ids) => [...new Set(ids)]);
+}

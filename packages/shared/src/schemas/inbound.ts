@@ -1,0 +1,417 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import {
+  Cursor,
+  HeaderName,
+  HttpsUrl,
+  intRange,
+  JsonValue,
+  limitParam,
+  Timestamp,
+  TimestampIn,
+  Ttl,
+  Uuid,
+} from './common.js';
+import { batchDeleteResult, MessageDeleteBatchIn, MessageDeleteOut, MessageStatus } from './messages.js';
+
+export const INBOUND_MODES = ['forward', 'cli'] as const;
+export const InboundMode = z.enum(INBOUND_MODES, { message: 'must be forward or cli' });
+export type InboundMode = z.infer<typeof InboundMode>;
+
+/** The sender's signature format (decisions.md §4); `hex` is the default. */
+export const HMAC_SCHEMES = ['hex', 'base64', 'github', 'stripe', 'slack', 'standard_webhooks'] as const;
+export const HmacScheme = z.enum(HMAC_SCHEMES, { message: `must be one of ${HMAC_SCHEMES.join(', ')}` });
+export type HmacScheme = z.infer<typeof HmacScheme>;
+
+/** Schemes whose preset knows its header; the generic ones need `hmac_header_name`. */
+const SCHEMES_WITHOUT_PRESET_HEADER: ReadonlySet<HmacScheme> = new Set(['hex', 'base64']);
+
+/** `203.0.113.0/24`, `2001:db8::/32`, or a bare address (one host). */
+function isCidr(value: string): boolean {
+  const slash = value.indexOf('/');
+  const address = slash === -1 ? value : value.slice(0, slash);
+  const family = isIP(address);
+  // isIP accepts IPv6 zone ids (`fe80::1%eth0`), which mean nothing for a sender's address.
+  if (family === 0 || address.includes('%')) return false;
+  if (slash === -1) return true;
+  const prefix = value.slice(slash + 1);
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+const Cidr = z.string().refine(isCidr, 'must be a CIDR block such as 203.0.113.0/24');
+
+const Name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+const Description = z.string().max(500, 'must be at most 500 characters');
+const QueryParamName = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(256, 'must be at most 256 characters')
+  .regex(/^[A-Za-z0-9._~-]+$/, 'must be a query parameter name (letters, digits, . _ ~ -)');
+/** A PATCH value where "" clears the setting. */
+function clearable(schema: z.ZodString, what: string) {
+  return z.union([z.literal(''), schema], { message: `must be ${what} or ""` }).optional();
+}
+
+const Secret = z.string().min(1, 'must not be empty').max(1024, 'must be at most 1024 characters');
+
+/**
+ * The settings shared by create and update. Secrets (`static_token`, `hmac_secret`) are write-only:
+ * no response ever carries them.
+ */
+const settingsShape = {
+  name: Name,
+  description: Description.optional(),
+  mode: InboundMode.optional(),
+  url: HttpsUrl.optional(),
+  verify_static_token: z.boolean({ message: 'must be true or false' }).optional(),
+  static_token_header_name: HeaderName.optional(),
+  static_token_query_param: QueryParamName.optional(),
+  static_token: Secret.optional(),
+  verify_hmac: z.boolean({ message: 'must be true or false' }).optional(),
+  hmac_scheme: HmacScheme.optional(),
+  hmac_header_name: HeaderName.optional(),
+  hmac_secret: Secret.optional(),
+  timestamp_header_name: HeaderName.optional(),
+  timestamp_tolerance_seconds: intRange(1, 86400).optional(),
+  verify_ip_allowlist: z.boolean({ message: 'must be true or false' }).optional(),
+  allowed_cidrs: z.array(Cidr, { message: 'must be an array of CIDR blocks' }).max(100, 'must list at most 100 CIDR blocks').optional(),
+  idempotency_header_names: z
+    .array(HeaderName, { message: 'must be an array of header names' })
+    .max(10, 'must list at most 10 header names')
+    .optional(),
+  ingest_response_code: intRange(200, 299).optional(),
+  signing_enabled: z.boolean({ message: 'must be true or false' }).optional(),
+};
+
+/**
+ * POST /v1/inbound-endpoints. Defaults (applied by the server): `mode` forward when `url` is given,
+ * else cli; `hmac_scheme` hex; `timestamp_tolerance_seconds` 300; `ingest_response_code` 200;
+ * `ttl_minutes` 30. Every check that needs only the request is made here, so that a bad setup is
+ * refused before anything is stored; a verification setting sent without its `verify_*` flag is
+ * kept, so that the flag can be switched on later.
+ */
+export const InboundEndpointCreateIn = z
+  .strictObject({
+    ...settingsShape,
+    ephemeral: z.boolean({ message: 'must be true or false' }).optional(),
+    ttl_minutes: Ttl.optional(),
+  })
+  .superRefine((value, ctx) => {
+    if (value.mode === 'forward' && value.url === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required when mode is forward' });
+    }
+    if (value.verify_static_token === true) {
+      if (value.static_token === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['static_token'], message: 'is required when verify_static_token is true' });
+      }
+      if (value.static_token_header_name === undefined && value.static_token_query_param === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['static_token_header_name'],
+          message: 'or static_token_query_param is required when verify_static_token is true',
+        });
+      }
+    }
+    if (value.verify_hmac === true) {
+      if (value.hmac_secret === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['hmac_secret'], message: 'is required when verify_hmac is true' });
+      }
+      if (SCHEMES_WITHOUT_PRESET_HEADER.has(value.hmac_scheme ?? 'hex') && value.hmac_header_name === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['hmac_header_name'],
+          message: 'is required when verify_hmac is true and hmac_scheme is hex or base64',
+        });
+      }
+    }
+    if (value.verify_ip_allowlist === true && (value.allowed_cidrs ?? []).length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['allowed_cidrs'],
+        message: 'must list at least one CIDR block when verify_ip_allowlist is true',
+      });
+    }
+  });
+export type InboundEndpointCreateIn = z.infer<typeof InboundEndpointCreateIn>;
+
+/**
+ * PATCH /v1/inbound-endpoints/{id}: omitted fields keep their values. An empty string clears an
+ * optional setting: `url` (a cli endpoint can thus give its stored URL up, e.g. to free it for another
+ * endpoint under DUPLICATE_URL), `description`, the static-token header/query names,
+ * `hmac_header_name` and `timestamp_header_name` (no timestamp check). Secrets cannot be cleared:
+ * turn the `verify_*` flag off instead. Checks that depend on the stored endpoint (switching to
+ * forward without any URL, turning a check on without its secret) are the server's.
+ */
+export const InboundEndpointUpdateIn = z
+  .strictObject({
+    name: Name.optional(),
+    description: settingsShape.description,
+    mode: settingsShape.mode,
+    url: clearable(HttpsUrl, 'an https URL'),
+    verify_static_token: settingsShape.verify_static_token,
+    static_token_header_name: clearable(HeaderName, 'an HTTP header name'),
+    static_token_query_param: clearable(QueryParamName, 'a query parameter name'),
+    static_token: settingsShape.static_token,
+    verify_hmac: settingsShape.verify_hmac,
+    hmac_scheme: settingsShape.hmac_scheme,
+    hmac_header_name: clearable(HeaderName, 'an HTTP header name'),
+    hmac_secret: settingsShape.hmac_secret,
+    timestamp_header_name: clearable(HeaderName, 'an HTTP header name'),
+    timestamp_tolerance_seconds: settingsShape.timestamp_tolerance_seconds,
+    verify_ip_allowlist: settingsShape.verify_ip_allowlist,
+    allowed_cidrs: settingsShape.allowed_cidrs,
+    idempotency_header_names: settingsShape.idempotency_header_names,
+    ingest_response_code: settingsShape.ingest_response_code,
+    signing_enabled: settingsShape.signing_enabled,
+  })
+  .superRefine((value, ctx) => {
+    if (value.mode === 'forward' && value.url === '') {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'cannot be cleared when mode is forward' });
+    }
+  });
+export type InboundEndpointUpdateIn = z.infer<typeof InboundEndpointUpdateIn>;
+
+/**
+ * Create response: `ingest_url`, `secret_token` and `signing_secret` are shown only here. The signing
+ * fields are present only when signing is enabled; `url` is "" in cli mode; `expires_at` is null
+ * unless ephemeral, as in the outbound create response.
+ */
+export const InboundEndpointCreateOut = z.object({
+  id: Uuid,
+  name: z.string(),
+  url: z.string(),
+  mode: InboundMode,
+  ingest_url: z.string(),
+  secret_token: z.string(),
+  signing_key_id: z.string().optional(),
+  signing_secret: z.string().optional(),
+  key_hint: z.string().optional(),
+  ephemeral: z.boolean(),
+  expires_at: Timestamp.nullable(),
+  created_at: Timestamp,
+});
+export type InboundEndpointCreateOut = z.infer<typeof InboundEndpointCreateOut>;
+
+/**
+ * GET /v1/inbound-endpoints/{id}: the interface's record, the decisions.md §4 names and the
+ * non-secret verification settings (secrets are never returned). An unset optional setting is null;
+ * `url` is "" in cli mode even when a URL is stored. `expires_at` only when ephemeral;
+ * `latest_message_id` only in cli mode (null while the endpoint has no message).
+ */
+export const InboundEndpointOut = z.object({
+  id: Uuid,
+  name: z.string(),
+  description: z.string(),
+  url: z.string(),
+  mode: InboundMode,
+  active: z.boolean(),
+  paused: z.boolean(),
+  verify_static_token: z.boolean(),
+  static_token_header_name: z.string().nullable(),
+  static_token_query_param: z.string().nullable(),
+  verify_hmac: z.boolean(),
+  hmac_scheme: HmacScheme,
+  hmac_header_name: z.string().nullable(),
+  timestamp_header_name: z.string().nullable(),
+  timestamp_tolerance_seconds: z.number().int(),
+  verify_ip_allowlist: z.boolean(),
+  allowed_cidrs: z.array(z.string()),
+  ingest_response_code: z.number().int(),
+  idempotency_header_names: z.array(z.string()),
+  signing_enabled: z.boolean(),
+  signing_key_id: z.string().nullable(),
+  key_hint: z.string().nullable(),
+  ingest_url: z.string(),
+  ephemeral: z.boolean(),
+  expires_at: Timestamp.optional(),
+  rejected_count: z.number().int().nonnegative(),
+  latest_message_id: Uuid.nullable().optional(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type InboundEndpointOut = z.infer<typeof InboundEndpointOut>;
+
+/**
+ * GET /v1/inbound-endpoints row. No ingest URL: it embeds the secret token, so it is shown only by
+ * the single GET. `expires_at` null unless ephemeral (decisions.md §6).
+ */
+export const InboundEndpointSummaryOut = z.object({
+  id: Uuid,
+  name: z.string(),
+  description: z.string(),
+  url: z.string(),
+  mode: InboundMode,
+  active: z.boolean(),
+  paused: z.boolean(),
+  ephemeral: z.boolean(),
+  expires_at: Timestamp.nullable(),
+  created_at: Timestamp,
+});
+export type InboundEndpointSummaryOut = z.infer<typeof InboundEndpointSummaryOut>;
+
+/** PATCH /v1/inbound-endpoints/{id} */
+export const InboundEndpointUpdateOut = z.object({ id: Uuid, updated: z.literal(true) });
+export type InboundEndpointUpdateOut = z.infer<typeof InboundEndpointUpdateOut>;
+
+/** The same five statuses as outbound messages (decisions.md §4). */
+export const InboundMessageStatus = MessageStatus;
+export type InboundMessageStatus = MessageStatus;
+
+/**
+ * GET /v1/inbound-messages/{id}. As in the outbound log record, absent-until-it-happens times
+ * (`delivered_at`, `next_attempt_at`) are omitted and results not known yet are null. The soft-delete
+ * fields appear only on deleted rows; of the two principals one is null.
+ */
+export const InboundMessageOut = z.object({
+  id: Uuid,
+  project_id: z.string(),
+  inbound_endpoint_id: Uuid,
+  status: InboundMessageStatus,
+  attempt_count: z.number().int().nonnegative(),
+  replay_count: z.number().int().nonnegative(),
+  content_type: z.string(),
+  size_bytes: z.number().int().nonnegative(),
+  payload_sha256: z.string(),
+  method: z.string(),
+  path: z.string(),
+  query: z.string(),
+  idempotency_key: z.string().nullable(),
+  response_status: z.number().int().nullable(),
+  response_latency_ms: z.number().int().nonnegative().nullable(),
+  last_error: z.string().nullable(),
+  queue_wait_ms: z.number().int().nonnegative().nullable(),
+  total_delivery_ms: z.number().int().nonnegative().nullable(),
+  received_at: Timestamp,
+  updated_at: Timestamp,
+  delivered_at: Timestamp.optional(),
+  next_attempt_at: Timestamp.optional(),
+  failed_at: Timestamp.nullable(),
+  deleted_at: Timestamp.optional(),
+  deleted_by_api_key_id: z.string().nullable().optional(),
+  deleted_by_user_id: z.string().nullable().optional(),
+});
+export type InboundMessageOut = z.infer<typeof InboundMessageOut>;
+
+/** A header line as received: `[name, value]`, in order, repeats kept. */
+export const RawHeader = z.tuple([z.string(), z.string()]);
+export type RawHeader = z.infer<typeof RawHeader>;
+
+/**
+ * A message as the CLI gets it from listen and the stream (interface, decisions.md §5). `body` is the
+ * JSON value for a JSON payload, otherwise a base64 string with `body_encoding: 'base64'` (always so
+ * in stream frames and with `?body_encoding=base64`). `body_error` replaces both when storage could
+ * not be read; a payload gone on purpose simply has no `body`.
+ */
+export const CliMessageOut = z.object({
+  message_id: Uuid,
+  content_type: z.string(),
+  headers: z.record(z.string(), z.string()),
+  raw_headers: z.array(RawHeader),
+  size_bytes: z.number().int().nonnegative(),
+  payload_sha256: z.string(),
+  received_at: Timestamp,
+  method: z.string(),
+  path: z.string(),
+  query: z.string(),
+  body: JsonValue.optional(),
+  body_encoding: z.literal('base64').optional(),
+  body_error: z.literal('payload_unavailable').optional(),
+});
+export type CliMessageOut = z.infer<typeof CliMessageOut>;
+
+/** GET /v1/inbound-endpoints/{id}/listen: at most 50 messages a page, oldest first. */
+export const ListenQuery = z.strictObject({
+  after: Uuid.optional(),
+  body_encoding: z.enum(['base64'], { message: 'must be base64' }).optional(),
+});
+export type ListenQuery = z.infer<typeof ListenQuery>;
+
+/** GET /v1/inbound-endpoints/{id}/stream (WebSocket upgrade; the API key travels in a header). */
+export const StreamQuery = z.strictObject({
+  after: Uuid.optional(),
+});
+export type StreamQuery = z.infer<typeof StreamQuery>;
+
+/**
+ * The local app's answer to one message: `status` null when no HTTP answer came (then `error` says
+ * why). A long `error` is cut rather than refused, so that a report is never lost to its length.
+ */
+const resultShape = {
+  message_id: Uuid,
+  status: z.number({ message: 'must be an integer or null' }).int('must be an integer').min(100, 'must be at least 100').max(599, 'must be at most 599').nullable(),
+  latency_ms: z.number({ message: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0'),
+  error: z
+    .string({ message: 'must be a string or null' })
+    .transform((value) => value.slice(0, 2000))
+    .nullable(),
+};
+
+/** POST /v1/inbound-messages/{id}/result: how a polling CLI reports (decisions.md §5). */
+export const InboundResultIn = z.strictObject(resultShape);
+export type InboundResultIn = z.infer<typeof InboundResultIn>;
+
+/** Server → client, first frame: the stream is open after `cursor` (null when it starts from now). */
+export const StreamReadyFrame = z.object({ type: z.literal('ready'), cursor: Uuid.nullable() });
+export type StreamReadyFrame = z.infer<typeof StreamReadyFrame>;
+
+/** Server → client: one message; its body is always base64 here, so bytes survive exactly. */
+export const StreamMessageFrame = z.object({ type: z.literal('message'), message: CliMessageOut });
+export type StreamMessageFrame = z.infer<typeof StreamMessageFrame>;
+
+/** Client → server: the local app's answer, as InboundResultIn. */
+export const StreamResultFrame = z.strictObject({ type: z.literal('result'), ...resultShape });
+export type StreamResultFrame = z.infer<typeof StreamResultFrame>;
+
+export const StreamServerFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame]);
+export type StreamServerFrame = z.infer<typeof StreamServerFrame>;
+
+/** Any frame of the stream, in either direction (JSON text frames). */
+export const StreamFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamResultFrame]);
+export type StreamFrame = z.infer<typeof StreamFrame>;
+
+/** POST /v1/inbound-messages/{id}/replay: queued again, `replay_count` already incremented. */
+export const InboundReplayOut = z.object({
+  message_id: Uuid,
+  replay_count: z.number().int().nonnegative(),
+  status: InboundMessageStatus,
+});
+export type InboundReplayOut = z.infer<typeof InboundReplayOut>;
+
+/** One row of GET /v1/inbound-logs; `endpoint` is the forwarding URL ("" in cli mode). */
+export const InboundLogRecordOut = z.object({
+  message_id: Uuid,
+  inbound_endpoint_id: Uuid,
+  endpoint: z.string(),
+  status: InboundMessageStatus,
+  attempt_count: z.number().int().nonnegative(),
+  received_at: Timestamp,
+  delivered_at: Timestamp.optional(),
+  response_status: z.number().int().nullable(),
+  response_latency_ms: z.number().int().nonnegative().nullable(),
+  last_error: z.string().nullable(),
+  total_delivery_ms: z.number().int().nonnegative().nullable(),
+  deleted_at: Timestamp.optional(),
+});
+export type InboundLogRecordOut = z.infer<typeof InboundLogRecordOut>;
+
+/** GET /v1/inbound-logs: `received_after` inclusive, `received_before` exclusive (decisions.md §4). */
+export const InboundLogsQuery = z.strictObject({
+  status: InboundMessageStatus.optional(),
+  inbound_endpoint_id: Uuid.optional(),
+  received_after: TimestampIn.optional(),
+  received_before: TimestampIn.optional(),
+  limit: limitParam(500, 50),
+  cursor: Cursor.optional(),
+});
+export type InboundLogsQuery = z.infer<typeof InboundLogsQuery>;
+
+/** DELETE /v1/inbound-messages/{id}: the same answer as an outbound message delete. */
+export const InboundMessageDeleteOut = MessageDeleteOut;
+export type InboundMessageDeleteOut = MessageDeleteOut;
+
+/** POST /v1/inbound-messages/delete-batch: `{ message_ids }`, at most 100. */
+export const InboundMessageDeleteBatchIn = MessageDeleteBatchIn;
+export type InboundMessageDeleteBatchIn = MessageDeleteBatchIn;
+
+export const InboundMessageDeleteBatchOut = batchDeleteResult('message_id');
+export type InboundMessageDeleteBatchOut = z.infer<typeof InboundMessageDeleteBatchOut>;

@@ -1,0 +1,618 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import {
+  AttemptOut,
+  batchDeleteResult,
+  CliMessageOut,
+  commaListParam,
+  InboundEndpointCreateIn,
+  InboundEndpointOut,
+  InboundEndpointUpdateIn,
+  InboundLogRecordOut,
+  InboundLogsQuery,
+  InboundMessageDeleteBatchIn,
+  InboundMessageOut,
+  InboundResultIn,
+  ListenQuery,
+  LogRecordOut,
+  LogsQuery,
+  MessageCreateIn,
+  MessageDeleteBatchIn,
+  MessageDeleteBatchOut,
+  MessageOut,
+  PullDeleteAllBody,
+  PullDeleteAllQuery,
+  PullEndpointCreateIn,
+  PullEndpointCreateOut,
+  PullEndpointListQuery,
+  PullEndpointOut,
+  PullEndpointUpdateIn,
+  PullEventAckBatchIn,
+  PullEventDeleteBatchIn,
+  PullEventDeleteBatchOut,
+  PullEventDetailOut,
+  PullEventsQuery,
+  StreamFrame,
+  StreamQuery,
+  StreamResultFrame,
+  StreamServerFrame,
+  uuidv7AtTime,
+} from '../src/index.js';
+
+const EP = `ep_${'a'.repeat(32)}`;
+const NOW = '2025-01-02T03:04:05.678Z';
+
+/** Distinct, valid UUIDv7s. */
+function uuids(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => uuidv7AtTime(1_700_000_000_000 + i));
+}
+const [ID1, ID2, ID3] = uuids(3) as [string, string, string];
+
+/** The error messages of a failed parse, as `path message` lines the server would produce. */
+function errors(schema: z.ZodType, input: unknown): string[] {
+  const result = schema.safeParse(input);
+  if (result.success) return [];
+  return result.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`);
+}
+
+function accepts(schema: z.ZodType, input: unknown): boolean {
+  return schema.safeParse(input).success;
+}
+
+describe('limit parameters', () => {
+  it.each([
+    ['GET /v1/logs', LogsQuery, 500, 50],
+    ['GET /v1/inbound-logs', InboundLogsQuery, 500, 50],
+    ['pull events list', PullEventsQuery, 1000, 100],
+    ['pull delete-all (query)', PullDeleteAllQuery, 1000, 1000],
+    ['pull endpoint list', PullEndpointListQuery, 200, 50],
+  ] as const)('%s: 1..%i, default %i', (_name, schema, max, defaultValue) => {
+    expect(errors(schema, { limit: '0' })).toEqual(['limit must be at least 1']);
+    expect(schema.parse({ limit: '1' }).limit).toBe(1);
+    expect(schema.parse({ limit: String(max) }).limit).toBe(max);
+    expect(errors(schema, { limit: String(max + 1) })).toEqual([`limit must be at most ${max}`]);
+    expect(errors(schema, { limit: '1.5' })).toEqual(['limit must be an integer']);
+    expect(accepts(schema, { limit: 'abc' })).toBe(false);
+    expect(schema.parse({}).limit).toBe(defaultValue);
+  });
+
+  it('pull delete-all as a JSON body takes only JSON integers', () => {
+    expect(PullDeleteAllBody.parse({}).limit).toBe(1000);
+    expect(PullDeleteAllBody.parse({ limit: 1 }).limit).toBe(1);
+    expect(PullDeleteAllBody.parse({ limit: 1000 }).limit).toBe(1000);
+    expect(errors(PullDeleteAllBody, { limit: 0 })).toEqual(['limit must be at least 1']);
+    expect(errors(PullDeleteAllBody, { limit: 1001 })).toEqual(['limit must be at most 1000']);
+    expect(errors(PullDeleteAllBody, { limit: true })).toEqual(['limit must be an integer']);
+    expect(errors(PullDeleteAllBody, { limit: '5' })).toEqual(['limit must be an integer']);
+  });
+});
+
+describe('GET /v1/logs query', () => {
+  it('checks endpoint_id, status and times', () => {
+    expect(LogsQuery.parse({ endpoint_id: EP, status: 'pending_retry', start_time: NOW, end_time: '2025-01-02T04:00:00+02:00' })).toEqual({
+      endpoint_id: EP,
+      status: 'pending_retry',
+      start_time: NOW,
+      end_time: '2025-01-02T04:00:00+02:00',
+      limit: 50,
+    });
+    expect(errors(LogsQuery, { endpoint_id: `ep_${'A'.repeat(32)}` })).toEqual([
+      'endpoint_id must be ep_ followed by 32 lowercase hex characters',
+    ]);
+    expect(accepts(LogsQuery, { endpoint_id: `ep_${'a'.repeat(31)}` })).toBe(false);
+    expect(errors(LogsQuery, { status: 'done' })[0]).toMatch(/^status must be one of queued, delivering/);
+    expect(errors(LogsQuery, { start_time: 'yesterday' })).toEqual(['start_time must be an RFC 3339 date-time']);
+    expect(errors(LogsQuery, { cursor: '' })).toHaveLength(1);
+  });
+
+  it('rejects unknown parameters', () => {
+    expect(accepts(LogsQuery, { limit: '10', offset: '5' })).toBe(false);
+    expect(accepts(InboundLogsQuery, { endpoint_id: EP })).toBe(false);
+  });
+});
+
+describe('POST /v1/messages', () => {
+  it('accepts a JSON payload of any kind, or a string body', () => {
+    expect(accepts(MessageCreateIn, { endpoint_id: EP, payload: { a: [1, 2] } })).toBe(true);
+    expect(accepts(MessageCreateIn, { endpoint_id: EP, payload: 'text' })).toBe(true);
+    expect(accepts(MessageCreateIn, { endpoint_id: EP, payload: 0 })).toBe(true);
+    expect(accepts(MessageCreateIn, { endpoint_id: EP, payload: null })).toBe(true);
+    expect(
+      MessageCreateIn.parse({
+        endpoint_id: EP,
+        body: 'a=1&b=2',
+        content_type: 'application/x-www-form-urlencoded; charset=utf-8',
+        event_type: 'order.created',
+        idempotency_key: 'k-1',
+      }),
+    ).toEqual({
+      endpoint_id: EP,
+      body: 'a=1&b=2',
+      content_type: 'application/x-www-form-urlencoded; charset=utf-8',
+      event_type: 'order.created',
+      idempotency_key: 'k-1',
+    });
+  });
+
+  it('needs exactly one of payload and body', () => {
+    expect(errors(MessageCreateIn, { endpoint_id: EP })).toEqual(['payload or body is required']);
+    expect(errors(MessageCreateIn, { endpoint_id: EP, payload: {}, body: '{}' })).toEqual([
+      'body must not be given together with payload',
+    ]);
+  });
+
+  it('checks endpoint_id, content_type and unknown fields', () => {
+    expect(errors(MessageCreateIn, { payload: {} })[0]).toMatch(/^endpoint_id /);
+    expect(accepts(MessageCreateIn, { endpoint_id: 'ep_123', payload: {} })).toBe(false);
+    expect(errors(MessageCreateIn, { endpoint_id: EP, body: 'x', content_type: 'text/plain\r\nX-Evil: 1' })).toEqual([
+      'content_type must be a media type such as application/json',
+    ]);
+    expect(accepts(MessageCreateIn, { endpoint_id: EP, body: 'x', content_type: 'plain' })).toBe(false);
+    expect(accepts(MessageCreateIn, { endpoint_id: EP, body: 1 })).toBe(false);
+    expect(accepts(MessageCreateIn, { endpoint_id: EP, payload: {}, idempotency_key: '' })).toBe(false);
+    expect(accepts(MessageCreateIn, { endpoint_id: EP, payload: {}, priority: 1 })).toBe(false);
+  });
+
+  it('does not overflow on a deeply nested payload', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(accepts(MessageCreateIn, { endpoint_id: EP, payload: deep })).toBe(true);
+  });
+});
+
+describe('batch id lists', () => {
+  it.each([
+    ['outbound delete-batch', MessageDeleteBatchIn, 'message_ids', 100],
+    ['inbound delete-batch', InboundMessageDeleteBatchIn, 'message_ids', 100],
+    ['pull event delete-batch', PullEventDeleteBatchIn, 'message_ids', 100],
+    ['pull event ack-batch', PullEventAckBatchIn, 'event_ids', 1000],
+  ] as const)('%s: %s takes 1..%i UUIDs', (_name, schema, field, max) => {
+    expect(accepts(schema, { [field]: uuids(1) })).toBe(true);
+    expect(accepts(schema, { [field]: uuids(max) })).toBe(true);
+    expect(errors(schema, { [field]: uuids(max + 1) })).toEqual([`${field} must contain at most ${max} ids`]);
+    expect(errors(schema, { [field]: [] })).toEqual([`${field} must contain at least 1 id`]);
+    expect(errors(schema, { [field]: ['not-a-uuid'] })).toEqual([`${field}.0 must be a UUID`]);
+    expect(accepts(schema, {})).toBe(false);
+    expect(accepts(schema, { [field]: uuids(1), extra: true })).toBe(false);
+  });
+
+  it('keeps a repeated id once', () => {
+    expect(MessageDeleteBatchIn.parse({ message_ids: [ID1, ID2, ID1] }).message_ids).toEqual([ID1, ID2]);
+  });
+
+  it('pull ack-batch does not take message_ids', () => {
+    expect(accepts(PullEventAckBatchIn, { message_ids: uuids(1) })).toBe(false);
+  });
+});
+
+describe('batch delete result', () => {
+  const counts = { deleted_count: 1, already_deleted_count: 1, not_found_count: 1 };
+
+  it('names the id field per resource', () => {
+    const data = {
+      results: [
+        { message_id: ID1, outcome: 'deleted', deleted_at: NOW },
+        { message_id: ID2, outcome: 'already_deleted', deleted_at: NOW },
+        { message_id: ID3, outcome: 'not_found' },
+      ],
+      ...counts,
+    };
+    expect(MessageDeleteBatchOut.parse(data)).toEqual(data);
+    expect(accepts(PullEventDeleteBatchOut, data)).toBe(false);
+    expect(accepts(PullEventDeleteBatchOut, { results: [{ event_id: ID1, outcome: 'not_found' }], ...counts })).toBe(true);
+    expect(accepts(MessageDeleteBatchOut, { results: [{ message_id: ID1, outcome: 'gone' }], ...counts })).toBe(false);
+  });
+
+  it('types the id field', () => {
+    const Custom = batchDeleteResult('event_id');
+    expectTypeOf<z.infer<typeof Custom>['results'][number]['event_id']>().toEqualTypeOf<string>();
+    expectTypeOf<MessageDeleteBatchOut['results'][number]>().toHaveProperty('message_id');
+  });
+});
+
+describe('output records', () => {
+  const logRecord = {
+    message_id: ID1,
+    endpoint: 'https://example.com/hook',
+    status: 'queued',
+    attempt_count: 0,
+    created_at: NOW,
+    first_attempt_at: null,
+    response_status: null,
+    response_latency_ms: null,
+    processing_ms: null,
+    total_delivery_ms: null,
+    queue_wait_ms: null,
+    last_error: null,
+  };
+
+  it('log record: delivered_at and next_attempt_at may be absent; deleted_at may be null', () => {
+    expect(accepts(LogRecordOut, logRecord)).toBe(true);
+    expect(accepts(LogRecordOut, { ...logRecord, deleted_at: null })).toBe(true);
+    expect(accepts(LogRecordOut, { ...logRecord, first_attempt_at: undefined })).toBe(false);
+  });
+
+  it('message record carries the payload in the shape it was sent', () => {
+    const message = {
+      ...logRecord,
+      endpoint_id: EP,
+      event_type: null,
+      idempotency_key: null,
+      content_type: 'application/json',
+      size_bytes: 2,
+      payload_sha256: 'f'.repeat(64),
+      updated_at: NOW,
+      failed_at: null,
+    };
+    expect(MessageOut.parse({ ...message, payload: { a: 1 } }).payload).toEqual({ a: 1 });
+    expect(MessageOut.parse({ ...message, body: 'raw' }).body).toBe('raw');
+    expect(accepts(MessageOut, { ...message, deleted_at: NOW, deleted_by_api_key_id: ID2, deleted_by_user_id: null })).toBe(true);
+    expect(accepts(MessageOut, { ...message, body_error: 'storage_down' })).toBe(false);
+  });
+
+  it('attempt: no HTTP answer is a null status', () => {
+    expect(
+      accepts(AttemptOut, {
+        id: ID1,
+        message_id: ID2,
+        attempt_number: 1,
+        started_at: NOW,
+        response_status: null,
+        latency_ms: 15000,
+        error: 'timeout',
+      }),
+    ).toBe(true);
+    expect(accepts(AttemptOut, { id: ID1, message_id: ID2, attempt_number: 0, started_at: NOW, response_status: 200, latency_ms: 1, error: null })).toBe(false);
+  });
+
+  it('inbound message and log record', () => {
+    const inbound = {
+      id: ID1,
+      project_id: ID2,
+      inbound_endpoint_id: ID3,
+      status: 'failed_permanent',
+      attempt_count: 8,
+      replay_count: 0,
+      content_type: 'application/json',
+      size_bytes: 10,
+      payload_sha256: 'a'.repeat(64),
+      method: 'POST',
+      path: '/',
+      query: '',
+      idempotency_key: null,
+      response_status: 500,
+      response_latency_ms: 12,
+      last_error: 'HTTP 500',
+      queue_wait_ms: 3,
+      total_delivery_ms: null,
+      received_at: NOW,
+      updated_at: NOW,
+      failed_at: NOW,
+    };
+    expect(accepts(InboundMessageOut, inbound)).toBe(true);
+    expect(accepts(InboundMessageOut, { ...inbound, status: 'stored' })).toBe(false);
+    expect(
+      accepts(InboundLogRecordOut, {
+        message_id: ID1,
+        inbound_endpoint_id: ID3,
+        endpoint: '',
+        status: 'succeeded',
+        attempt_count: 1,
+        received_at: NOW,
+        delivered_at: NOW,
+        response_status: 204,
+        response_latency_ms: 5,
+        last_error: null,
+        total_delivery_ms: 9,
+      }),
+    ).toBe(true);
+  });
+});
+
+describe('inbound endpoint create', () => {
+  it('a cli endpoint needs only name and mode; a name is required', () => {
+    expect(InboundEndpointCreateIn.parse({ name: 'dev', mode: 'cli' })).toEqual({ name: 'dev', mode: 'cli' });
+    expect(InboundEndpointCreateIn.parse({ name: 'dev' })).toEqual({ name: 'dev' });
+    expect(errors(InboundEndpointCreateIn, { name: '  ' })).toEqual(['name must not be empty']);
+    expect(accepts(InboundEndpointCreateIn, { mode: 'cli' })).toBe(false);
+  });
+
+  it('forward mode requires an https url', () => {
+    expect(errors(InboundEndpointCreateIn, { name: 'x', mode: 'forward' })).toEqual(['url is required when mode is forward']);
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', mode: 'forward', url: 'https://example.com/in' })).toBe(true);
+    expect(errors(InboundEndpointCreateIn, { name: 'x', url: 'http://example.com/in' })).toContain('url must start with https://');
+    expect(errors(InboundEndpointCreateIn, { name: 'x', mode: 'relay' })).toEqual(['mode must be forward or cli']);
+  });
+
+  it.each([
+    [199, false],
+    [200, true],
+    [204, true],
+    [299, true],
+    [300, false],
+  ])('ingest_response_code %i accepted: %s', (code, ok) => {
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', ingest_response_code: code })).toBe(ok);
+    expect(accepts(InboundEndpointUpdateIn, { ingest_response_code: code })).toBe(ok);
+  });
+
+  it('ingest_response_code messages', () => {
+    expect(errors(InboundEndpointCreateIn, { name: 'x', ingest_response_code: 199 })).toEqual(['ingest_response_code must be at least 200']);
+    expect(errors(InboundEndpointCreateIn, { name: 'x', ingest_response_code: 300 })).toEqual(['ingest_response_code must be at most 299']);
+    expect(errors(InboundEndpointCreateIn, { name: 'x', ingest_response_code: 200.5 })).toEqual(['ingest_response_code must be an integer']);
+  });
+
+  it('ttl_minutes 1..1440 whenever given', () => {
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', ephemeral: true, ttl_minutes: 1 })).toBe(true);
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', ephemeral: true, ttl_minutes: 1440 })).toBe(true);
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', ephemeral: true, ttl_minutes: 0 })).toBe(false);
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', ttl_minutes: 1441 })).toBe(false);
+  });
+
+  it('a verification check needs its settings', () => {
+    expect(errors(InboundEndpointCreateIn, { name: 'x', verify_hmac: true })).toEqual([
+      'hmac_secret is required when verify_hmac is true',
+      'hmac_header_name is required when verify_hmac is true and hmac_scheme is hex or base64',
+    ]);
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', verify_hmac: true, hmac_header_name: 'X-Signature', hmac_secret: 's' })).toBe(true);
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', verify_hmac: true, hmac_scheme: 'github', hmac_secret: 's' })).toBe(true);
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', verify_hmac: true, hmac_scheme: 'sha1', hmac_secret: 's' })).toBe(false);
+
+    expect(errors(InboundEndpointCreateIn, { name: 'x', verify_static_token: true })).toEqual([
+      'static_token is required when verify_static_token is true',
+      'static_token_header_name or static_token_query_param is required when verify_static_token is true',
+    ]);
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', verify_static_token: true, static_token: 't', static_token_query_param: 'token' })).toBe(true);
+
+    expect(errors(InboundEndpointCreateIn, { name: 'x', verify_ip_allowlist: true })).toEqual([
+      'allowed_cidrs must list at least one CIDR block when verify_ip_allowlist is true',
+    ]);
+    // Settings without their flag are kept for later.
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', hmac_secret: 's' })).toBe(true);
+  });
+
+  it('checks CIDR blocks, header names and the timestamp tolerance', () => {
+    const ok = ['203.0.113.0/24', '10.0.0.1', '0.0.0.0/0', '2001:db8::/32', '::1/128'];
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', verify_ip_allowlist: true, allowed_cidrs: ok })).toBe(true);
+    for (const bad of ['10.0.0.0/33', '2001:db8::/129', '10.0.0/8', 'example.com', '10.0.0.0/', '10.0.0.0/8x', 'fe80::1%eth0']) {
+      expect(errors(InboundEndpointCreateIn, { name: 'x', allowed_cidrs: [bad] })).toEqual([
+        'allowed_cidrs.0 must be a CIDR block such as 203.0.113.0/24',
+      ]);
+    }
+    expect(errors(InboundEndpointCreateIn, { name: 'x', hmac_header_name: 'X Sig' })).toEqual(['hmac_header_name must be an HTTP header name']);
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', idempotency_header_names: ['Idempotency-Key', 'X-GitHub-Delivery'] })).toBe(true);
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', idempotency_header_names: ['bad:name'] })).toBe(false);
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', timestamp_tolerance_seconds: 0 })).toBe(false);
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', timestamp_tolerance_seconds: 300 })).toBe(true);
+  });
+
+  it('rejects unknown fields', () => {
+    expect(errors(InboundEndpointCreateIn, { name: 'x', secret_token: 'abc' })).toHaveLength(1);
+    expect(accepts(InboundEndpointCreateIn, { name: 'x', paused: true })).toBe(false);
+  });
+});
+
+describe('inbound endpoint update', () => {
+  it('everything is optional; ephemeral and ttl are not updatable', () => {
+    expect(InboundEndpointUpdateIn.parse({})).toEqual({});
+    expect(accepts(InboundEndpointUpdateIn, { ephemeral: true })).toBe(false);
+    expect(accepts(InboundEndpointUpdateIn, { ttl_minutes: 10 })).toBe(false);
+  });
+
+  it('"" clears the url and header settings, but not in forward mode', () => {
+    expect(InboundEndpointUpdateIn.parse({ url: '', timestamp_header_name: '' })).toEqual({ url: '', timestamp_header_name: '' });
+    expect(errors(InboundEndpointUpdateIn, { mode: 'forward', url: '' })).toEqual(['url cannot be cleared when mode is forward']);
+    expect(accepts(InboundEndpointUpdateIn, { url: 'https://example.com/new' })).toBe(true);
+    expect(errors(InboundEndpointUpdateIn, { url: 'ftp://example.com/new' })).toContain('url must start with https://');
+    expect(errors(InboundEndpointUpdateIn, { url: 5 })).toEqual(['url must be an https URL or ""']);
+    expect(errors(InboundEndpointUpdateIn, { hmac_header_name: 'a b' })).toEqual(['hmac_header_name must be an HTTP header name']);
+    expect(accepts(InboundEndpointUpdateIn, { hmac_secret: '' })).toBe(false);
+    expect(accepts(InboundEndpointUpdateIn, { name: '' })).toBe(false);
+  });
+
+  it('full record output has no secrets', () => {
+    expect(Object.keys(InboundEndpointOut.shape)).not.toContain('hmac_secret');
+    expect(Object.keys(InboundEndpointOut.shape)).not.toContain('static_token');
+    expect(Object.keys(InboundEndpointOut.shape)).not.toContain('secret_token');
+  });
+});
+
+describe('listen, stream and results', () => {
+  const cliMessage = {
+    message_id: ID1,
+    content_type: 'application/octet-stream',
+    headers: { 'x-a': '1, 2' },
+    raw_headers: [
+      ['X-A', '1'],
+      ['X-A', '2'],
+    ],
+    size_bytes: 3,
+    payload_sha256: 'b'.repeat(64),
+    received_at: NOW,
+    method: 'POST',
+    path: '/github/push',
+    query: 'x=1',
+    body: 'AAEC',
+    body_encoding: 'base64',
+  };
+
+  it('listen and stream queries', () => {
+    expect(ListenQuery.parse({ after: ID1, body_encoding: 'base64' })).toEqual({ after: ID1, body_encoding: 'base64' });
+    expect(errors(ListenQuery, { body_encoding: 'hex' })).toEqual(['body_encoding must be base64']);
+    expect(errors(ListenQuery, { after: '42' })).toEqual(['after must be a UUID']);
+    expect(accepts(ListenQuery, { limit: '10' })).toBe(false);
+    expect(StreamQuery.parse({})).toEqual({});
+    expect(accepts(StreamQuery, { api_key: 'hr_x' })).toBe(false);
+  });
+
+  it('CLI message: raw headers are [name, value] pairs; only base64 and payload_unavailable', () => {
+    expect(CliMessageOut.parse(cliMessage).raw_headers).toEqual([
+      ['X-A', '1'],
+      ['X-A', '2'],
+    ]);
+    expect(accepts(CliMessageOut, { ...cliMessage, body: { a: 1 }, body_encoding: undefined })).toBe(true);
+    expect(accepts(CliMessageOut, { ...cliMessage, body_encoding: 'hex' })).toBe(false);
+    expect(accepts(CliMessageOut, { ...cliMessage, raw_headers: [['X-A']] })).toBe(false);
+    const { body: _body, body_encoding: _encoding, ...withoutBody } = cliMessage;
+    expect(accepts(CliMessageOut, { ...withoutBody, body_error: 'payload_unavailable' })).toBe(true);
+    expect(accepts(CliMessageOut, { ...withoutBody, body_error: 'gone' })).toBe(false);
+  });
+
+  it('parses every frame by its type', () => {
+    const ready = StreamFrame.parse(JSON.parse('{"type":"ready","cursor":null}'));
+    expect(ready).toEqual({ type: 'ready', cursor: null });
+    const message = StreamFrame.parse({ type: 'message', message: cliMessage });
+    expect(message.type === 'message' && message.message.path).toBe('/github/push');
+    const result = StreamFrame.parse({ type: 'result', message_id: ID1, status: 204, latency_ms: 7, error: null });
+    expect(result).toEqual({ type: 'result', message_id: ID1, status: 204, latency_ms: 7, error: null });
+    expect(accepts(StreamFrame, { type: 'ping' })).toBe(false);
+    expect(accepts(StreamFrame, { type: 'ready' })).toBe(false);
+    expect(accepts(StreamFrame, { type: 'ready', cursor: 'nope' })).toBe(false);
+    // A client may send only results; a server only ready and message frames.
+    expect(accepts(StreamServerFrame, { type: 'result', message_id: ID1, status: 200, latency_ms: 1, error: null })).toBe(false);
+    expect(accepts(StreamServerFrame, { type: 'ready', cursor: ID1 })).toBe(true);
+  });
+
+  it('result frame and POST .../result take the same fields', () => {
+    const base = { message_id: ID1, status: null, latency_ms: 0, error: 'ECONNREFUSED' };
+    expect(InboundResultIn.parse(base)).toEqual(base);
+    expect(StreamResultFrame.parse({ type: 'result', ...base })).toEqual({ type: 'result', ...base });
+    expect(accepts(InboundResultIn, { ...base, type: 'result' })).toBe(false);
+    expect(errors(InboundResultIn, { ...base, latency_ms: -1 })).toEqual(['latency_ms must be at least 0']);
+    expect(accepts(InboundResultIn, { ...base, latency_ms: 1.5 })).toBe(false);
+    expect(accepts(InboundResultIn, { ...base, status: 99 })).toBe(false);
+    expect(accepts(InboundResultIn, { ...base, status: 600 })).toBe(false);
+    expect(accepts(InboundResultIn, { message_id: ID1, latency_ms: 0, error: null })).toBe(false);
+    expect(InboundResultIn.parse({ ...base, error: 'x'.repeat(5000) }).error).toHaveLength(2000);
+  });
+});
+
+describe('pull endpoints', () => {
+  it('create: retention_days 1..90 and extraction settings', () => {
+    expect(accepts(PullEndpointCreateIn, { name: 'p' })).toBe(true);
+    expect(accepts(PullEndpointCreateIn, { name: 'p', retention_days: 1 })).toBe(true);
+    expect(accepts(PullEndpointCreateIn, { name: 'p', retention_days: 90 })).toBe(true);
+    expect(errors(PullEndpointCreateIn, { name: 'p', retention_days: 0 })).toEqual(['retention_days must be at least 1']);
+    expect(errors(PullEndpointCreateIn, { name: 'p', retention_days: 91 })).toEqual(['retention_days must be at most 90']);
+    expect(accepts(PullEndpointCreateIn, { name: 'p', event_type_source: 'body', event_type_path: 'data.type' })).toBe(true);
+    expect(accepts(PullEndpointCreateIn, { name: 'p', event_type_source: 'header', event_type_path: 'X-GitHub-Event' })).toBe(true);
+    expect(errors(PullEndpointCreateIn, { name: 'p', event_type_source: 'body', event_type_path: 'data..type' })).toEqual([
+      'event_type_path must be a dot-separated JSON path such as data.type',
+    ]);
+    expect(errors(PullEndpointCreateIn, { name: 'p', event_type_source: 'header', event_type_path: 'X Event' })).toEqual([
+      'event_type_path must be an HTTP header name when event_type_source is header',
+    ]);
+    expect(errors(PullEndpointCreateIn, { name: 'p', event_type_source: 'body' })).toEqual([
+      'event_type_path is required when event_type_source is set',
+    ]);
+    expect(errors(PullEndpointCreateIn, { name: 'p', event_type_path: 'type' })).toEqual([
+      'event_type_source is required when event_type_path is set',
+    ]);
+    expect(accepts(PullEndpointCreateIn, { name: 'p', active: true })).toBe(false);
+  });
+
+  it("event_type_source '' clears on update but is refused on create", () => {
+    expect(errors(PullEndpointCreateIn, { name: 'p', event_type_source: '' })).toEqual(['event_type_source must be body or header']);
+    expect(PullEndpointUpdateIn.parse({ event_type_source: '' })).toEqual({ event_type_source: '' });
+    expect(accepts(PullEndpointUpdateIn, { event_type_source: '', event_type_path: '' })).toBe(true);
+    expect(errors(PullEndpointUpdateIn, { event_type_source: '', event_type_path: 'type' })).toEqual([
+      'event_type_path must be omitted or "" when event_type_source is ""',
+    ]);
+    expect(errors(PullEndpointUpdateIn, { event_type_path: '' })).toEqual(['event_type_path can be cleared only with event_type_source ""']);
+    expect(errors(PullEndpointUpdateIn, { event_type_source: 'xml' })).toEqual(['event_type_source must be body, header or ""']);
+    expect(accepts(PullEndpointUpdateIn, { retention_days: 91 })).toBe(false);
+    expect(accepts(PullEndpointUpdateIn, { description: 'd'.repeat(500) })).toBe(true);
+    expect(errors(PullEndpointUpdateIn, { description: 'd'.repeat(501) })).toEqual(['description must be at most 500 characters']);
+    expect(accepts(PullEndpointUpdateIn, { secret_token: 'x' })).toBe(false);
+  });
+
+  it('records: event_counts on GET; secret and full URL on create', () => {
+    const record = {
+      id: ID1,
+      name: 'p',
+      description: '',
+      retention_days: 7,
+      event_type_source: null,
+      event_type_path: null,
+      ingest_url: `http://localhost:8787/pull/${ID1}`,
+      active: true,
+      paused: false,
+      created_at: NOW,
+      updated_at: NOW,
+    };
+    expect(accepts(PullEndpointOut, record)).toBe(true);
+    expect(accepts(PullEndpointOut, { ...record, event_counts: { stored: 1, fetched: 0, delivered: 0, deleted: 0 } })).toBe(true);
+    expect(accepts(PullEndpointOut, { ...record, event_counts: { stored: 1 } })).toBe(false);
+    expect(accepts(PullEndpointCreateOut, record)).toBe(false);
+    expect(accepts(PullEndpointCreateOut, { ...record, secret_token: 'c'.repeat(32), full_ingest_url: `${record.ingest_url}/${'c'.repeat(32)}` })).toBe(true);
+  });
+});
+
+describe('pull events', () => {
+  it("status is a comma list defaulting to ['stored']", () => {
+    expect(PullEventsQuery.parse({}).status).toEqual(['stored']);
+    expect(PullEventsQuery.parse({ status: 'stored,fetched' }).status).toEqual(['stored', 'fetched']);
+    expect(PullEventsQuery.parse({ status: ' delivered , stored,stored' }).status).toEqual(['delivered', 'stored']);
+    // Fastify turns ?status=a&status=b into an array.
+    expect(PullEventsQuery.parse({ status: ['stored', 'fetched,delivered'] }).status).toEqual(['stored', 'fetched', 'delivered']);
+    expect(errors(PullEventsQuery, { status: 'stored,acked' })).toEqual(['status must be a comma-separated list of stored, fetched, delivered']);
+    expect(errors(PullEventsQuery, { status: '' })).toEqual(['status must be a comma-separated list of stored, fetched, delivered']);
+    expect(errors(PullEventsQuery, { status: ',' })).toHaveLength(1);
+    expect(accepts(PullEventsQuery, { status: 3 })).toBe(false);
+  });
+
+  it('filters and unknown parameters', () => {
+    expect(PullEventsQuery.parse({ event_type: 'push', received_after: NOW, received_before: NOW, cursor: 'abc' })).toEqual({
+      status: ['stored'],
+      event_type: 'push',
+      received_after: NOW,
+      received_before: NOW,
+      limit: 100,
+      cursor: 'abc',
+    });
+    expect(errors(PullEventsQuery, { received_after: '2025-01-02' })).toEqual(['received_after must be an RFC 3339 date-time']);
+    expect(accepts(PullEventsQuery, { type: 'push' })).toBe(false);
+  });
+
+  it('delete-all matches every status when none is given, from the query or a body', () => {
+    expect(PullDeleteAllQuery.parse({})).toEqual({ status: ['stored', 'fetched', 'delivered'], limit: 1000 });
+    expect(PullDeleteAllQuery.parse({ status: 'delivered', limit: '10' })).toEqual({ status: ['delivered'], limit: 10 });
+    expect(PullDeleteAllBody.parse({ status: ['fetched'], event_type: 'push' })).toEqual({ status: ['fetched'], event_type: 'push', limit: 1000 });
+    expect(PullDeleteAllBody.parse({ status: 'stored,fetched' }).status).toEqual(['stored', 'fetched']);
+    expect(errors(PullDeleteAllQuery, { status: 'deleted' })).toEqual(['status must be a comma-separated list of stored, fetched, delivered']);
+    expect(accepts(PullDeleteAllBody, { ids: [] })).toBe(false);
+    expectTypeOf<PullDeleteAllQuery>().toEqualTypeOf<PullDeleteAllBody>();
+  });
+
+  it('event detail: body as in a CLI message, deleted_at on deleted events', () => {
+    const event = {
+      id: ID1,
+      endpoint_id: ID2,
+      status: 'fetched',
+      event_type: null,
+      content_type: 'application/json',
+      size_bytes: 2,
+      payload_sha256: 'd'.repeat(64),
+      received_at: NOW,
+      fetched_at: NOW,
+      delivered_at: null,
+      ingest_processing_ms: 1,
+      time_to_first_fetch_ms: 5,
+      fetch_to_ack_ms: null,
+      total_time_ms: null,
+      headers: {},
+      raw_headers: [],
+    };
+    expect(accepts(PullEventDetailOut, { ...event, body: {} })).toBe(true);
+    expect(accepts(PullEventDetailOut, { ...event, deleted_at: NOW })).toBe(true);
+    expect(accepts(PullEventDetailOut, { ...event, status: 'acked' })).toBe(false);
+  });
+});
+
+describe('commaListParam', () => {
+  it('is typed by its values', () => {
+    const Colors = commaListParam(['red', 'green'] as const);
+    expectTypeOf<z.infer<typeof Colors>>().toEqualTypeOf<('red' | 'green')[]>();
+    expect(Colors.parse('green,red')).toEqual(['green', 'red']);
+    expect(Colors.safeParse('blue').success).toBe(false);
+  });
+});
