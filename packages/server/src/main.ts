@@ -77,12 +77,13 @@ function version(): string {
 }
 
 async function runStart(config: Config): Promise<void> {
+  // Before the database: a missing or malformed key must stop the process before it changes anything.
+  const secretBox = new SecretBox(await loadEncryptionKey(config));
   const db = await openDatabase(config);
   let closing = false;
   try {
     await migrate(db);
     const boot = await bootstrapProject(db, config);
-    const secretBox = new SecretBox(await loadEncryptionKey(config));
     const app = await buildApp(config, { db, secretBox });
     if (boot.generatedKey) {
       // Plain stdout, never the JSON log (decisions.md §2).

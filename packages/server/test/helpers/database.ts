@@ -19,6 +19,19 @@ export async function createPostgresDatabaseUrl(): Promise<string> {
   return base.replace(/\/postgres$/, `/${name}`);
 }
 
+/** The URL of a new PostgreSQL database with no schema at all (for migration and start-up tests). */
+export async function createEmptyPostgresDatabaseUrl(): Promise<string> {
+  const name = `e_${randomBytes(6).toString('hex')}`;
+  const base = inject('postgresUrl');
+  const admin = openPostgres({ url: base, poolSize: 1 });
+  try {
+    await admin.sql([`CREATE DATABASE ${name}`] as unknown as TemplateStringsArray);
+  } finally {
+    await admin.close();
+  }
+  return base.replace(/\/postgres$/, `/${name}`);
+}
+
 /** A fresh, migrated database of the project's backend: each test file gets its own. */
 export async function createTestDatabase(): Promise<Database> {
   if (backend() === 'postgres') return openPostgres({ url: await createPostgresDatabaseUrl(), poolSize: 5 });
