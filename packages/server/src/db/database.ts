@@ -10,7 +10,9 @@ import { PGlite, type Transaction as PGliteTransaction } from '@electric-sql/pgl
  *
  * Result conventions that hold on both backends: timestamptz → Date, json/jsonb → parsed value,
  * bytea → Uint8Array (a Buffer on PostgreSQL). Cast bigint results (`count(*)::int`) in SQL:
- * the two drivers disagree on int8.
+ * the two drivers disagree on int8. Pass json/jsonb parameters as JS values, never pre-stringified:
+ * both drivers serialise by the parameter type the server describes, and a string would be stored
+ * as a JSON string.
  */
 export type Row = Record<string, unknown>;
 

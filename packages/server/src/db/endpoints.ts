@@ -38,7 +38,7 @@ export async function insertEndpoint(sql: Sql, input: EndpointInsert): Promise<E
   const [row] = await sql<EndpointRow>`
     INSERT INTO endpoints (id, project_id, url, description, rate_limit_rps, burst, headers, ephemeral, expires_at)
     VALUES (${input.id}, ${input.projectId}, ${input.url}, ${input.description}, ${input.rateLimitRps},
-            ${input.burst}, ${JSON.stringify(input.headers)}::jsonb, ${input.expiresAt !== null}, ${input.expiresAt})
+            ${input.burst}, ${input.headers}::jsonb, ${input.expiresAt !== null}, ${input.expiresAt})
     RETURNING ${COLUMNS(sql)}`;
   return row!;
 }
@@ -92,7 +92,7 @@ export async function updateEndpoint(
       description = coalesce(${patch.description ?? null}::text, description),
       rate_limit_rps = coalesce(${patch.rateLimitRps ?? null}::int, rate_limit_rps),
       burst = coalesce(${patch.burst ?? null}::int, burst),
-      headers = coalesce(${patch.headers === undefined ? null : JSON.stringify(patch.headers)}::jsonb, headers),
+      headers = coalesce(${patch.headers ?? null}::jsonb, headers),
       paused = coalesce(${patch.paused ?? null}::boolean, paused),
       updated_at = now()
     WHERE id = ${id} AND project_id = ${projectId} AND ${LIVE(sql)}

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { expect } from 'vitest';
 import { keyHint, newApiKey } from '@hookrelay/shared';
 import { buildApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config.js';
@@ -87,4 +88,18 @@ export async function createTestApp(options: { env?: Record<string, string>; res
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Asserts an error envelope `{ error: { code, message }, meta: { request_id } }` with the given status
+ * and code; `messageIncludes` (when given) must appear in `error.message`. Returns the message.
+ */
+export function expectError(res: TestResponse, status: number, code: string, messageIncludes?: string): string {
+  expect(res.status, res.raw).toBe(status);
+  expect(res.body?.error?.code, res.raw).toBe(code);
+  expect(typeof res.body.error.message).toBe('string');
+  expect(res.body.data).toBeUndefined();
+  expect(res.body.meta.request_id).toBe(res.headers['x-request-id']);
+  if (messageIncludes !== undefined) expect(res.body.error.message).toContain(messageIncludes);
+  return res.body.error.message as string;
 }

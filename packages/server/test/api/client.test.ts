@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HookrelayApiError, HookrelayClient, HookrelayNetworkError } from '@hookrelay/shared';
+import { buildApp } from '../../src/app.js';
+import { parseConfig } from '../../src/config.js';
+import { AppError } from '../../src/errors.js';
+import { SecretBox } from '../../src/security/crypto.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { FastifyInstance } from 'fastify';
+
+/** The typed client of @hookrelay/shared against the real app listening on loopback. */
+let t: TestApp;
+let baseUrl: string;
+let client: HookrelayClient;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  client = new HookrelayClient({ apiUrl: baseUrl, apiKey: t.main.apiKey });
+});
+afterAll(async () => {
+  await client?.close();
+  await t?.close();
+});
+
+describe('HookrelayClient', () => {
+  it('returns data and meta of a success', async () => {
+    const created = await client.endpoints.create({ url: 'https://example.com/client-test', description: 'from the client' });
+    expect(created.status).toBe(201);
+    expect(created.data.id).toMatch(/^ep_[a-f0-9]{32}$/);
+    expect(created.meta.request_id).toBe(created.headers['x-request-id']);
+    const fetched = await client.endpoints.get(created.data.id);
+    expect(fetched.data.description).toBe('from the client');
+  });
+
+  it('raises a typed error carrying code, message, status and request id', async () => {
+    const error = await client.endpoints.get(`ep_${'0'.repeat(32)}`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HookrelayApiError);
+    const apiError = error as HookrelayApiError;
+    expect(apiError.code).toBe('ENDPOINT_NOT_FOUND');
+    expect(apiError.status).toBe(404);
+    expect(apiError.message).toContain('not found');
+    expect(apiError.requestId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('raises UNAUTHORIZED for a bad key', async () => {
+    const bad = new HookrelayClient({ apiUrl: baseUrl, apiKey: `hr_${'0'.repeat(40)}` });
+    try {
+      const error = await bad.whoami().catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
+    } finally {
+      await bad.close();
+    }
+  });
+
+  it('raises a network error when nothing listens', async () => {
+    const closedPort = new HookrelayClient({ apiUrl: 'http://127.0.0.1:1', timeoutMs: 2000 });
+    try {
+      await expect(closedPort.whoami()).rejects.toBeInstanceOf(HookrelayNetworkError);
+    } finally {
+      await closedPort.close();
+    }
+  });
+});
+
+describe('an error that carries data beside error (delete-all, decisions.md §7)', () => {
+  let app: FastifyInstance;
+  let url: string;
+  beforeAll(async () => {
+    const config = parseConfig({ HOOKRELAY_LOG_LEVEL: 'silent', HOOKRELAY_DATA_DIR: `/tmp/hookrelay-unused-${randomBytes(4).toString('hex')}` });
+    app = await buildApp(config, { db: t.db, secretBox: new SecretBox(randomBytes(32)) }, { logger: false });
+    app.get('/partial-failure', async () => {
+      throw new AppError('PARTIAL_DELETE_FAILURE', 'some chunks were deleted before an error', {
+        data: { deleted: 2, deleted_event_ids: ['a', 'b'] },
+      });
+    });
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('is answered 500 with data, error and meta, and the client keeps the data', async () => {
+    const raw = await fetch(`${url}/partial-failure`);
+    expect(raw.status).toBe(500);
+    const body = (await raw.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      data: { deleted: 2, deleted_event_ids: ['a', 'b'] },
+      error: { code: 'PARTIAL_DELETE_FAILURE', message: 'some chunks were deleted before an error' },
+      meta: { request_id: expect.any(String) },
+    });
+    const c = new HookrelayClient({ apiUrl: url });
+    try {
+      const error = (await c.request('GET', '/partial-failure').catch((e: unknown) => e)) as HookrelayApiError;
+      expect(error).toBeInstanceOf(HookrelayApiError);
+      expect(error.code).toBe('PARTIAL_DELETE_FAILURE');
+      expect(error.data).toEqual({ deleted: 2, deleted_event_ids: ['a', 'b'] });
+    } finally {
+      await c.close();
+    }
+  });
+});
