@@ -1,0 +1,530 @@
+/**
+ * Sender verification for inbound ingestion (interface "Authentication" 4–8, decisions.md §4):
+ * static token, HMAC signature in one of the `hmac_scheme` formats, timestamp tolerance and IP
+ * allowlist. Every configured check must pass.
+ *
+ * `compileVerifier` does the per-endpoint work once (key decoding, CIDR parsing, header-name
+ * lowercasing) so that the per-request function only reads headers, hashes and compares. The
+ * returned function never throws: a throw would turn a bad request into a 500, so anything
+ * unexpected is a failed check. It also fails closed on settings that cannot work (a check switched
+ * on without its secret, a stored CIDR that no longer parses), rather than silently letting requests
+ * through.
+ *
+ * Choices the decisions leave open:
+ * - Timestamps are unix seconds. For the generic `hex`/`base64` schemes a value above 1e12 is read
+ *   as milliseconds (some senders use `Date.now()`; 1e12 s is the year 33658, so there is no
+ *   ambiguity). The provider presets accept seconds only, as their providers send. The signed content
+ *   always uses the header text exactly as received, so the reading never changes what is verified.
+ * - Tolerance is symmetric: |now − timestamp| ≤ tolerance, so a timestamp from the future is as
+ *   suspicious as a stale one (Stripe's own library only bounds the past; ours is stricter).
+ * - The signature is checked before the tolerance: a `timestamp` failure then means "authentic but
+ *   stale" (clock skew or a replay) and an `hmac` failure means "not signed with this secret", which
+ *   is what an operator reading the log needs to tell apart.
+ * - Secrets: `hex`, `base64`, `github`, `stripe` and `slack` use the secret's UTF-8 bytes as the HMAC
+ *   key, as those providers do (Stripe's `whsec_…` included, prefix and all); `standard_webhooks`
+ *   uses the base64-decoded bytes after an optional `whsec_` prefix.
+ * - `hmacHeaderName` overrides any preset's signature header and `timestampHeaderName` the preset's
+ *   timestamp header (slack, standard_webhooks), for senders behind a proxy that renames headers.
+ *   `timestampHeaderName` is ignored for `github` (GitHub signs no timestamp, so checking an unsigned
+ *   header would protect against nothing) and `stripe` (its timestamp is inside Stripe-Signature).
+ * - Headers are looked up by lowercased name, as Node delivers them. A header repeated as an array
+ *   of several values is refused as ambiguous.
+ */
+import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import type { HmacScheme } from '@hookrelay/shared';
+
+export interface VerificationSettings {
+  verifyStaticToken: boolean;
+  /** Compared case-insensitively. */
+  staticTokenHeaderName: string | null;
+  /** Alternative to the header: `?token=...`. */
+  staticTokenQueryParam: string | null;
+  /** SHA-256 hex of the token (the token itself is never stored). */
+  staticTokenHash: string | null;
+  verifyHmac: boolean;
+  hmacScheme: HmacScheme;
+  /** Required for hex/base64; overrides the preset's header for the others. */
+  hmacHeaderName: string | null;
+  /** Plaintext, decrypted by the caller. */
+  hmacSecret: string | null;
+  timestampHeaderName: string | null;
+  timestampToleranceSeconds: number;
+  verifyIpAllowlist: boolean;
+  allowedCidrs: readonly string[];
+}
+
+export interface InboundRequest {
+  /** The exact bytes received. */
+  rawBody: Buffer;
+  /** Node's IncomingHttpHeaders: names lowercased. */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  query: URLSearchParams;
+  /** May be IPv4-mapped IPv6, e.g. `::ffff:127.0.0.1`. */
+  remoteAddress: string;
+  now: Date;
+}
+
+export type VerificationCheck = 'static_token' | 'hmac' | 'timestamp' | 'ip_allowlist';
+
+/** `reason` is for the server log only; the sender gets a bare 401. */
+export type VerificationResult = { ok: true } | { ok: false; check: VerificationCheck; reason: string };
+
+type Failure = Extract<VerificationResult, { ok: false }>;
+
+export type Verifier = (request: InboundRequest) => VerificationResult;
+
+export const DEFAULT_TIMESTAMP_TOLERANCE_SECONDS = 300;
+
+export interface HmacPresetHeaders {
+  /** Header carrying the signature; null when the endpoint must name it (`hmac_header_name`). */
+  readonly signature: string | null;
+  /**
+   * Header carrying the signed timestamp; null when the scheme has none of its own (hex/base64 use
+   * `timestamp_header_name`, Stripe carries `t=` inside its signature header, GitHub signs none).
+   */
+  readonly timestamp: string | null;
+  /** Header carrying the message id that is part of the signed content (Standard Webhooks). */
+  readonly id: string | null;
+}
+
+/** The header names each preset reads (lowercase, as Node delivers them). */
+export const HMAC_PRESET_HEADERS: Readonly<Record<HmacScheme, HmacPresetHeaders>> = Object.freeze({
+  hex: { signature: null, timestamp: null, id: null },
+  base64: { signature: null, timestamp: null, id: null },
+  github: { signature: 'x-hub-signature-256', timestamp: null, id: null },
+  stripe: { signature: 'stripe-signature', timestamp: null, id: null },
+  slack: { signature: 'x-slack-signature', timestamp: 'x-slack-request-timestamp', id: null },
+  standard_webhooks: { signature: 'webhook-signature', timestamp: 'webhook-timestamp', id: 'webhook-id' },
+});
+
+// ---------------------------------------------------------------------------------------------
+// CIDRs
+
+type Ipv4Range = [ipaddr.IPv4, number];
+type Ipv6Range = [ipaddr.IPv6, number];
+
+/**
+ * Strict parse: the address part must be a canonical IP per `net.isIP` (ipaddr.js alone would take
+ * `10.1` or `0x0a.0.0.1`, spellings that mean different things to different tools), no zone id, and
+ * a decimal prefix within the family's width. A bare address is one host (/32 or /128). Host bits
+ * below the prefix are allowed (`192.168.1.7/24` means the /24), as most tools accept that.
+ */
+function parseCidr(cidr: string): { range: Ipv4Range | Ipv6Range } | { error: string } {
+  if (typeof cidr !== 'string' || cidr.length === 0) return { error: 'must be a CIDR block such as 203.0.113.0/24' };
+  const slash = cidr.indexOf('/');
+  const address = slash === -1 ? cidr : cidr.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0 || address.includes('%')) {
+    return { error: `"${cidr}" is not a CIDR block: "${address}" is not an IPv4 or IPv6 address` };
+  }
+  const width = family === 4 ? 32 : 128;
+  let prefix = width;
+  if (slash !== -1) {
+    const prefixText = cidr.slice(slash + 1);
+    if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > width) {
+      return { error: `"${cidr}" is not a CIDR block: the prefix length must be 0–${width}` };
+    }
+    prefix = Number(prefixText);
+  }
+  try {
+    if (family === 4) return { range: [ipaddr.IPv4.parse(address), prefix] };
+    const v6 = ipaddr.IPv6.parse(address);
+    // `::ffff:10.0.0.0/104` names IPv4 senders; since remote addresses are unwrapped to IPv4
+    // before matching, the block must be unwrapped too or it could never match anything.
+    if (prefix >= 96 && v6.isIPv4MappedAddress()) return { range: [v6.toIPv4Address(), prefix - 96] };
+    return { range: [v6, prefix] };
+  } catch {
+    return { error: `"${cidr}" is not a CIDR block` };
+  }
+}
+
+/** Null when `cidr` is acceptable (bare addresses included), otherwise a message for INVALID_REQUEST. */
+export function validateCidr(cidr: string): string | null {
+  const parsed = parseCidr(cidr);
+  return 'error' in parsed ? parsed.error : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers used per request
+
+const OK: VerificationResult = Object.freeze({ ok: true });
+
+function fail(check: VerificationCheck, reason: string): Failure {
+  return { ok: false, check, reason };
+}
+
+/** Undefined when absent; null when repeated (ambiguous, so refused). */
+function header(request: InboundRequest, name: string): string | undefined | null {
+  const value = request.headers[name];
+  if (value === undefined || typeof value === 'string') return value;
+  if (value.length === 1) return value[0];
+  return value.length === 0 ? undefined : null;
+}
+
+const HEX_DIGEST = /^[0-9a-fA-F]{64}$/;
+/** 32 bytes in base64: 43 characters and one `=`; either alphabet, padding optional. */
+const BASE64_DIGEST = /^[A-Za-z0-9+/_-]{43}=?$/;
+const SECONDS = /^\d{1,12}$/;
+const SECONDS_OR_MILLIS = /^\d{1,16}$/;
+
+function hexDigest(text: string): Buffer | null {
+  return HEX_DIGEST.test(text) ? Buffer.from(text, 'hex') : null;
+}
+
+function base64Digest(text: string): Buffer | null {
+  if (!BASE64_DIGEST.test(text)) return null;
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.length === 32 ? bytes : null;
+}
+
+/** Both sides are 32-byte digests, so timingSafeEqual's equal-length rule always holds. */
+function digestEquals(expected: Buffer, given: Buffer | null): boolean {
+  return given !== null && given.length === expected.length && timingSafeEqual(expected, given);
+}
+
+/**
+ * HMAC-SHA256 of `prefix` followed by the body, streamed so the body is never copied. The prefix
+ * holds header text; Node decodes header bytes as latin1, so encoding it back as latin1 gives the
+ * exact bytes the sender signed.
+ */
+function mac(key: KeyObject, prefix: string | null, body: Buffer): Buffer {
+  const hmac = createHmac('sha256', key);
+  if (prefix !== null) hmac.update(prefix, 'latin1');
+  return hmac.update(body).digest();
+}
+
+function stripPrefix(value: string, prefix: string, required: boolean): string | null {
+  if (value.length >= prefix.length && value.slice(0, prefix.length).toLowerCase() === prefix) {
+    return value.slice(prefix.length);
+  }
+  return required ? null : value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timestamps
+
+interface TimestampRule {
+  toleranceSeconds: number;
+  /** Whether values above 1e12 are read as milliseconds (generic schemes only). */
+  allowMillis: boolean;
+}
+
+/** Seconds since the epoch, or null when the text is not a plain integer. */
+function parseTimestamp(text: string, rule: TimestampRule): number | null {
+  if (!(rule.allowMillis ? SECONDS_OR_MILLIS : SECONDS).test(text)) return null;
+  const value = Number(text);
+  return rule.allowMillis && value > 1e12 ? value / 1000 : value;
+}
+
+function checkTolerance(seconds: number, now: Date, rule: TimestampRule): Failure | null {
+  const skew = Math.abs(now.getTime() / 1000 - seconds);
+  // Written so that NaN (an invalid `now`) fails rather than passes.
+  if (!(skew <= rule.toleranceSeconds)) {
+    return fail('timestamp', `timestamp outside tolerance (${Number.isFinite(skew) ? Math.round(skew) : '?'} s)`);
+  }
+  return null;
+}
+
+/** Reads and parses a timestamp header; a Failure when missing or malformed. */
+function readTimestamp(
+  request: InboundRequest,
+  name: string,
+  rule: TimestampRule,
+): { text: string; seconds: number } | Failure {
+  const text = header(request, name);
+  if (text === undefined || text === '') return fail('timestamp', `missing timestamp header ${name}`);
+  if (text === null) return fail('timestamp', `repeated timestamp header ${name}`);
+  const seconds = parseTimestamp(text.trim(), rule);
+  if (seconds === null) return fail('timestamp', `malformed timestamp header ${name}`);
+  return { text: text.trim(), seconds };
+}
+
+function isFailure(value: object): value is Failure {
+  return 'ok' in value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// HMAC keys
+
+const WHSEC_PREFIX = 'whsec_';
+
+/** The HMAC key for `secret` under `scheme`, or why there is none. */
+function hmacKeyBytes(scheme: HmacScheme, secret: string): Buffer | string {
+  if (typeof secret !== 'string' || secret === '') return 'the secret is empty';
+  if (scheme !== 'standard_webhooks') return Buffer.from(secret, 'utf8');
+  const encoded = secret.startsWith(WHSEC_PREFIX) ? secret.slice(WHSEC_PREFIX.length) : secret;
+  // Buffer.from skips characters outside the alphabet, so a typo would silently become another key.
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) return 'the secret must be whsec_ followed by base64';
+  const bytes = Buffer.from(encoded, 'base64');
+  return bytes.length === 0 ? 'the secret must be whsec_ followed by base64' : bytes;
+}
+
+/**
+ * Null when `secret` can key `scheme`, otherwise a message for INVALID_REQUEST: only
+ * `standard_webhooks` constrains it (whsec_ + base64). Lets a write refuse a secret that would
+ * otherwise make every request fail verification.
+ */
+export function validateHmacSecret(scheme: HmacScheme, secret: string): string | null {
+  const bytes = hmacKeyBytes(scheme, secret);
+  return typeof bytes === 'string' ? bytes : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks
+
+/** A compiled check: null when it passes. */
+type Check = (request: InboundRequest) => Failure | null;
+
+interface NamedCheck {
+  readonly name: VerificationCheck;
+  readonly run: Check;
+}
+
+function misconfigured(check: VerificationCheck, reason: string): Check {
+  const failure = fail(check, `${check} check misconfigured: ${reason}`);
+  return () => failure;
+}
+
+function compileStaticToken(settings: VerificationSettings): Check {
+  const headerName = settings.staticTokenHeaderName ? settings.staticTokenHeaderName.toLowerCase() : null;
+  const queryParam = settings.staticTokenQueryParam || null;
+  if (headerName === null && queryParam === null) return misconfigured('static_token', 'no header or query parameter');
+  const hash = settings.staticTokenHash;
+  if (typeof hash !== 'string' || !HEX_DIGEST.test(hash)) return misconfigured('static_token', 'no valid token hash stored');
+  const expected = Buffer.from(hash, 'hex');
+
+  // Node decodes header bytes as latin1 and URLSearchParams decodes percent-escapes as UTF-8, so
+  // these encodings give back the bytes the sender sent (the UTF-8 of a non-ASCII token) in both places.
+  const matches = (provided: string, encoding: 'latin1' | 'utf8'): boolean =>
+    timingSafeEqual(createHash('sha256').update(provided, encoding).digest(), expected);
+
+  return (request) => {
+    let present = false;
+    if (headerName !== null) {
+      const value = header(request, headerName);
+      if (typeof value === 'string' && value !== '') {
+        present = true;
+        if (matches(value, 'latin1')) return null;
+      }
+    }
+    if (queryParam !== null) {
+      const value = request.query.get(queryParam);
+      if (value !== null && value !== '') {
+        present = true;
+        if (matches(value, 'utf8')) return null;
+      }
+    }
+    return fail('static_token', present ? 'static token mismatch' : 'missing static token');
+  };
+}
+
+function compileHmac(settings: VerificationSettings): Check {
+  const scheme = settings.hmacScheme;
+  const preset = HMAC_PRESET_HEADERS[scheme];
+  if (preset === undefined) return misconfigured('hmac', `unknown hmac scheme ${String(scheme)}`);
+  const secret = settings.hmacSecret;
+  if (typeof secret !== 'string' || secret === '') return misconfigured('hmac', 'no secret');
+
+  const signatureHeader = settings.hmacHeaderName ? settings.hmacHeaderName.toLowerCase() : preset.signature;
+  if (signatureHeader === null) return misconfigured('hmac', `hmac_header_name is required for scheme ${scheme}`);
+  const configuredTimestampHeader = settings.timestampHeaderName ? settings.timestampHeaderName.toLowerCase() : null;
+  const tolerance = settings.timestampToleranceSeconds;
+  const toleranceSeconds = Number.isFinite(tolerance) && tolerance > 0 ? tolerance : DEFAULT_TIMESTAMP_TOLERANCE_SECONDS;
+  const presetRule: TimestampRule = { toleranceSeconds, allowMillis: false };
+
+  const keyBytes = hmacKeyBytes(scheme, secret);
+  if (typeof keyBytes === 'string') return misconfigured('hmac', keyBytes);
+  const key = createSecretKey(keyBytes);
+
+  /** Reads the signature header; a Failure when missing or repeated. */
+  const signatureText = (request: InboundRequest): string | Failure => {
+    const value = header(request, signatureHeader);
+    if (value === undefined || value === '') return fail('hmac', `missing signature header ${signatureHeader}`);
+    if (value === null) return fail('hmac', `repeated signature header ${signatureHeader}`);
+    return value.trim();
+  };
+
+  switch (scheme) {
+    case 'hex':
+    case 'base64': {
+      const decode = scheme === 'hex' ? hexDigest : base64Digest;
+      const rule: TimestampRule = { toleranceSeconds, allowMillis: true };
+      return (request) => {
+        const text = signatureText(request);
+        if (typeof text !== 'string') return text;
+        const given = decode(stripPrefix(text, 'sha256=', false) ?? text);
+        if (given === null) return fail('hmac', `malformed signature header ${signatureHeader}`);
+        if (configuredTimestampHeader === null) {
+          return digestEquals(mac(key, null, request.rawBody), given) ? null : fail('hmac', 'hmac signature mismatch');
+        }
+        const timestamp = readTimestamp(request, configuredTimestampHeader, rule);
+        if (isFailure(timestamp)) return timestamp;
+        if (!digestEquals(mac(key, `${timestamp.text}.`, request.rawBody), given)) {
+          return fail('hmac', 'hmac signature mismatch');
+        }
+        return checkTolerance(timestamp.seconds, request.now, rule);
+      };
+    }
+
+    case 'github':
+      return (request) => {
+        const text = signatureText(request);
+        if (typeof text !== 'string') return text;
+        const hex = stripPrefix(text, 'sha256=', true);
+        const given = hex === null ? null : hexDigest(hex);
+        if (given === null) return fail('hmac', `malformed signature header ${signatureHeader} (expected sha256=<hex>)`);
+        return digestEquals(mac(key, null, request.rawBody), given) ? null : fail('hmac', 'hmac signature mismatch');
+      };
+
+    case 'stripe':
+      return (request) => {
+        const text = signatureText(request);
+        if (typeof text !== 'string') return text;
+        let timestampText: string | null = null;
+        const signatures: string[] = [];
+        for (const item of text.split(',')) {
+          const eq = item.indexOf('=');
+          if (eq === -1) continue;
+          const name = item.slice(0, eq).trim();
+          const value = item.slice(eq + 1).trim();
+          if (name === 't') {
+            // Two different `t=` would make "which one was signed" ambiguous.
+            if (timestampText !== null && timestampText !== value) {
+              return fail('timestamp', `malformed signature header ${signatureHeader} (several timestamps)`);
+            }
+            timestampText = value;
+          } else if (name === 'v1') {
+            signatures.push(value);
+          }
+        }
+        if (timestampText === null) return fail('timestamp', `malformed signature header ${signatureHeader} (no t=)`);
+        if (signatures.length === 0) return fail('hmac', `malformed signature header ${signatureHeader} (no v1=)`);
+        const seconds = parseTimestamp(timestampText, presetRule);
+        if (seconds === null) return fail('timestamp', `malformed signature header ${signatureHeader} (bad t=)`);
+        const expected = mac(key, `${timestampText}.`, request.rawBody);
+        // No early exit: every candidate is compared, so timing does not say which one matched.
+        let matched = false;
+        for (const signature of signatures) {
+          if (digestEquals(expected, hexDigest(signature))) matched = true;
+        }
+        if (!matched) return fail('hmac', 'hmac signature mismatch');
+        return checkTolerance(seconds, request.now, presetRule);
+      };
+
+    case 'slack': {
+      const timestampHeader = configuredTimestampHeader ?? (preset.timestamp as string);
+      return (request) => {
+        const text = signatureText(request);
+        if (typeof text !== 'string') return text;
+        const hex = stripPrefix(text, 'v0=', true);
+        const given = hex === null ? null : hexDigest(hex);
+        if (given === null) return fail('hmac', `malformed signature header ${signatureHeader} (expected v0=<hex>)`);
+        const timestamp = readTimestamp(request, timestampHeader, presetRule);
+        if (isFailure(timestamp)) return timestamp;
+        if (!digestEquals(mac(key, `v0:${timestamp.text}:`, request.rawBody), given)) {
+          return fail('hmac', 'hmac signature mismatch');
+        }
+        return checkTolerance(timestamp.seconds, request.now, presetRule);
+      };
+    }
+
+    case 'standard_webhooks': {
+      const timestampHeader = configuredTimestampHeader ?? (preset.timestamp as string);
+      const idHeader = preset.id as string;
+      return (request) => {
+        const text = signatureText(request);
+        if (typeof text !== 'string') return text;
+        const id = header(request, idHeader);
+        if (id === undefined || id === '') return fail('hmac', `missing id header ${idHeader}`);
+        if (id === null) return fail('hmac', `repeated id header ${idHeader}`);
+        const timestamp = readTimestamp(request, timestampHeader, presetRule);
+        if (isFailure(timestamp)) return timestamp;
+        const expected = mac(key, `${id}.${timestamp.text}.`, request.rawBody);
+        let matched = false;
+        let candidates = 0;
+        for (const part of text.split(' ')) {
+          const comma = part.indexOf(',');
+          // Other versions (v1a: asymmetric) are not ours to check; skip them as the spec says.
+          if (comma === -1 || part.slice(0, comma) !== 'v1') continue;
+          candidates++;
+          if (digestEquals(expected, base64Digest(part.slice(comma + 1)))) matched = true;
+        }
+        if (candidates === 0) return fail('hmac', `malformed signature header ${signatureHeader} (no v1,<base64>)`);
+        if (!matched) return fail('hmac', 'hmac signature mismatch');
+        return checkTolerance(timestamp.seconds, request.now, presetRule);
+      };
+    }
+
+    default: {
+      const unknown: never = scheme;
+      return misconfigured('hmac', `unknown hmac scheme ${String(unknown)}`);
+    }
+  }
+}
+
+function compileIpAllowlist(settings: VerificationSettings): Check {
+  const v4: Ipv4Range[] = [];
+  const v6: Ipv6Range[] = [];
+  for (const cidr of settings.allowedCidrs ?? []) {
+    const parsed = parseCidr(cidr);
+    // A stored block that no longer parses can only narrow the list, so it is dropped, not fatal.
+    if ('error' in parsed) continue;
+    if (parsed.range[0].kind() === 'ipv4') v4.push(parsed.range as Ipv4Range);
+    else v6.push(parsed.range as Ipv6Range);
+  }
+  if (v4.length === 0 && v6.length === 0) return misconfigured('ip_allowlist', 'no valid CIDR block');
+
+  return (request) => {
+    let address: ipaddr.IPv4 | ipaddr.IPv6;
+    try {
+      // process() unwraps ::ffff:a.b.c.d, so a dual-stack socket's IPv4 senders match IPv4 blocks.
+      address = ipaddr.process(request.remoteAddress);
+    } catch {
+      return fail('ip_allowlist', `remote address ${JSON.stringify(String(request.remoteAddress))} is not an IP address`);
+    }
+    // Families are matched separately: ipaddr.js throws when asked to match across them.
+    if (address.kind() === 'ipv4') {
+      for (const range of v4) if ((address as ipaddr.IPv4).match(range)) return null;
+    } else {
+      for (const range of v6) if ((address as ipaddr.IPv6).match(range)) return null;
+    }
+    return fail('ip_allowlist', `remote address ${address.toString()} not in allowlist`);
+  };
+}
+
+/**
+ * Builds the per-request verifier for one endpoint's settings. Cheap checks run first (allowlist,
+ * then static token) so that a request from the wrong place costs no HMAC. Never throws, neither here
+ * nor in the returned function.
+ */
+export function compileVerifier(settings: VerificationSettings): Verifier {
+  const checks: NamedCheck[] = [];
+  const add = (name: VerificationCheck, compile: (s: VerificationSettings) => Check): void => {
+    let run: Check;
+    try {
+      run = compile(settings);
+    } catch (err) {
+      run = misconfigured(name, err instanceof Error ? err.message : String(err));
+    }
+    checks.push({ name, run });
+  };
+  if (settings.verifyIpAllowlist) add('ip_allowlist', compileIpAllowlist);
+  if (settings.verifyStaticToken) add('static_token', compileStaticToken);
+  if (settings.verifyHmac) add('hmac', compileHmac);
+
+  if (checks.length === 0) return () => OK;
+  return (request) => {
+    for (const check of checks) {
+      let result: Failure | null;
+      try {
+        result = check.run(request);
+      } catch (err) {
+        result = fail(check.name, `${check.name} check failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      if (result !== null) return result;
+    }
+    return OK;
+  };
+}
