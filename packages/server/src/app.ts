@@ -2,17 +2,25 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Config } from './config.js';
-import type { AppServices } from './services.js';
+import type { AppDeps, AppServices } from './services.js';
+import { DatabasePayloadStore } from './storage/payload-store.js';
+import { IngestEndpointCache } from './ingest/endpoint-cache.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
 import { registerApiKeyAuth } from './plugins/auth.js';
 import { AppError } from './errors.js';
 import { healthRoutes } from './routes/health.js';
 import { whoamiRoutes } from './routes/whoami.js';
 import { endpointRoutes } from './routes/endpoints.js';
+import { inboundEndpointRoutes } from './routes/inbound-endpoints.js';
+import { ingestRoutes } from './ingest/routes.js';
+import { inboundMessageRoutes } from './routes/inbound-messages.js';
+
+/** NOTIFY channel: an inbound endpoint's settings or state changed (payload: its id). */
+export const INBOUND_ENDPOINT_CHANGED_CHANNEL = 'hookrelay_inbound_endpoint_changed';
 
 export type { Config } from './config.js';
 export { parseConfig, receiveBase } from './config.js';
-export type { AppServices } from './services.js';
+export type { AppDeps, AppServices } from './services.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,7 +42,7 @@ export interface BuildAppOptions {
  * Builds the Fastify app: infrastructure (errors, JSON parsing, request ids), then the app's
  * services, then routes. The caller opens and migrates the database and closes it after `app.close()`.
  */
-export async function buildApp(config: Config, services: Omit<AppServices, 'config'>, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+export async function buildApp(config: Config, deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger:
       options.logger ??
@@ -53,7 +61,28 @@ export async function buildApp(config: Config, services: Omit<AppServices, 'conf
     forceCloseConnections: 'idle',
   });
 
-  app.decorate('services', { ...services, config });
+  const ingestCache = new IngestEndpointCache(deps.db.sql, deps.secretBox);
+  const services: AppServices = {
+    ...deps,
+    config,
+    payloadStore: deps.payloadStore ?? new DatabasePayloadStore(),
+    ingestCache,
+    receiveBase() {
+      if (config.publicUrl) return config.publicUrl;
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : config.port;
+      return `http://localhost:${port}`;
+    },
+    async inboundEndpointChanged(id) {
+      ingestCache.invalidate(id);
+      await deps.db.notify(INBOUND_ENDPOINT_CHANGED_CHANNEL, id);
+    },
+  };
+  app.decorate('services', services);
+  const unlistenEndpointChanges = await deps.db.listen(INBOUND_ENDPOINT_CHANGED_CHANNEL, (id) => ingestCache.invalidate(id));
+  app.addHook('onClose', async () => {
+    await unlistenEndpointChanges().catch(() => {});
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
@@ -73,10 +102,13 @@ export async function buildApp(config: Config, services: Omit<AppServices, 'conf
   });
 
   await app.register(healthRoutes);
-  await app.register(async (v1) => {
+  if (config.roles.has('ingest')) await app.register(ingestRoutes);
+  if (config.roles.has('api')) await app.register(async (v1) => {
     registerApiKeyAuth(v1);
     await v1.register(whoamiRoutes);
     await v1.register(endpointRoutes);
+    await v1.register(inboundEndpointRoutes);
+    await v1.register(inboundMessageRoutes);
   }, { prefix: '/v1' });
 
   return app;

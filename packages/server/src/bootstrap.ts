@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { insertApiKey } from './db/api-keys.js';
 import { countProjects, insertProject } from './db/projects.js';
+import { advisoryXactLock } from './db/locks.js';
 import { sha256Hex } from './security/crypto.js';
 
 /** Serialises bootstrap across processes starting on the same empty database. */
@@ -22,7 +23,7 @@ export interface BootstrapResult {
 /** Creates `default` project and a key on an empty database (decisions.md §2). */
 export async function bootstrapProject(db: Database, config: Config): Promise<BootstrapResult> {
   const created = await db.sql.begin(async (tx) => {
-    await tx`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`;
+    await advisoryXactLock(tx, BOOTSTRAP_LOCK_KEY);
     if ((await countProjects(tx)) > 0) return undefined;
     const project = await insertProject(tx, 'default');
     const key = config.bootstrapApiKey ?? newApiKey();

@@ -94,7 +94,7 @@ async function runStart(config: Config): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     process.stdout.write(`hookrelay-server listening on http://${host}:${port}\n`);
-    const sweepers = config.roles.has('worker') ? startSweepers(db, app.log, config.sweepIntervalSeconds * 1000) : undefined;
+    const sweepers = config.roles.has('worker') ? startSweepers(db, app.services, app.log, config.sweepIntervalSeconds * 1000) : undefined;
 
     const shutdown = async (signal: string) => {
       if (closing) return;

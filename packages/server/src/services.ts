@@ -2,13 +2,29 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import type { SecretBox } from './security/crypto.js';
 import type { Resolver } from './security/ssrf.js';
+import type { PayloadStore } from './storage/payload-store.js';
+import type { IngestEndpointCache } from './ingest/endpoint-cache.js';
 
-
-/** What routes, workers and sweepers share: built once per process by buildApp's caller. */
-export interface AppServices {
-  config: Config;
+/** What the process entry (or a test) hands to buildApp: the things with a lifecycle of their own. */
+export interface AppDeps {
   db: Database;
   secretBox: SecretBox;
   /** DNS for destination checks; tests inject one so they never touch real DNS. */
   resolveHost?: Resolver;
+  /** Where payload bytes live; the database by default. */
+  payloadStore?: PayloadStore;
+}
+
+/** What routes, workers and sweepers share, built once per app by buildApp. */
+export interface AppServices extends AppDeps {
+  config: Config;
+  payloadStore: PayloadStore;
+  ingestCache: IngestEndpointCache;
+  /** `{receive_base}` of ingest URLs: HOOKRELAY_PUBLIC_URL, else this process's bound address. */
+  receiveBase(): string;
+  /**
+   * Tells every process that an inbound endpoint's settings or state changed, so cached ingest
+   * settings are dropped at once (here directly, elsewhere through NOTIFY).
+   */
+  inboundEndpointChanged(id: string): Promise<void>;
 }

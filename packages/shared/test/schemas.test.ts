@@ -288,8 +288,11 @@ describe('output records', () => {
       received_at: NOW,
       updated_at: NOW,
       failed_at: NOW,
+      headers: { 'content-type': 'application/json' },
+      raw_headers: [['Content-Type', 'application/json']],
     };
     expect(accepts(InboundMessageOut, inbound)).toBe(true);
+    expect(accepts(InboundMessageOut, { ...inbound, raw_headers: [['only-a-name']] })).toBe(false);
     expect(accepts(InboundMessageOut, { ...inbound, status: 'stored' })).toBe(false);
     expect(
       accepts(InboundLogRecordOut, {

@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Database } from './database.js';
+import { advisoryXactLock } from './locks.js';
 
 /** Forward-only numbered migrations shipped next to dist/ (`migrations/NNN_name.sql`). */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
@@ -23,7 +24,8 @@ export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
     if (migrations.some((m) => m.version === version)) throw new Error(`duplicate migration version ${version} (${file})`);
     migrations.push({ version, name: file.replace(/\.sql$/, ''), script: await readFile(path.join(dir, file), 'utf8') });
   }
-  return migrations;
+  // By number, not by file name: `1000_x.sql` comes after `999_y.sql`.
+  return migrations.sort((a, b) => a.version - b.version);
 }
 
 /**
@@ -33,7 +35,7 @@ export async function loadMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
 export async function migrate(db: Database, migrations?: Migration[]): Promise<string[]> {
   const all = migrations ?? (await loadMigrations());
   return db.sql.begin(async (tx) => {
-    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+    await advisoryXactLock(tx, MIGRATION_LOCK_KEY);
     await tx.execScript(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY,
       name text NOT NULL,

@@ -12,6 +12,7 @@ import { insertApiKey } from '../../src/db/api-keys.js';
 import { insertProject } from '../../src/db/projects.js';
 import { SecretBox, sha256Hex } from '../../src/security/crypto.js';
 import type { Resolver } from '../../src/security/ssrf.js';
+import type { PayloadStore } from '../../src/storage/payload-store.js';
 import { createTestDatabase } from './database.js';
 
 export interface TestProjectKey {
@@ -41,12 +42,16 @@ export interface TestApp {
 /** Every host name resolves to a public documentation-free address unless a test says otherwise. */
 export const publicResolver: Resolver = async () => ['93.184.216.34'];
 
-export async function createTestApp(options: { env?: Record<string, string>; resolveHost?: Resolver; db?: Database } = {}): Promise<TestApp> {
+export async function createTestApp(options: { env?: Record<string, string>; resolveHost?: Resolver; db?: Database; payloadStore?: PayloadStore } = {}): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase());
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-test-'));
   const config = parseConfig({ HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_LOG_LEVEL: 'silent', ...options.env });
   const secretBox = new SecretBox(randomBytes(32));
-  const app = await buildApp(config, { db, secretBox, resolveHost: options.resolveHost ?? publicResolver }, { logger: false });
+  const app = await buildApp(
+    config,
+    { db, secretBox, resolveHost: options.resolveHost ?? publicResolver, ...(options.payloadStore ? { payloadStore: options.payloadStore } : {}) },
+    { logger: false },
+  );
   await app.ready();
 
   const createProject = async (name = `project-${randomBytes(4).toString('hex')}`): Promise<TestProjectKey> => {

@@ -1,7 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { openPostgres } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
-import { startPgCluster } from './pg-cluster.js';
+import { startPgCluster } from '../../src/testing/pg-cluster.js';
 
 export const TEMPLATE_DATABASE = 'hookrelay_template';
 

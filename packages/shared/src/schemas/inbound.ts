@@ -289,6 +289,12 @@ export const InboundMessageOut = z.object({
   deleted_at: Timestamp.optional(),
   deleted_by_api_key_id: z.string().nullable().optional(),
   deleted_by_user_id: z.string().nullable().optional(),
+  // The request as received, and its payload as in a CLI message (absent once deleted).
+  headers: z.record(z.string(), z.string()),
+  raw_headers: z.array(z.tuple([z.string(), z.string()])),
+  body: z.unknown().optional(),
+  body_encoding: z.literal('base64').optional(),
+  body_error: z.literal('payload_unavailable').optional(),
 });
 export type InboundMessageOut = z.infer<typeof InboundMessageOut>;
 

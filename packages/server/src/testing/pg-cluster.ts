@@ -38,7 +38,15 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startPgCluster(env: Readonly<Record<string, string | undefined>>): Promise<PgCluster> {
+export interface PgClusterOptions {
+  /**
+   * Keep PostgreSQL's durable defaults (fsync, synchronous_commit, full_page_writes on), so that a
+   * commit waits for the WAL flush as in production. Benchmarks need this; tests do not.
+   */
+  durable?: boolean;
+}
+
+export async function startPgCluster(env: Readonly<Record<string, string | undefined>>, opts: PgClusterOptions = {}): Promise<PgCluster> {
   const bin = findPgBin(env);
   const asRoot = process.getuid?.() === 0;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-pg-'));
@@ -50,8 +58,9 @@ export async function startPgCluster(env: Readonly<Record<string, string | undef
   const port = await freePort();
   const data = path.join(dir, 'data');
   run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
-  // Durability is irrelevant for a throwaway cluster; speed is not.
-  const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
+  // Durability is irrelevant for a throwaway test cluster; speed is not (unless `durable`).
+  const fast = opts.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
+  const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir}${fast} -c max_connections=300`;
   run('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '60', '-o', options, 'start']);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,

@@ -1,0 +1,145 @@
+import type { Sql } from './database.js';
+
+export interface InboundMessageRow {
+  id: string;
+  project_id: string;
+  inbound_endpoint_id: string;
+  status: 'queued' | 'delivering' | 'succeeded' | 'pending_retry' | 'failed_permanent';
+  attempt_count: number;
+  replay_count: number;
+  method: string;
+  path: string;
+  query: string;
+  content_type: string;
+  size_bytes: number;
+  payload_sha256: string;
+  raw_headers: [string, string][];
+  payload_key: string | null;
+  idempotency_key: string | null;
+  response_status: number | null;
+  response_latency_ms: number | null;
+  last_error: string | null;
+  first_attempt_at: Date | null;
+  next_attempt_at: Date | null;
+  queue_wait_ms: number | null;
+  total_delivery_ms: number | null;
+  received_at: Date;
+  updated_at: Date;
+  delivered_at: Date | null;
+  failed_at: Date | null;
+  deleted_at: Date | null;
+  deleted_by_api_key_id: string | null;
+  deleted_by_user_id: string | null;
+}
+
+const COLUMNS = (sql: Sql) => sql.fragment`
+  m.id, m.project_id, m.inbound_endpoint_id, m.status, m.attempt_count, m.replay_count, m.method, m.path, m.query,
+  m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key, m.idempotency_key, m.response_status,
+  m.response_latency_ms, m.last_error, m.first_attempt_at, m.next_attempt_at, m.queue_wait_ms, m.total_delivery_ms,
+  m.received_at, m.updated_at, m.delivered_at, m.failed_at, m.deleted_at, m.deleted_by_api_key_id, m.deleted_by_user_id`;
+
+/** A message of the project, deleted ones included (they answer their metadata). */
+export async function findInboundMessage(sql: Sql, projectId: string, id: string): Promise<InboundMessageRow | undefined> {
+  const [row] = await sql<InboundMessageRow>`
+    SELECT ${COLUMNS(sql)} FROM inbound_messages m WHERE m.id = ${id} AND m.project_id = ${projectId}`;
+  return row;
+}
+
+/**
+ * The listen page: live messages of one endpoint after `afterId`, in id order, on the
+ * (inbound_endpoint_id, id) index, so it stays a short range scan with millions of rows.
+ */
+export async function listInboundMessagesAfter(
+  sql: Sql,
+  endpointId: string,
+  afterId: string | null,
+  limit: number,
+): Promise<InboundMessageRow[]> {
+  const after = afterId === null ? sql.fragment`` : sql.fragment`AND m.id > ${afterId}::uuid`;
+  return sql<InboundMessageRow>`
+    SELECT ${COLUMNS(sql)} FROM inbound_messages m
+    WHERE m.inbound_endpoint_id = ${endpointId} ${after} AND m.deleted_at IS NULL
+    ORDER BY m.id
+    LIMIT ${limit}`;
+}
+
+export interface InboundLogRow extends InboundMessageRow {
+  endpoint_url: string;
+}
+
+export interface InboundLogFilters {
+  status?: string;
+  endpointId?: string;
+  receivedAfter?: string;
+  receivedBefore?: string;
+  beforeId?: string;
+}
+
+/** Newest first by id (UUIDv7 is time-ordered); keyset on id. */
+export async function listInboundLogs(sql: Sql, projectId: string, filters: InboundLogFilters, limit: number): Promise<InboundLogRow[]> {
+  const where = [sql.fragment`m.project_id = ${projectId}`];
+  if (filters.status !== undefined) where.push(sql.fragment`m.status = ${filters.status}`);
+  if (filters.endpointId !== undefined) where.push(sql.fragment`m.inbound_endpoint_id = ${filters.endpointId}::uuid`);
+  if (filters.receivedAfter !== undefined) where.push(sql.fragment`m.received_at >= ${filters.receivedAfter}::timestamptz`);
+  if (filters.receivedBefore !== undefined) where.push(sql.fragment`m.received_at < ${filters.receivedBefore}::timestamptz`);
+  if (filters.beforeId !== undefined) where.push(sql.fragment`m.id < ${filters.beforeId}::uuid`);
+  return sql<InboundLogRow>`
+    SELECT ${COLUMNS(sql)}, CASE WHEN e.mode = 'forward' THEN e.url ELSE '' END AS endpoint_url
+    FROM inbound_messages m JOIN inbound_endpoints e ON e.id = m.inbound_endpoint_id
+    WHERE ${sql.join(where, ' AND ')}
+    ORDER BY m.id DESC
+    LIMIT ${limit}`;
+}
+
+/** Queues a live message again and counts the replay; undefined when not found or deleted. */
+export async function replayInboundMessage(sql: Sql, projectId: string, id: string): Promise<InboundMessageRow | undefined> {
+  const [row] = await sql<InboundMessageRow>`
+    UPDATE inbound_messages m SET status = 'queued', replay_count = replay_count + 1, next_attempt_at = NULL, updated_at = now()
+    WHERE m.id = ${id} AND m.project_id = ${projectId} AND m.deleted_at IS NULL
+    RETURNING ${COLUMNS(sql)}`;
+  return row;
+}
+
+export interface SoftDeleteResult {
+  id: string;
+  deleted_at: Date;
+  already_deleted: boolean;
+}
+
+/**
+ * Soft-deletes messages of the project (metadata stays, the payload becomes unreachable at once);
+ * ids already deleted keep their first deletion. Ids not in the result were not found.
+ */
+export async function softDeleteInboundMessages(
+  sql: Sql,
+  projectId: string,
+  ids: readonly string[],
+  principal: { apiKeyId: string },
+): Promise<SoftDeleteResult[]> {
+  return sql<SoftDeleteResult>`
+    WITH target AS (
+      SELECT id, deleted_at FROM inbound_messages
+      WHERE id = ANY(${[...ids]}::uuid[]) AND project_id = ${projectId}
+      FOR UPDATE
+    ), updated AS (
+      UPDATE inbound_messages m SET deleted_at = now(), deleted_by_api_key_id = ${principal.apiKeyId}::uuid, updated_at = now()
+      FROM target WHERE m.id = target.id AND target.deleted_at IS NULL
+      RETURNING m.id, m.deleted_at
+    )
+    SELECT t.id, coalesce(u.deleted_at, t.deleted_at) AS deleted_at, (t.deleted_at IS NOT NULL) AS already_deleted
+    FROM target t LEFT JOIN updated u ON u.id = t.id`;
+}
+
+/** Payload keys of deleted messages still holding a payload, claimed for the sweeper's transaction. */
+export async function claimDeletedInboundPayloads(sql: Sql, limit: number): Promise<{ id: string; payload_key: string }[]> {
+  return sql<{ id: string; payload_key: string }>`
+    SELECT id, payload_key FROM inbound_messages
+    WHERE deleted_at IS NOT NULL AND payload_key IS NOT NULL
+    ORDER BY deleted_at
+    LIMIT ${limit}
+    FOR UPDATE SKIP LOCKED`;
+}
+
+export async function clearInboundPayloadKeys(sql: Sql, ids: readonly string[]): Promise<void> {
+  if (ids.length > 0) await sql`UPDATE inbound_messages SET payload_key = NULL WHERE id = ANY(${[...ids]}::uuid[])`;
+}

@@ -1,0 +1,15 @@
+import type { Sql } from './database.js';
+
+export async function insertPayloads(sql: Sql, items: readonly { key: string; data: Uint8Array }[]): Promise<void> {
+  const rows = items.map((item) => sql.fragment`(${item.key}, ${Buffer.from(item.data.buffer, item.data.byteOffset, item.data.byteLength)}::bytea)`);
+  await sql`INSERT INTO payloads (key, data) VALUES ${sql.join(rows, ', ')}`;
+}
+
+export async function getPayload(sql: Sql, key: string): Promise<Buffer | undefined> {
+  const [row] = await sql<{ data: Uint8Array }>`SELECT data FROM payloads WHERE key = ${key}`;
+  return row ? Buffer.from(row.data.buffer, row.data.byteOffset, row.data.byteLength) : undefined;
+}
+
+export async function deletePayloads(sql: Sql, keys: readonly string[]): Promise<void> {
+  await sql`DELETE FROM payloads WHERE key = ANY(${[...keys]}::text[])`;
+}

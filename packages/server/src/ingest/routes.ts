@@ -1,0 +1,126 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import { SECRET_TOKEN_PATTERN } from '@hookrelay/shared';
+import { AppError } from '../errors.js';
+import { incrementRejectedCount } from '../db/ingest.js';
+import { sha256Hex } from '../security/crypto.js';
+import { IngestBatcher, type IngestOutcome } from './batcher.js';
+import type { IngestTarget } from './endpoint-cache.js';
+
+const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
+const PAUSED_RETRY_AFTER_SECONDS = 60;
+
+/** `/in/{token}/sub/path?query` → the sub-path (`/` when bare) and the raw query text. */
+export function splitIngestUrl(rawUrl: string): { token: string; path: string; query: string } {
+  const queryAt = rawUrl.indexOf('?');
+  const pathname = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
+  const query = queryAt === -1 ? '' : rawUrl.slice(queryAt + 1);
+  const rest = pathname.slice('/in/'.length);
+  const slash = rest.indexOf('/');
+  const token = slash === -1 ? rest : rest.slice(0, slash);
+  const path = slash === -1 || slash === rest.length - 1 ? '/' : rest.slice(slash);
+  return { token, path, query };
+}
+
+function rawHeaderPairs(raw: string[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i]!, raw[i + 1]!]);
+  return pairs;
+}
+
+function idempotencyKeyOf(request: FastifyRequest, headerNames: readonly string[]): string | null {
+  for (const name of headerNames) {
+    const value = request.headers[name];
+    const text = Array.isArray(value) ? value[0] : value;
+    if (text !== undefined && text !== '') return text.slice(0, 512);
+  }
+  return null;
+}
+
+/**
+ * Ingestion at `/in/{secret_token}[/sub/path][?query]` (decisions.md §3–§4): any content type, the
+ * exact bytes, verification before anything is stored, idempotency, and an answer only after the
+ * commit that holds the message. Delivery happens elsewhere and is never waited for.
+ */
+export async function ingestRoutes(app: FastifyInstance): Promise<void> {
+  const { services } = app;
+  const batcher = new IngestBatcher(services.db, services.payloadStore);
+  app.addHook('onClose', async () => {
+    await batcher.idle();
+  });
+
+  // Every content type arrives as raw bytes: what is stored is exactly what was sent.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  const lookup = async (request: FastifyRequest): Promise<{ target: IngestTarget; path: string; query: string }> => {
+    const { token, path, query } = splitIngestUrl(request.raw.url ?? request.url);
+    if (!SECRET_TOKEN_PATTERN.test(token)) throw new AppError('NOT_FOUND', 'no inbound endpoint at this URL');
+    const target = await services.ingestCache.get(sha256Hex(token));
+    if (!target) throw new AppError('NOT_FOUND', 'no inbound endpoint at this URL');
+    if (target.gone) throw new AppError('GONE', 'this inbound endpoint has been deleted');
+    return { target, path, query };
+  };
+
+  const record: RouteHandlerMethod = async (request: FastifyRequest, reply: FastifyReply) => {
+    const receivedAt = new Date();
+    const { target, path, query } = await lookup(request);
+    if (target.paused) {
+      throw new AppError('ENDPOINT_PAUSED', 'this inbound endpoint is paused; retry later', { retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS });
+    }
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    if (target.verify) {
+      const result = target.verify({
+        rawBody: body,
+        headers: request.headers,
+        query: new URLSearchParams(query),
+        remoteAddress: request.socket.remoteAddress ?? '',
+        now: receivedAt,
+      });
+      if (!result.ok) {
+        request.log.info({ inbound_endpoint_id: target.id, check: result.check, reason: result.reason }, 'inbound verification failed');
+        await incrementRejectedCount(services.db.sql, target.id);
+        throw new AppError('UNAUTHORIZED', 'unauthorized');
+      }
+    }
+    const outcome: IngestOutcome = await batcher.submit({
+      endpointId: target.id,
+      projectId: target.projectId,
+      method: request.method,
+      path,
+      query,
+      contentType: request.headers['content-type'] ?? '',
+      rawHeaders: rawHeaderPairs(request.raw.rawHeaders),
+      body,
+      sha256: createHash('sha256').update(body).digest('hex'),
+      idempotencyKey: idempotencyKeyOf(request, target.idempotencyHeaderNames),
+      receivedAt,
+    });
+    switch (outcome.kind) {
+      case 'gone':
+        services.ingestCache.invalidate(target.id);
+        throw new AppError('GONE', 'this inbound endpoint has been deleted');
+      case 'paused':
+        services.ingestCache.invalidate(target.id);
+        throw new AppError('ENDPOINT_PAUSED', 'this inbound endpoint is paused; retry later', { retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS });
+      case 'duplicate':
+        reply.header('hookrelay-duplicate', 'true');
+        break;
+      case 'stored':
+        break;
+    }
+    reply.status(target.ingestResponseCode);
+    if (target.ingestResponseCode === 204 || target.ingestResponseCode === 205) return reply.send();
+    return reply.send({ data: { message_id: outcome.messageId }, meta: { request_id: request.id } });
+  };
+
+  const answerProbe: RouteHandlerMethod = async (request, reply) => {
+    await lookup(request);
+    return reply.status(200).send();
+  };
+
+  for (const url of ['/in/:token', '/in/:token/*']) {
+    app.route({ method: [...RECORDED_METHODS], url, exposeHeadRoute: false, handler: record });
+    app.route({ method: ['HEAD', 'OPTIONS'], url, handler: answerProbe });
+  }
+}

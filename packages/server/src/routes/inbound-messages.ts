@@ -1,0 +1,179 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  IdParams,
+  InboundLogRecordOut,
+  InboundLogsQuery,
+  InboundMessageDeleteBatchIn,
+  InboundMessageDeleteBatchOut,
+  InboundMessageDeleteOut,
+  InboundMessageOut,
+  InboundReplayOut,
+  PageMetaWithMore,
+  successEnvelope,
+} from '@hookrelay/shared';
+import {
+  findInboundMessage,
+  listInboundLogs,
+  replayInboundMessage,
+  softDeleteInboundMessages,
+  type InboundLogRow,
+  type InboundMessageRow,
+} from '../db/inbound-messages.js';
+import { notFound } from '../errors.js';
+import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
+import { decodeCursor, encodeCursor } from '../lib/cursor.js';
+import { principalOf } from '../plugins/auth.js';
+
+const IdCursor = z.strictObject({ i: z.string().uuid() });
+const MessageGetQuery = z.strictObject({ body_encoding: z.enum(['base64'], { message: 'must be base64' }).optional() });
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toInboundMessageOut(row: InboundMessageRow, body: RenderedBody): InboundMessageOut {
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    inbound_endpoint_id: row.inbound_endpoint_id,
+    status: row.status,
+    attempt_count: row.attempt_count,
+    replay_count: row.replay_count,
+    content_type: row.content_type,
+    size_bytes: row.size_bytes,
+    payload_sha256: row.payload_sha256,
+    method: row.method,
+    path: row.path,
+    query: row.query,
+    idempotency_key: row.idempotency_key,
+    response_status: row.response_status,
+    response_latency_ms: row.response_latency_ms,
+    last_error: row.last_error,
+    queue_wait_ms: row.queue_wait_ms,
+    total_delivery_ms: row.total_delivery_ms,
+    received_at: row.received_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    ...(row.delivered_at ? { delivered_at: row.delivered_at.toISOString() } : {}),
+    ...(row.status === 'pending_retry' && row.next_attempt_at ? { next_attempt_at: row.next_attempt_at.toISOString() } : {}),
+    failed_at: iso(row.failed_at),
+    ...(row.deleted_at
+      ? { deleted_at: row.deleted_at.toISOString(), deleted_by_api_key_id: row.deleted_by_api_key_id, deleted_by_user_id: row.deleted_by_user_id }
+      : {}),
+    headers: joinHeaders(row.raw_headers),
+    raw_headers: row.raw_headers,
+    ...body,
+  };
+}
+
+function toLogRecord(row: InboundLogRow): InboundLogRecordOut {
+  return {
+    message_id: row.id,
+    inbound_endpoint_id: row.inbound_endpoint_id,
+    endpoint: row.endpoint_url,
+    status: row.status,
+    attempt_count: row.attempt_count,
+    received_at: row.received_at.toISOString(),
+    ...(row.delivered_at ? { delivered_at: row.delivered_at.toISOString() } : {}),
+    response_status: row.response_status,
+    response_latency_ms: row.response_latency_ms,
+    last_error: row.last_error,
+    total_delivery_ms: row.total_delivery_ms,
+    ...(row.deleted_at ? { deleted_at: row.deleted_at.toISOString() } : {}),
+  };
+}
+
+export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const { services } = fastify;
+  const { sql } = services.db;
+
+  app.get(
+    '/inbound-messages/:id',
+    { schema: { params: IdParams, querystring: MessageGetQuery, response: { 200: successEnvelope(InboundMessageOut) } } },
+    async (request) => {
+      const row = await findInboundMessage(sql, principalOf(request).project_id, request.params.id);
+      if (!row) throw notFound('inbound message', request.params.id);
+      // A deleted message answers its metadata only: its payload is unreachable at once.
+      const body = row.deleted_at ? {} : await loadBody(services.payloadStore, sql, row.payload_key, row.content_type, request.query.body_encoding === 'base64');
+      return { data: toInboundMessageOut(row, body), meta: { request_id: request.id } };
+    },
+  );
+
+  app.get(
+    '/inbound-logs',
+    { schema: { querystring: InboundLogsQuery, response: { 200: successEnvelope(z.array(InboundLogRecordOut), PageMetaWithMore) } } },
+    async (request) => {
+      const q = request.query;
+      const beforeId = q.cursor === undefined ? undefined : decodeCursor(q.cursor, IdCursor).i;
+      const rows = await listInboundLogs(
+        sql,
+        principalOf(request).project_id,
+        {
+          ...(q.status ? { status: q.status } : {}),
+          ...(q.inbound_endpoint_id ? { endpointId: q.inbound_endpoint_id } : {}),
+          ...(q.received_after ? { receivedAfter: q.received_after } : {}),
+          ...(q.received_before ? { receivedBefore: q.received_before } : {}),
+          ...(beforeId ? { beforeId } : {}),
+        },
+        q.limit + 1,
+      );
+      const page = rows.slice(0, q.limit);
+      const hasMore = rows.length > q.limit;
+      const last = page[page.length - 1];
+      return {
+        data: page.map(toLogRecord),
+        meta: { request_id: request.id, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor({ i: last.id }) : null },
+      };
+    },
+  );
+
+  app.post(
+    '/inbound-messages/:id/replay',
+    { schema: { params: IdParams, response: { 200: successEnvelope(InboundReplayOut) } } },
+    async (request) => {
+      const row = await replayInboundMessage(sql, principalOf(request).project_id, request.params.id);
+      if (!row) throw notFound('inbound message', request.params.id);
+      return { data: { message_id: row.id, replay_count: row.replay_count, status: row.status }, meta: { request_id: request.id } };
+    },
+  );
+
+  app.delete(
+    '/inbound-messages/:id',
+    { schema: { params: IdParams, response: { 200: successEnvelope(InboundMessageDeleteOut) } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const [result] = await softDeleteInboundMessages(sql, principal.project_id, [request.params.id], { apiKeyId: principal.api_key_id });
+      if (!result) throw notFound('inbound message', request.params.id);
+      return {
+        data: { message_id: result.id, deleted_at: result.deleted_at.toISOString(), already_deleted: result.already_deleted },
+        meta: { request_id: request.id },
+      };
+    },
+  );
+
+  app.post(
+    '/inbound-messages/delete-batch',
+    { schema: { body: InboundMessageDeleteBatchIn, response: { 200: successEnvelope(InboundMessageDeleteBatchOut) } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const ids = [...new Set(request.body.message_ids.map((id) => id.toLowerCase()))];
+      const found = new Map(
+        (await softDeleteInboundMessages(sql, principal.project_id, ids, { apiKeyId: principal.api_key_id })).map((r) => [r.id, r]),
+      );
+      const results = ids.map((id) => {
+        const r = found.get(id);
+        if (!r) return { message_id: id, outcome: 'not_found' as const };
+        return { message_id: id, outcome: r.already_deleted ? ('already_deleted' as const) : ('deleted' as const), deleted_at: r.deleted_at.toISOString() };
+      });
+      return {
+        data: {
+          results,
+          deleted_count: results.filter((r) => r.outcome === 'deleted').length,
+          already_deleted_count: results.filter((r) => r.outcome === 'already_deleted').length,
+          not_found_count: results.filter((r) => r.outcome === 'not_found').length,
+        },
+        meta: { request_id: request.id },
+      };
+    },
+  );
+}
