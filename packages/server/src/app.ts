@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import websocket from '@fastify/websocket';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Config } from './config.js';
@@ -14,6 +15,7 @@ import { endpointRoutes } from './routes/endpoints.js';
 import { inboundEndpointRoutes } from './routes/inbound-endpoints.js';
 import { ingestRoutes } from './ingest/routes.js';
 import { inboundMessageRoutes } from './routes/inbound-messages.js';
+import { listenRoutes } from './routes/listen.js';
 
 /** NOTIFY channel: an inbound endpoint's settings or state changed (payload: its id). */
 export const INBOUND_ENDPOINT_CHANGED_CHANNEL = 'hookrelay_inbound_endpoint_changed';
@@ -101,6 +103,9 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     });
   });
 
+  // At the root, before any auth hook: its onRequest hook marks upgrade requests first, so that an
+  // upgrade refused with an HTTP error (bad key, unknown endpoint) still has its socket closed.
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   await app.register(healthRoutes);
   if (config.roles.has('ingest')) await app.register(ingestRoutes);
   if (config.roles.has('api')) await app.register(async (v1) => {
@@ -109,6 +114,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     await v1.register(endpointRoutes);
     await v1.register(inboundEndpointRoutes);
     await v1.register(inboundMessageRoutes);
+    await v1.register(listenRoutes);
   }, { prefix: '/v1' });
 
   return app;

@@ -75,6 +75,7 @@ const EnvSchema = z.object({
   HOOKRELAY_DB_POOL_SIZE: positiveInt('HOOKRELAY_DB_POOL_SIZE').default(10),
   HOOKRELAY_TLS_CA_FILE: z.string().optional().or(z.literal('').transform(() => undefined)),
   HOOKRELAY_SWEEP_INTERVAL_SECONDS: positiveInt('HOOKRELAY_SWEEP_INTERVAL_SECONDS').default(30),
+  HOOKRELAY_STREAM_HEARTBEAT_SECONDS: positiveInt('HOOKRELAY_STREAM_HEARTBEAT_SECONDS').default(15),
 });
 
 export const DEFAULT_RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
@@ -96,6 +97,8 @@ export interface Config {
   dbPoolSize: number;
   tlsCaFile: string | undefined;
   sweepIntervalSeconds: number;
+  /** WebSocket ping interval; a peer that misses a pong by the next ping is dropped. */
+  streamHeartbeatSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -128,6 +131,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     dbPoolSize: e.HOOKRELAY_DB_POOL_SIZE,
     tlsCaFile: e.HOOKRELAY_TLS_CA_FILE,
     sweepIntervalSeconds: e.HOOKRELAY_SWEEP_INTERVAL_SECONDS,
+    streamHeartbeatSeconds: e.HOOKRELAY_STREAM_HEARTBEAT_SECONDS,
   };
 }
 

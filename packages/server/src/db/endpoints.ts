@@ -66,7 +66,7 @@ export async function listEndpoints(
   return sql<EndpointRow>`
     SELECT ${COLUMNS(sql)} FROM endpoints
     WHERE project_id = ${projectId} AND ${LIVE(sql)} ${after}
-    ORDER BY seq DESC
+    ORDER BY endpoints.seq DESC
     LIMIT ${page.limit}`;
 }
 

@@ -1,3 +1,4 @@
+import { newUuidv7 as newAttemptId } from '@hookrelay/shared';
 import type { Sql } from './database.js';
 
 export interface InboundMessageRow {
@@ -142,4 +143,62 @@ export async function claimDeletedInboundPayloads(sql: Sql, limit: number): Prom
 
 export async function clearInboundPayloadKeys(sql: Sql, ids: readonly string[]): Promise<void> {
   if (ids.length > 0) await sql`UPDATE inbound_messages SET payload_key = NULL WHERE id = ANY(${[...ids]}::uuid[])`;
+}
+
+export interface InboundResult {
+  status: number | null;
+  latencyMs: number;
+  error: string | null;
+}
+
+/**
+ * A CLI's report of the local app's answer (decisions.md §4): one attempt row, and the message
+ * takes the latest report's outcome — 2xx succeeded, anything else failed_permanent.
+ */
+export async function recordInboundResult(
+  sql: Sql,
+  projectId: string,
+  messageId: string,
+  result: InboundResult,
+  endpointId?: string,
+): Promise<InboundMessageRow | undefined> {
+  const succeeded = result.status !== null && result.status >= 200 && result.status < 300;
+  const error = succeeded ? null : (result.error ?? (result.status === null ? 'no response' : `HTTP ${result.status}`));
+  const endpointFilter = endpointId === undefined ? sql.fragment`` : sql.fragment`AND m.inbound_endpoint_id = ${endpointId}::uuid`;
+  const [row] = await sql<InboundMessageRow>`
+    WITH reported AS (
+      UPDATE inbound_messages m SET
+        status = ${succeeded ? 'succeeded' : 'failed_permanent'},
+        attempt_count = m.attempt_count + 1,
+        response_status = ${result.status}::int,
+        response_latency_ms = ${result.latencyMs}::int,
+        last_error = ${error}::text,
+        first_attempt_at = coalesce(m.first_attempt_at, now() - make_interval(secs => ${result.latencyMs}::int / 1000.0)),
+        queue_wait_ms = coalesce(m.queue_wait_ms,
+          greatest(0, (extract(epoch FROM (now() - make_interval(secs => ${result.latencyMs}::int / 1000.0) - m.received_at)) * 1000)::int)),
+        delivered_at = CASE WHEN ${succeeded} THEN coalesce(m.delivered_at, now()) ELSE m.delivered_at END,
+        total_delivery_ms = CASE WHEN ${succeeded}
+          THEN coalesce(m.total_delivery_ms, greatest(0, (extract(epoch FROM (now() - m.received_at)) * 1000)::int))
+          ELSE m.total_delivery_ms END,
+        failed_at = CASE WHEN ${succeeded} THEN NULL ELSE now() END,
+        next_attempt_at = NULL,
+        updated_at = now()
+      WHERE m.id = ${messageId}::uuid AND m.project_id = ${projectId}::uuid AND m.deleted_at IS NULL ${endpointFilter}
+      RETURNING ${COLUMNS(sql)}
+    ), attempt AS (
+      INSERT INTO delivery_attempts (id, message_id, attempt_number, started_at, response_status, latency_ms, error)
+      SELECT ${newAttemptId()}::uuid, r.id, r.attempt_count, now() - make_interval(secs => ${result.latencyMs}::int / 1000.0),
+             ${result.status}::int, ${result.latencyMs}::int, ${error}::text
+      FROM reported r
+    )
+    SELECT * FROM reported m`;
+  return row;
+}
+
+/** One message of an endpoint (replay pushes it to the streams). */
+export async function findLiveInboundMessage(sql: Sql, endpointId: string, id: string): Promise<InboundMessageRow | undefined> {
+  const [row] = await sql<InboundMessageRow>`
+    SELECT ${COLUMNS(sql)} FROM inbound_messages m
+    WHERE m.id = ${id}::uuid AND m.inbound_endpoint_id = ${endpointId}::uuid AND m.deleted_at IS NULL`;
+  return row;
 }

@@ -10,6 +10,11 @@ export async function getPayload(sql: Sql, key: string): Promise<Buffer | undefi
   return row ? Buffer.from(row.data.buffer, row.data.byteOffset, row.data.byteLength) : undefined;
 }
 
+export async function getPayloads(sql: Sql, keys: readonly string[]): Promise<Map<string, Buffer>> {
+  const rows = await sql<{ key: string; data: Uint8Array }>`SELECT key, data FROM payloads WHERE key = ANY(${[...keys]}::text[])`;
+  return new Map(rows.map((r) => [r.key, Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength)]));
+}
+
 export async function deletePayloads(sql: Sql, keys: readonly string[]): Promise<void> {
   await sql`DELETE FROM payloads WHERE key = ANY(${[...keys]}::text[])`;
 }

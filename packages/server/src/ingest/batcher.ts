@@ -7,6 +7,7 @@ import {
   setLastMessageIds,
   type NewInboundMessage,
 } from '../db/ingest.js';
+import { notifyOnCommit } from '../db/notify.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { nextOrderedId } from './ordered-id.js';
 
@@ -46,8 +47,6 @@ export interface IngestBatcherOptions {
   maxBatch?: number;
   /** Most payload bytes stored in one transaction (a batch always takes at least one webhook). */
   maxBatchBytes?: number;
-  /** Called after each commit with the endpoints that got new messages (listen fan-out). */
-  onCommitted?: (endpointIds: string[]) => void;
 }
 
 /**
@@ -100,8 +99,6 @@ export class IngestBatcher {
       try {
         const outcomes = await this.db.sql.begin((tx) => this.store(tx, batch.map((p) => p.item)));
         batch.forEach((p, i) => p.resolve(outcomes[i]!));
-        const touched = [...new Set(batch.filter((_, i) => outcomes[i]!.kind === 'stored').map((p) => p.item.endpointId))];
-        if (touched.length > 0) this.options.onCommitted?.(touched);
       } catch (error) {
         batch.forEach((p) => p.reject(error));
       }
@@ -185,6 +182,10 @@ export class IngestBatcher {
     await this.payloadStore.putMany(tx, payloads);
     await insertInboundMessages(tx, messages);
     await setLastMessageIds(tx, [...lastIds].filter((e): e is [string, string] => e[1] !== null).map(([endpointId, messageId]) => ({ endpointId, messageId })));
+    if (messages.length > 0) {
+      // Streams on every process learn of the new messages when, and only when, they commit.
+      await notifyOnCommit(tx, INBOUND_MESSAGES_CHANNEL, [...new Set(messages.map((m) => m.endpointId))].join(','));
+    }
     return outcomes as IngestOutcome[];
   }
 }

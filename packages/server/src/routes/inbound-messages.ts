@@ -25,6 +25,7 @@ import { notFound } from '../errors.js';
 import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
 import { decodeCursor, encodeCursor } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
+import { INBOUND_REPLAY_CHANNEL } from '../stream/hub.js';
 
 const IdCursor = z.strictObject({ i: z.string().uuid() });
 const MessageGetQuery = z.strictObject({ body_encoding: z.enum(['base64'], { message: 'must be base64' }).optional() });
@@ -133,6 +134,8 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
     async (request) => {
       const row = await replayInboundMessage(sql, principalOf(request).project_id, request.params.id);
       if (!row) throw notFound('inbound message', request.params.id);
+      // cli mode: pushed again to every connected stream (polling cursors do not go back for it).
+      await services.db.notify(INBOUND_REPLAY_CHANNEL, `${row.inbound_endpoint_id}:${row.id}`);
       return { data: { message_id: row.id, replay_count: row.replay_count, status: row.status }, meta: { request_id: request.id } };
     },
   );

@@ -488,6 +488,23 @@ describe('ephemeral endpoints and ttl_minutes', () => {
 });
 
 describe('keyset pagination', () => {
+  it('lists newest first and pages through every endpoint once, past ten of them (numeric order)', async () => {
+    const other = await t.createProject();
+    // Cross a digit boundary (99999 → 100000): text order and numeric order differ there.
+    await t.db.sql`ALTER TABLE endpoints ALTER COLUMN seq RESTART WITH 99994`;
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push((await createOk({ url: `https://example.com/order-${i}` }, other.apiKey)).id);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 20; page++) {
+      const res: TestResponse = await t.request('GET', `/v1/endpoints?limit=5${cursor ? `&cursor=${cursor}` : ''}`, { apiKey: other.apiKey });
+      seen.push(...res.body.data.map((e: { id: string }) => e.id));
+      cursor = res.body.meta.next_cursor;
+      if (cursor === null) break;
+    }
+    expect(seen).toEqual([...ids].reverse());
+  });
+
   it('pages newest first with an opaque cursor, no overlap, null at the end', async () => {
     const project = await t.createProject();
     const ids: string[] = [];

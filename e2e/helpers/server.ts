@@ -1,0 +1,125 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT, SERVER_MAIN } from './paths.js';
+
+export interface RunningServer {
+  /** `http://127.0.0.1:PORT`, as printed by the server. */
+  url: string;
+  /** The bootstrap key of project `default`. */
+  apiKey: string;
+  dataDir: string;
+  /** The server's stdout and stderr so far (the tail), for failure messages. */
+  logs(): string;
+  /** SIGTERM, then SIGKILL if it has not exited in time; then the data dir is removed. */
+  stop(): Promise<void>;
+}
+
+export interface StartServerOptions {
+  /** Extra environment for the server (on top of the test defaults). */
+  env?: Record<string, string>;
+  /** How long to wait for the `listening on` line. PGlite's first start takes a few seconds. */
+  startTimeoutMs?: number;
+  stopTimeoutMs?: number;
+}
+
+const LISTENING_LINE = /^hookrelay-server listening on (http:\/\/\S+)\s*$/mu;
+const LOG_TAIL_CHARS = 20_000;
+
+function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (exited(child)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.off('exit', onExit);
+      resolve(false);
+    }, timeoutMs);
+    const onExit = (): void => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    child.once('exit', onExit);
+  });
+}
+
+/**
+ * Start the real server (`node packages/server/dist/main.js start`) on a free port, on the embedded
+ * PGlite backend in a fresh data dir, with a known bootstrap key. Nothing of the caller's
+ * environment is passed on, so a developer's DATABASE_URL or HOOKRELAY_* cannot leak in.
+ */
+export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
+  if (!existsSync(SERVER_MAIN)) {
+    throw new Error(`${SERVER_MAIN} does not exist: build first (npx tsc -b packages/server)`);
+  }
+  const dataDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-'));
+  const apiKey = `hr_${randomBytes(20).toString('hex')}`;
+  const child = spawn(process.execPath, [SERVER_MAIN, 'start'], {
+    cwd: REPO_ROOT,
+    env: {
+      HOOKRELAY_PORT: '0',
+      HOOKRELAY_HOST: '127.0.0.1',
+      HOOKRELAY_DATA_DIR: dataDir,
+      HOOKRELAY_BOOTSTRAP_API_KEY: apiKey,
+      HOOKRELAY_ALLOW_PRIVATE_NETWORKS: 'false',
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
+  // Both pipes are drained for the whole run: a full pipe would block the server's logging.
+  let output = '';
+  const append = (chunk: Buffer): void => {
+    output = (output + chunk.toString('utf8')).slice(-LOG_TAIL_CHARS);
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  let stdoutSeen = '';
+  const stop = async (): Promise<void> => {
+    if (!exited(child)) {
+      child.kill('SIGTERM');
+      if (!(await waitForExit(child, options.stopTimeoutMs ?? 10_000))) {
+        child.kill('SIGKILL');
+        await waitForExit(child, 5_000);
+      }
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  };
+
+  const url = await new Promise<string>((resolve, reject) => {
+    const timeoutMs = options.startTimeoutMs ?? 60_000;
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`the server did not print its listening line within ${timeoutMs} ms; output:\n${output}`));
+    }, timeoutMs);
+    const onStdout = (chunk: Buffer): void => {
+      stdoutSeen = (stdoutSeen + chunk.toString('utf8')).slice(-LOG_TAIL_CHARS);
+      const match = LISTENING_LINE.exec(stdoutSeen);
+      if (match?.[1] !== undefined) {
+        cleanup();
+        resolve(match[1]);
+      }
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+      cleanup();
+      reject(new Error(`the server exited (code ${code}, signal ${signal}) before listening; output:\n${output}`));
+    };
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      child.stdout?.off('data', onStdout);
+      child.off('exit', onExit);
+    };
+    child.stdout?.on('data', onStdout);
+    child.once('exit', onExit);
+  }).catch(async (error: unknown) => {
+    await stop();
+    throw error;
+  });
+
+  return { url, apiKey, dataDir, logs: () => output, stop };
+}

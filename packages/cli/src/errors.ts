@@ -1,0 +1,166 @@
+import { HookrelayApiError, HookrelayNetworkError, type ErrorDetail } from '@hookrelay/shared';
+import { ExitCode, exitCodeForApiError } from './exit-codes.js';
+
+/**
+ * Codes of failures the CLI detects itself, beside the API's codes. They share the `code` field of
+ * the error output so that scripts read one field whatever went wrong.
+ */
+export const CliErrorCode = {
+  INVALID_ARGUMENTS: 'INVALID_ARGUMENTS',
+  CONFIRMATION_REQUIRED: 'CONFIRMATION_REQUIRED',
+  NO_API_KEY: 'NO_API_KEY',
+  PROFILE_NOT_FOUND: 'PROFILE_NOT_FOUND',
+  NETWORK_ERROR: 'NETWORK_ERROR',
+  CONFIG_ERROR: 'CONFIG_ERROR',
+  ABORTED: 'ABORTED',
+  INTERRUPTED: 'INTERRUPTED',
+  CLI_ERROR: 'CLI_ERROR',
+} as const;
+
+export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];
+
+/** A failure the CLI raises on purpose: it knows the code, the exit code and what to suggest. */
+export class CliFailure extends Error {
+  override readonly name = 'CliFailure';
+  constructor(
+    readonly code: CliErrorCode,
+    message: string,
+    readonly exitCode: ExitCode,
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
+
+export function usageFailure(message: string, hint?: string): CliFailure {
+  return new CliFailure(CliErrorCode.INVALID_ARGUMENTS, message, ExitCode.USAGE, hint ?? 'See --help for the flags of this command.');
+}
+
+/** Everything the error output shows, whatever kind of error produced it. */
+export interface FailureReport {
+  code: string;
+  message: string;
+  exitCode: ExitCode;
+  requestId: string | null;
+  status: number | null;
+  hint: string | undefined;
+  details: ErrorDetail[] | undefined;
+}
+
+/** The one-line JSON object written to stderr under `--json`. */
+export interface FailureJson {
+  error: {
+    code: string;
+    message: string;
+    request_id: string | null;
+    status: number | null;
+    details?: ErrorDetail[];
+  };
+}
+
+const FORBIDDEN_HEADERS_TEXT =
+  'Host, Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer, Proxy-* and webhook-*';
+
+function hintForApiError(error: HookrelayApiError): string | undefined {
+  const retry = error.retryAfterSeconds !== undefined ? ` Retry in ${error.retryAfterSeconds} s.` : '';
+  switch (error.code) {
+    case 'UNAUTHORIZED':
+      return 'The API key was refused. Check --api-key / HOOKRELAY_API_KEY, or run `hookrelay login` again.';
+    case 'ENDPOINT_NOT_FOUND':
+      return "No such endpoint in this key's project. `hookrelay endpoints list` shows the ids you can use.";
+    case 'NOT_FOUND':
+      return "Nothing with that id exists in this key's project.";
+    case 'INVALID_REQUEST':
+      return 'Check the values named above; `--help` lists each flag and its range.';
+    case 'INVALID_HEADERS':
+      return `Custom headers may not set ${FORBIDDEN_HEADERS_TEXT}.`;
+    case 'PAYLOAD_TOO_LARGE':
+      return 'The request body is over the server limit.';
+    case 'DUPLICATE_URL':
+      return 'Another endpoint of this project already has this URL.';
+    case 'IDEMPOTENCY_CONFLICT':
+      return 'This idempotency key was already used with a different body.';
+    case 'GONE':
+      return 'That resource was deleted.';
+    case 'RATE_LIMITED':
+      return `Too many requests.${retry}`;
+    case 'SERVICE_UNAVAILABLE':
+    case 'ENDPOINT_PAUSED':
+      return `The server cannot serve this now.${retry}`;
+    default:
+      return error.status >= 500
+        ? 'The server failed. Retry later; quote the request id if you report it.'
+        : undefined;
+  }
+}
+
+/**
+ * oclif's parse errors span lines (a preamble, tab-indented detail, a help pointer); the error
+ * output is one line, so that it fits `CODE: message` and a JSON string reads well.
+ */
+export function cleanOclifMessage(message: string): string {
+  return message
+    .replace(/\n?See more help with --help\s*$/u, '')
+    .replace(/^The following errors? occurred:\s*/u, '')
+    .replace(/\s*\n\t/gu, ': ')
+    .replace(/:\s*\n\s*/gu, ': ')
+    .replace(/\s*\n\s*/gu, '; ')
+    .replace(/[ \t]{2,}/gu, ' ')
+    .trim();
+}
+
+interface OclifErrorShape {
+  oclif?: { exit?: number | false };
+  code?: unknown;
+}
+
+/** Classify any thrown value into the CLI's error output and exit code. */
+export function describeFailure(error: unknown): FailureReport {
+  const base = { requestId: null, status: null, hint: undefined, details: undefined };
+  if (error instanceof CliFailure) {
+    return { ...base, code: error.code, message: error.message, exitCode: error.exitCode, hint: error.hint };
+  }
+  if (error instanceof HookrelayApiError) {
+    return {
+      code: error.code,
+      message: error.message,
+      exitCode: exitCodeForApiError(error.code, error.status),
+      requestId: error.requestId ?? null,
+      status: error.status,
+      hint: hintForApiError(error),
+      details: error.details,
+    };
+  }
+  if (error instanceof HookrelayNetworkError) {
+    return {
+      ...base,
+      code: CliErrorCode.NETWORK_ERROR,
+      message: error.message,
+      exitCode: ExitCode.NETWORK,
+      hint: 'Is the server running at that address? Set it with --api-url or HOOKRELAY_API_URL.',
+    };
+  }
+  if (error instanceof Error) {
+    const oclif = (error as OclifErrorShape).oclif;
+    // oclif marks its own parse and validation errors with an exit code (2 unless configured).
+    if (oclif !== undefined && typeof oclif.exit === 'number' && oclif.exit !== 0) {
+      return {
+        ...base,
+        code: CliErrorCode.INVALID_ARGUMENTS,
+        message: cleanOclifMessage(error.message),
+        exitCode: ExitCode.USAGE,
+        hint: 'See --help for the flags of this command.',
+      };
+    }
+    return { ...base, code: CliErrorCode.CLI_ERROR, message: error.message || String(error), exitCode: ExitCode.GENERIC };
+  }
+  return { ...base, code: CliErrorCode.CLI_ERROR, message: String(error), exitCode: ExitCode.GENERIC };
+}
+
+export function failureToJson(report: FailureReport): FailureJson {
+  const json: FailureJson = {
+    error: { code: report.code, message: report.message, request_id: report.requestId, status: report.status },
+  };
+  if (report.details !== undefined && report.details.length > 0) json.error.details = report.details;
+  return json;
+}

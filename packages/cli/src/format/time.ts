@@ -1,0 +1,18 @@
+/** "in 30m", "2h ago": how far `iso` is from `now`, at the coarsest useful unit. */
+export function formatRelative(iso: string, now: Date): string {
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) return iso;
+  const deltaSeconds = Math.round((then - now.getTime()) / 1000);
+  const magnitude = Math.abs(deltaSeconds);
+  let amount: string;
+  if (magnitude < 60) amount = `${magnitude}s`;
+  else if (magnitude < 3600) amount = `${Math.round(magnitude / 60)}m`;
+  else if (magnitude < 86_400) amount = `${Math.round(magnitude / 3600)}h`;
+  else amount = `${Math.round(magnitude / 86_400)}d`;
+  return deltaSeconds >= 0 ? `in ${amount}` : `${amount} ago`;
+}
+
+/** An ISO timestamp with its distance from now, e.g. `2026-11-22T12:00:00.000Z (in 30m)`. */
+export function formatTimestamp(iso: string, now: Date): string {
+  return `${iso} (${formatRelative(iso, now)})`;
+}
