@@ -267,3 +267,9 @@ export async function sweepExpiredInboundEndpoints(sql: Sql, now: Date, batchSiz
     RETURNING id`;
   return rows.map((r) => r.id);
 }
+
+/** The mode of an endpoint, deleted or not (a message keeps pointing at its endpoint). */
+export async function findInboundEndpointMode(sql: Sql, id: string): Promise<InboundMode | undefined> {
+  const [row] = await sql<{ mode: InboundMode }>`SELECT mode FROM inbound_endpoints WHERE id = ${id}`;
+  return row?.mode;
+}

@@ -11,8 +11,8 @@ import {
   StreamResultFrame,
   successEnvelope,
 } from '@hookrelay/shared';
-import { findInboundEndpoint, type InboundEndpointDetailRow } from '../db/inbound-endpoints.js';
-import { listInboundMessagesAfter, recordInboundResult } from '../db/inbound-messages.js';
+import { findInboundEndpoint, findInboundEndpointMode, type InboundEndpointDetailRow } from '../db/inbound-endpoints.js';
+import { findInboundMessage, listInboundMessagesAfter, recordInboundResult } from '../db/inbound-messages.js';
 import { AppError, endpointNotFound, notFound } from '../errors.js';
 import { principalOf } from '../plugins/auth.js';
 import { toCliMessages } from '../stream/cli-message.js';
@@ -132,11 +132,20 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
           details: [{ path: 'body.message_id', message: 'must be the message id of the path' }],
         });
       }
-      const row = await recordInboundResult(sql, principalOf(request).project_id, id, {
-        status: request.body.status,
-        latencyMs: request.body.latency_ms,
-        error: request.body.error,
-      });
+      const projectId = principalOf(request).project_id;
+      const message = await findInboundMessage(sql, projectId, id);
+      if (!message) throw notFound('inbound message', id);
+      // Forward-mode messages belong to the delivery engine: a CLI report must not touch them.
+      if ((await findInboundEndpointMode(sql, message.inbound_endpoint_id)) !== 'cli') {
+        throw new AppError('INVALID_REQUEST', `inbound message ${id} belongs to a forward-mode endpoint: only cli-mode messages take results`);
+      }
+      const row = await recordInboundResult(
+        sql,
+        projectId,
+        id,
+        { status: request.body.status, latencyMs: request.body.latency_ms, error: request.body.error },
+        message.inbound_endpoint_id,
+      );
       if (!row) throw notFound('inbound message', id);
       return { data: toInboundMessageOut(row, {}), meta: { request_id: request.id } };
     },

@@ -49,6 +49,14 @@ export class StreamSubscriber {
     if (!this.closed) this.socket.send(JSON.stringify({ type: 'message', message }));
   }
 
+  /**
+   * A replay is marked as one, so the CLI forwards it without taking it as its stream position;
+   * a stream that has not sent `ready` yet gets none (its backlog read will bring the message).
+   */
+  sendReplay(message: CliMessageOut): void {
+    if (!this.closed && this.started) this.socket.send(JSON.stringify({ type: 'message', replay: true, message }));
+  }
+
   private async pump(): Promise<void> {
     this.pumping = true;
     try {
@@ -137,7 +145,7 @@ export class StreamHub {
       const row = await findLiveInboundMessage(this.db.sql, endpointId, messageId);
       if (!row) return;
       const [message] = await toCliMessages(this.payloadStore, this.db.sql, [row], true);
-      if (message) targets.forEach((subscriber) => subscriber.send(message));
+      if (message) targets.forEach((subscriber) => subscriber.sendReplay(message));
     } catch (error) {
       this.log.warn({ err: error, inbound_endpoint_id: endpointId }, 'replay push failed');
     }

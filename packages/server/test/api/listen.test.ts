@@ -28,6 +28,7 @@ async function send(token: string, body: string | Buffer, contentType = 'applica
 
 interface Frame {
   type: string;
+  replay?: boolean;
   cursor?: string | null;
   message?: { message_id: string; body?: string; body_encoding?: string; payload_sha256: string; path: string };
 }
@@ -216,6 +217,9 @@ describe('WebSocket stream', () => {
       expect(replay.body.data).toMatchObject({ replay_count: 1, status: 'queued' });
       await stream.until(() => stream.messages().length === 2);
       expect(stream.messages()[1]!.message_id).toBe(messageId);
+      const frames = stream.frames.filter((f) => f.type === 'message');
+      expect(frames[0]!.replay).toBeUndefined();
+      expect(frames[1]!.replay).toBe(true);
     } finally {
       stream.close();
     }
@@ -248,6 +252,17 @@ describe('POST /v1/inbound-messages/{id}/result', () => {
       body: { message_id: messageId, status: null, latency_ms: 0, error: 'connect ECONNREFUSED' },
     });
     expect(failed.body.data).toMatchObject({ status: 'failed_permanent', attempt_count: 2, last_error: 'connect ECONNREFUSED' });
+  });
+
+  it('refuses results for a forward-mode message (the delivery engine owns those)', async () => {
+    const forward = await t.request('POST', '/v1/inbound-endpoints', { body: { name: 'fwd3', url: 'https://example.com/forward-result' } });
+    const res = await fetch(`${baseUrl}/in/${forward.body.data.secret_token}`, { method: 'POST', body: '{}' });
+    const messageId = ((await res.json()) as { data: { message_id: string } }).data.message_id;
+    const refused = await t.request('POST', `/v1/inbound-messages/${messageId}/result`, { body: { message_id: messageId, status: 200, latency_ms: 1, error: null } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe('INVALID_REQUEST');
+    const [row] = await t.db.sql<{ attempt_count: number }>`SELECT attempt_count FROM inbound_messages WHERE id = ${messageId}`;
+    expect(row!.attempt_count).toBe(0);
   });
 
   it('validates the body and the id', async () => {

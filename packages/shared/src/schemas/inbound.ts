@@ -361,7 +361,12 @@ export const StreamReadyFrame = z.object({ type: z.literal('ready'), cursor: Uui
 export type StreamReadyFrame = z.infer<typeof StreamReadyFrame>;
 
 /** Server → client: one message; its body is always base64 here, so bytes survive exactly. */
-export const StreamMessageFrame = z.object({ type: z.literal('message'), message: CliMessageOut });
+export const StreamMessageFrame = z.object({
+  type: z.literal('message'),
+  /** Set on a message pushed again by a replay: not a step of the stream's cursor. */
+  replay: z.literal(true).optional(),
+  message: CliMessageOut,
+});
 export type StreamMessageFrame = z.infer<typeof StreamMessageFrame>;
 
 /** Client → server: the local app's answer, as InboundResultIn. */
