@@ -16,6 +16,11 @@ import { inboundEndpointRoutes } from './routes/inbound-endpoints.js';
 import { ingestRoutes } from './ingest/routes.js';
 import { inboundMessageRoutes } from './routes/inbound-messages.js';
 import { listenRoutes } from './routes/listen.js';
+import { messageRoutes } from './routes/messages.js';
+import { logRoutes } from './routes/logs.js';
+import { pullIngestRoutes } from './ingest/pull-routes.js';
+import { pullEndpointRoutes } from './routes/pull-endpoints.js';
+import { pullEventRoutes } from './routes/pull-events.js';
 
 /** NOTIFY channel: an inbound endpoint's settings or state changed (payload: its id). */
 export const INBOUND_ENDPOINT_CHANGED_CHANNEL = 'hookrelay_inbound_endpoint_changed';
@@ -108,6 +113,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   await app.register(healthRoutes);
   if (config.roles.has('ingest')) await app.register(ingestRoutes);
+  if (config.roles.has('ingest')) await app.register(pullIngestRoutes);
   if (config.roles.has('api')) await app.register(async (v1) => {
     registerApiKeyAuth(v1);
     await v1.register(whoamiRoutes);
@@ -115,6 +121,10 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     await v1.register(inboundEndpointRoutes);
     await v1.register(inboundMessageRoutes);
     await v1.register(listenRoutes);
+    await v1.register(messageRoutes);
+    await v1.register(logRoutes);
+    await v1.register(pullEndpointRoutes);
+    await v1.register(pullEventRoutes);
   }, { prefix: '/v1' });
 
   return app;

@@ -76,6 +76,12 @@ const EnvSchema = z.object({
   HOOKRELAY_TLS_CA_FILE: z.string().optional().or(z.literal('').transform(() => undefined)),
   HOOKRELAY_SWEEP_INTERVAL_SECONDS: positiveInt('HOOKRELAY_SWEEP_INTERVAL_SECONDS').default(30),
   HOOKRELAY_STREAM_HEARTBEAT_SECONDS: positiveInt('HOOKRELAY_STREAM_HEARTBEAT_SECONDS').default(15),
+  // A delivery's lease must outlast a rate-limit wait (≤ 2 s) and the 15 s request timeout, or a slow
+  // answer could be delivered twice.
+  HOOKRELAY_DELIVERY_LEASE_SECONDS: positiveInt('HOOKRELAY_DELIVERY_LEASE_SECONDS')
+    .min(20, 'HOOKRELAY_DELIVERY_LEASE_SECONDS must be at least 20 (the 15 s request timeout plus a rate-limit wait)')
+    .default(30),
+  HOOKRELAY_DELIVERY_CONCURRENCY: positiveInt('HOOKRELAY_DELIVERY_CONCURRENCY').max(10000).default(100),
 });
 
 export const DEFAULT_RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
@@ -99,6 +105,10 @@ export interface Config {
   sweepIntervalSeconds: number;
   /** WebSocket ping interval; a peer that misses a pong by the next ping is dropped. */
   streamHeartbeatSeconds: number;
+  /** How long a claimed delivery stays leased to its worker before the reaper may hand it to another. */
+  deliveryLeaseSeconds: number;
+  /** Deliveries in flight at once in one worker process. */
+  deliveryConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -132,6 +142,8 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     tlsCaFile: e.HOOKRELAY_TLS_CA_FILE,
     sweepIntervalSeconds: e.HOOKRELAY_SWEEP_INTERVAL_SECONDS,
     streamHeartbeatSeconds: e.HOOKRELAY_STREAM_HEARTBEAT_SECONDS,
+    deliveryLeaseSeconds: e.HOOKRELAY_DELIVERY_LEASE_SECONDS,
+    deliveryConcurrency: e.HOOKRELAY_DELIVERY_CONCURRENCY,
   };
 }
 

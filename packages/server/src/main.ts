@@ -9,6 +9,8 @@ import { migrate } from './db/migrate.js';
 import { DataDirLockedError, loadEncryptionKey, openDatabase } from './runtime.js';
 import { SecretBox } from './security/crypto.js';
 import { startSweepers } from './sweepers/runner.js';
+import { DeliveryWorker } from './delivery/worker.js';
+import { DELIVERY_SWEEPERS } from './delivery/sweepers.js';
 import {
   AdminError,
   createKeyCommand,
@@ -89,12 +91,16 @@ async function runStart(config: Config): Promise<void> {
       // Plain stdout, never the JSON log (decisions.md §2).
       process.stdout.write(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}\n`);
     }
+    // Built before listening, so that a bad delivery setting (an unreadable CA file) stops the start.
+    const worker = config.roles.has('worker') ? new DeliveryWorker({ ...app.services, log: app.log }) : undefined;
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     process.stdout.write(`hookrelay-server listening on http://${host}:${port}\n`);
     const sweepers = config.roles.has('worker') ? startSweepers(db, app.services, app.log, config.sweepIntervalSeconds * 1000) : undefined;
+    const deliverySweepers = config.roles.has('worker') ? startSweepers(db, app.services, app.log, config.sweepIntervalSeconds * 1000, DELIVERY_SWEEPERS) : undefined;
+    await worker?.start();
 
     const shutdown = async (signal: string) => {
       if (closing) return;
@@ -103,6 +109,9 @@ async function runStart(config: Config): Promise<void> {
       const force = setTimeout(() => process.exit(1), 30_000);
       force.unref();
       try {
+        // First: in-flight deliveries finish (or are cut and released) while the database is open.
+        await worker?.stop();
+        await deliverySweepers?.stop();
         await sweepers?.stop();
         await app.close();
         await db.close();

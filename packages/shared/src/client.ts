@@ -11,7 +11,50 @@ import type {
   RotateSecretOut,
 } from './schemas/outbound-endpoints.js';
 import type { WhoamiOut } from './schemas/whoami.js';
+import type {
+  PullDeleteAllOut,
+  PullEndpointCreateIn,
+  PullEndpointCreateOut,
+  PullEndpointOut,
+  PullEndpointUpdateIn,
+  PullEventAckBatchOut,
+  PullEventAckOut,
+  PullEventDeleteBatchOut,
+  PullEventDeleteOut,
+  PullEventDetailOut,
+  PullEventOut,
+  PullEventsPageMeta,
+  PullEventStatus,
+} from './schemas/pull.js';
 import type { Meta, PageMeta } from './envelope.js';
+import type {
+  CliMessageOut,
+  InboundEndpointCreateIn,
+  InboundEndpointCreateOut,
+  InboundEndpointOut,
+  InboundEndpointSummaryOut,
+  InboundEndpointUpdateIn,
+  InboundEndpointUpdateOut,
+  InboundLogRecordOut,
+  InboundLogsQuery,
+  InboundMessageDeleteBatchOut,
+  InboundMessageDeleteOut,
+  InboundMessageOut,
+  InboundReplayOut,
+  InboundResultIn,
+} from './schemas/inbound.js';
+import type {
+  AttemptOut,
+  LogRecordOut,
+  LogsQuery,
+  MessageCreateIn,
+  MessageCreateOut,
+  MessageDeleteBatchOut,
+  MessageDeleteOut,
+  MessageOut,
+  MessageRetryOut,
+} from './schemas/messages.js';
+import type { PageMetaWithMore } from './envelope.js';
 
 /** An answer of the API in the error envelope. `data` is set only where the API sends it (delete-all). */
 export class HookrelayApiError extends Error {
@@ -62,6 +105,15 @@ export interface RequestOptions {
   body?: unknown;
   headers?: Record<string, string>;
 }
+
+/** Filters of the pull events list and of delete-all; `status` as a comma list or an array. */
+export type PullEventFilterParams = {
+  status?: string | readonly PullEventStatus[];
+  event_type?: string;
+  received_after?: string;
+  received_before?: string;
+  limit?: number;
+};
 
 export interface ApiResponse<T, M = Meta> {
   data: T;
@@ -168,6 +220,108 @@ export class HookrelayClient {
     delete: (id: string) => this.request<EndpointDeleteOut>('DELETE', `/v1/endpoints/${encodeURIComponent(id)}`),
     rotateSecret: (id: string) =>
       this.request<RotateSecretOut>('POST', `/v1/endpoints/${encodeURIComponent(id)}/rotate-secret`),
+  };
+
+  /** Inbound endpoints (cli and forward mode) and the CLI's listen page (decisions.md §4–§5). */
+  readonly inboundEndpoints = {
+    create: (body: InboundEndpointCreateIn) => this.request<InboundEndpointCreateOut>('POST', '/v1/inbound-endpoints', { body }),
+    get: (id: string) => this.request<InboundEndpointOut>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}`),
+    list: (query: Partial<EndpointListQuery> = {}) =>
+      this.request<InboundEndpointSummaryOut[], PageMeta>('GET', '/v1/inbound-endpoints', { query }),
+    /** PATCH answers only `{ id, updated }`; GET the endpoint for its new settings. */
+    update: (id: string, body: InboundEndpointUpdateIn) =>
+      this.request<InboundEndpointUpdateOut>('PATCH', `/v1/inbound-endpoints/${encodeURIComponent(id)}`, { body }),
+    pause: (id: string) => this.request<PauseOut>('POST', `/v1/inbound-endpoints/${encodeURIComponent(id)}/pause`),
+    resume: (id: string) => this.request<PauseOut>('POST', `/v1/inbound-endpoints/${encodeURIComponent(id)}/resume`),
+    delete: (id: string) => this.request<EndpointDeleteOut>('DELETE', `/v1/inbound-endpoints/${encodeURIComponent(id)}`),
+    rotateSecret: (id: string) =>
+      this.request<RotateSecretOut>('POST', `/v1/inbound-endpoints/${encodeURIComponent(id)}/rotate-secret`),
+    /** One page (at most 50) after `after`; `body_encoding: 'base64'` keeps every body's exact bytes. */
+    listen: (id: string, query: { after?: string | null; body_encoding?: 'base64' } = {}) =>
+      this.request<CliMessageOut[], PageMeta>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/listen`, { query }),
+  };
+
+  /** Inbound messages: the record, replay, and the CLI's report of the local app's answer. */
+  readonly inboundMessages = {
+    get: (id: string, query: { body_encoding?: 'base64' } = {}) =>
+      this.request<InboundMessageOut>('GET', `/v1/inbound-messages/${encodeURIComponent(id)}`, { query }),
+    replay: (id: string) => this.request<InboundReplayOut>('POST', `/v1/inbound-messages/${encodeURIComponent(id)}/replay`),
+    result: (id: string, body: InboundResultIn) =>
+      this.request<InboundMessageOut>('POST', `/v1/inbound-messages/${encodeURIComponent(id)}/result`, { body }),
+    delete: (id: string) => this.request<InboundMessageDeleteOut>('DELETE', `/v1/inbound-messages/${encodeURIComponent(id)}`),
+    deleteBatch: (messageIds: readonly string[]) =>
+      this.request<InboundMessageDeleteBatchOut>('POST', '/v1/inbound-messages/delete-batch', { body: { message_ids: messageIds } }),
+  };
+
+  /** Inbound logs (GET /v1/inbound-logs), newest first; pass `meta.next_cursor` back as `cursor`. */
+  readonly inboundLogs = {
+    list: (query: Partial<InboundLogsQuery> = {}) =>
+      this.request<InboundLogRecordOut[], PageMetaWithMore>('GET', '/v1/inbound-logs', { query }),
+  };
+
+  readonly pullEndpoints = {
+    create: (body: PullEndpointCreateIn) => this.request<PullEndpointCreateOut>('POST', '/v1/pull-endpoints', { body }),
+    list: (query: Partial<EndpointListQuery> = {}) =>
+      this.request<PullEndpointOut[], PageMeta>('GET', '/v1/pull-endpoints', { query }),
+    get: (id: string) => this.request<PullEndpointOut>('GET', `/v1/pull-endpoints/${encodeURIComponent(id)}`),
+    update: (id: string, body: PullEndpointUpdateIn) =>
+      this.request<PullEndpointOut>('PATCH', `/v1/pull-endpoints/${encodeURIComponent(id)}`, { body }),
+    pause: (id: string) => this.request<PauseOut>('POST', `/v1/pull-endpoints/${encodeURIComponent(id)}/pause`),
+    resume: (id: string) => this.request<PauseOut>('POST', `/v1/pull-endpoints/${encodeURIComponent(id)}/resume`),
+    delete: (id: string) => this.request<EndpointDeleteOut>('DELETE', `/v1/pull-endpoints/${encodeURIComponent(id)}`),
+  };
+
+  /**
+   * Events of a pull endpoint. `get` moves a stored event to fetched; `deleteAll` sends its filters
+   * as a JSON body and, on DELETE_FAILED / PARTIAL_DELETE_FAILURE, rejects with a HookrelayApiError
+   * whose `data` lists what was deleted before the failure.
+   */
+  readonly pullEvents = {
+    list: (endpointId: string, query: PullEventFilterParams & { cursor?: string } = {}) =>
+      this.request<PullEventOut[], PullEventsPageMeta>('GET', `/v1/pull-endpoints/${encodeURIComponent(endpointId)}/events`, { query }),
+    get: (endpointId: string, eventId: string, options: { bodyEncoding?: 'base64' } = {}) =>
+      this.request<PullEventDetailOut>(
+        'GET',
+        `/v1/pull-endpoints/${encodeURIComponent(endpointId)}/events/${encodeURIComponent(eventId)}`,
+        { query: { body_encoding: options.bodyEncoding } },
+      ),
+    ack: (endpointId: string, eventId: string) =>
+      this.request<PullEventAckOut>('POST', `/v1/pull-endpoints/${encodeURIComponent(endpointId)}/events/${encodeURIComponent(eventId)}/ack`),
+    ackBatch: (endpointId: string, eventIds: readonly string[]) =>
+      this.request<PullEventAckBatchOut>('POST', `/v1/pull-endpoints/${encodeURIComponent(endpointId)}/events/ack-batch`, {
+        body: { event_ids: eventIds },
+      }),
+    delete: (endpointId: string, eventId: string) =>
+      this.request<PullEventDeleteOut>('DELETE', `/v1/pull-endpoints/${encodeURIComponent(endpointId)}/events/${encodeURIComponent(eventId)}`),
+    deleteBatch: (endpointId: string, eventIds: readonly string[]) =>
+      this.request<PullEventDeleteBatchOut>('POST', `/v1/pull-endpoints/${encodeURIComponent(endpointId)}/events/delete-batch`, {
+        body: { message_ids: eventIds },
+      }),
+    deleteAll: (endpointId: string, params: PullEventFilterParams = {}) =>
+      this.request<PullDeleteAllOut>('POST', `/v1/pull-endpoints/${encodeURIComponent(endpointId)}/events/delete-all`, { body: params }),
+  };
+
+  /**
+   * Outbound messages. `create` sends `idempotencyKey` as the Idempotency-Key header: a repeat answers
+   * the first message, a different request under the same key rejects with IDEMPOTENCY_CONFLICT.
+   */
+  readonly messages = {
+    create: (body: MessageCreateIn, options: { idempotencyKey?: string } = {}) =>
+      this.request<MessageCreateOut>('POST', '/v1/messages', {
+        body,
+        ...(options.idempotencyKey !== undefined ? { headers: { 'idempotency-key': options.idempotencyKey } } : {}),
+      }),
+    get: (id: string) => this.request<MessageOut>('GET', `/v1/messages/${encodeURIComponent(id)}`),
+    attempts: (id: string) => this.request<AttemptOut[]>('GET', `/v1/messages/${encodeURIComponent(id)}/attempts`),
+    retry: (id: string) => this.request<MessageRetryOut>('POST', `/v1/messages/${encodeURIComponent(id)}/retry`),
+    delete: (id: string) => this.request<MessageDeleteOut>('DELETE', `/v1/messages/${encodeURIComponent(id)}`),
+    deleteBatch: (messageIds: readonly string[]) =>
+      this.request<MessageDeleteBatchOut>('POST', '/v1/messages/delete-batch', { body: { message_ids: messageIds } }),
+  };
+
+  /** Outbound delivery logs, newest first; pass `meta.next_cursor` back as `cursor`. */
+  readonly logs = {
+    list: (query: Partial<LogsQuery> = {}) => this.request<LogRecordOut[], PageMetaWithMore>('GET', '/v1/logs', { query }),
   };
 
   /** Release the connection pool (only when the client created it). */

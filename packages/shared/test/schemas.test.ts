@@ -32,6 +32,8 @@ import {
   PullEventDeleteBatchOut,
   PullEventDetailOut,
   PullEventsQuery,
+  PullEventsPageMeta,
+  eventTypePathProblem,
   StreamFrame,
   StreamQuery,
   StreamResultFrame,
@@ -563,6 +565,19 @@ describe('pull events', () => {
     expect(accepts(PullEventsQuery, { status: 3 })).toBe(false);
   });
 
+  it('list meta: next_cursor is a string, "" at the end, never null', () => {
+    expect(accepts(PullEventsPageMeta, { request_id: 'r', has_more: false, next_cursor: '' })).toBe(true);
+    expect(accepts(PullEventsPageMeta, { request_id: 'r', has_more: true, next_cursor: 'abc' })).toBe(true);
+    expect(accepts(PullEventsPageMeta, { request_id: 'r', has_more: false, next_cursor: null })).toBe(false);
+  });
+
+  it('eventTypePathProblem judges a path against its source', () => {
+    expect(eventTypePathProblem('body', 'data.type')).toBeNull();
+    expect(eventTypePathProblem('body', 'data..type')).toMatch(/dot-separated/);
+    expect(eventTypePathProblem('header', 'X-Event')).toBeNull();
+    expect(eventTypePathProblem('header', 'X Event')).toMatch(/header name/);
+  });
+
   it('filters and unknown parameters', () => {
     expect(PullEventsQuery.parse({ event_type: 'push', received_after: NOW, received_before: NOW, cursor: 'abc' })).toEqual({
       status: ['stored'],
@@ -602,12 +617,16 @@ describe('pull events', () => {
       time_to_first_fetch_ms: 5,
       fetch_to_ack_ms: null,
       total_time_ms: null,
+      method: 'POST',
+      query: '',
       headers: {},
       raw_headers: [],
     };
     expect(accepts(PullEventDetailOut, { ...event, body: {} })).toBe(true);
     expect(accepts(PullEventDetailOut, { ...event, deleted_at: NOW })).toBe(true);
     expect(accepts(PullEventDetailOut, { ...event, status: 'acked' })).toBe(false);
+    expect(accepts(PullEventDetailOut, { ...event, method: undefined })).toBe(false);
+    expect(accepts(PullEventDetailOut, { ...event, deleted_at: NOW, deleted_by_api_key_id: ID1, deleted_by_user_id: null })).toBe(true);
   });
 });
 

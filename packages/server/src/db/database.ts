@@ -12,7 +12,8 @@ import { PGlite, type Transaction as PGliteTransaction } from '@electric-sql/pgl
  * bytea → Uint8Array (a Buffer on PostgreSQL). Cast bigint results (`count(*)::int`) in SQL:
  * the two drivers disagree on int8. Pass json/jsonb parameters as JS values, never pre-stringified:
  * both drivers serialise by the parameter type the server describes, and a string would be stored
- * as a JSON string.
+ * as a JSON string. Cast caller-given timestamps as `${t}::text::timestamptz`: the postgres driver
+ * turns a timestamptz parameter into a Date and drops digits below the millisecond.
  */
 export type Row = Record<string, unknown>;
 

@@ -81,8 +81,8 @@ export async function listInboundLogs(sql: Sql, projectId: string, filters: Inbo
   const where = [sql.fragment`m.project_id = ${projectId}`];
   if (filters.status !== undefined) where.push(sql.fragment`m.status = ${filters.status}`);
   if (filters.endpointId !== undefined) where.push(sql.fragment`m.inbound_endpoint_id = ${filters.endpointId}::uuid`);
-  if (filters.receivedAfter !== undefined) where.push(sql.fragment`m.received_at >= ${filters.receivedAfter}::timestamptz`);
-  if (filters.receivedBefore !== undefined) where.push(sql.fragment`m.received_at < ${filters.receivedBefore}::timestamptz`);
+  if (filters.receivedAfter !== undefined) where.push(sql.fragment`m.received_at >= ${filters.receivedAfter}::text::timestamptz`);
+  if (filters.receivedBefore !== undefined) where.push(sql.fragment`m.received_at < ${filters.receivedBefore}::text::timestamptz`);
   if (filters.beforeId !== undefined) where.push(sql.fragment`m.id < ${filters.beforeId}::uuid`);
   return sql<InboundLogRow>`
     SELECT ${COLUMNS(sql)}, CASE WHEN e.mode = 'forward' THEN e.url ELSE '' END AS endpoint_url

@@ -42,6 +42,8 @@ export async function incrementRejectedCount(sql: Sql, endpointId: string): Prom
 
 export interface IngestLockRow {
   id: string;
+  /** forward-mode messages are queued for delivery in the same transaction. */
+  mode: 'forward' | 'cli';
   paused: boolean;
   gone: boolean;
   last_message_id: string | null;
@@ -53,7 +55,7 @@ export interface IngestLockRow {
  */
 export async function lockEndpointsForIngest(sql: Sql, endpointIds: readonly string[]): Promise<IngestLockRow[]> {
   return sql<IngestLockRow>`
-    SELECT id, paused,
+    SELECT id, mode, paused,
            (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS gone,
            last_message_id
     FROM inbound_endpoints WHERE id = ANY(${[...endpointIds]}::uuid[])

@@ -8,6 +8,7 @@ import {
   type NewInboundMessage,
 } from '../db/ingest.js';
 import { notifyOnCommit } from '../db/notify.js';
+import { enqueueDeliveries } from '../db/deliveries.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { nextOrderedId } from './ordered-id.js';
 
@@ -211,6 +212,8 @@ export class IngestBatcher {
       setLastMessageIds(tx, lasts),
       // Streams on every process learn of the new messages when, and only when, they commit.
       messages.length > 0 ? notifyOnCommit(tx, INBOUND_MESSAGES_CHANNEL, [...new Set(messages.map((m) => m.endpointId))].join(',')) : undefined,
+      // Forward mode: the delivery is queued in the same commit (and wakes the workers when it lands).
+      enqueueDeliveries(tx, messages.filter((m) => locks.get(m.endpointId)?.mode === 'forward').map((m) => ({ messageId: m.id, kind: 'inbound' as const, destination: m.endpointId }))),
     ]);
     const failed = writes.find((w): w is PromiseRejectedResult => w.status === 'rejected');
     if (failed) throw failed.reason;

@@ -21,6 +21,7 @@ import {
   type InboundLogRow,
   type InboundMessageRow,
 } from '../db/inbound-messages.js';
+import { requeueInboundDelivery } from '../db/deliveries.js';
 import { notFound } from '../errors.js';
 import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
 import { decodeCursor, encodeCursor } from '../lib/cursor.js';
@@ -132,7 +133,12 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
     '/inbound-messages/:id/replay',
     { schema: { params: IdParams, response: { 200: successEnvelope(InboundReplayOut) } } },
     async (request) => {
-      const row = await replayInboundMessage(sql, principalOf(request).project_id, request.params.id);
+      const projectId = principalOf(request).project_id;
+      const row = await sql.begin(async (tx) => {
+        // forward mode: a new delivery (queued first: the job row is locked before the message row).
+        await requeueInboundDelivery(tx, projectId, request.params.id);
+        return replayInboundMessage(tx, projectId, request.params.id);
+      });
       if (!row) throw notFound('inbound message', request.params.id);
       // cli mode: pushed again to every connected stream (polling cursors do not go back for it).
       await services.db.notify(INBOUND_REPLAY_CHANNEL, `${row.inbound_endpoint_id}:${row.id}`);

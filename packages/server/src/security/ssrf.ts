@@ -288,8 +288,9 @@ export function createGuardedAgent(options: GuardedAgentOptions): Agent {
     lookup: createGuardedLookup(lookupOptions),
   };
   if (options.ca !== undefined) {
-    // A `ca` option replaces Node's bundled roots; keep them so public receivers still verify.
-    connectorOptions.ca = [...tls.rootCertificates, options.ca];
+    // A `ca` option replaces Node's bundled roots; keep them so public receivers still verify. One
+    // context for every connection: a `ca` list would be parsed again on each TLS connect.
+    connectorOptions.secureContext = tls.createSecureContext({ ca: [...tls.rootCertificates, options.ca] });
   }
   const baseConnect = buildConnector(connectorOptions);
 

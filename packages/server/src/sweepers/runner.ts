@@ -7,6 +7,7 @@ import { deleteExpiredIdempotencyKeys } from '../db/ingest.js';
 import { claimDeletedInboundPayloads, clearInboundPayloadKeys } from '../db/inbound-messages.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { expiredInboundEndpointsSweeper } from './inbound-endpoints.js';
+import { deletedPullPayloadsSweeper, expiredPullEventsSweeper } from './pull.js';
 
 /** What sweepers may need besides their transaction. */
 export interface SweeperDeps {
@@ -54,6 +55,8 @@ export const DEFAULT_SWEEPERS: readonly Sweeper[] = [
   expiredInboundEndpointsSweeper,
   deletedInboundPayloadsSweeper,
   expiredIdempotencyKeysSweeper,
+  expiredPullEventsSweeper,
+  deletedPullPayloadsSweeper,
 ];
 
 /** Runs one sweeper under a transaction-scoped try-lock; returns null when another process holds it. */

@@ -14,6 +14,7 @@ import { SecretBox, sha256Hex } from '../../src/security/crypto.js';
 import type { Resolver } from '../../src/security/ssrf.js';
 import type { PayloadStore } from '../../src/storage/payload-store.js';
 import { createTestDatabase } from './database.js';
+import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/delivery/worker.js';
 
 export interface TestProjectKey {
   projectId: string;
@@ -36,13 +37,24 @@ export interface TestApp {
   main: TestProjectKey;
   createProject(name?: string): Promise<TestProjectKey>;
   request(method: string, url: string, options?: { body?: unknown; rawBody?: string; apiKey?: string | null; headers?: Record<string, string> }): Promise<TestResponse>;
+  /** The delivery worker, when the app was created with `worker`. */
+  worker: DeliveryWorker | undefined;
   close(): Promise<void>;
 }
 
 /** Every host name resolves to a public documentation-free address unless a test says otherwise. */
 export const publicResolver: Resolver = async () => ['93.184.216.34'];
 
-export async function createTestApp(options: { env?: Record<string, string>; resolveHost?: Resolver; db?: Database; payloadStore?: PayloadStore } = {}): Promise<TestApp> {
+export async function createTestApp(
+  options: {
+    env?: Record<string, string>;
+    resolveHost?: Resolver;
+    db?: Database;
+    payloadStore?: PayloadStore;
+    /** Runs a delivery worker in the app's process (stopped by `close`), with these options. */
+    worker?: boolean | DeliveryWorkerOptions;
+  } = {},
+): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase());
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-test-'));
   const config = parseConfig({ HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_LOG_LEVEL: 'silent', ...options.env });
@@ -61,12 +73,18 @@ export async function createTestApp(options: { env?: Record<string, string>; res
     return { projectId: project.id, apiKeyId: key.id, apiKey };
   };
   const main = await createProject();
+  let worker: DeliveryWorker | undefined;
+  if (options.worker) {
+    worker = new DeliveryWorker({ ...app.services, log: app.log }, options.worker === true ? {} : options.worker);
+    await worker.start();
+  }
 
   return {
     app,
     db,
     secretBox,
     main,
+    worker,
     createProject,
     async request(method, url, req = {}) {
       const headers: Record<string, string> = { ...req.headers };
@@ -88,6 +106,7 @@ export async function createTestApp(options: { env?: Record<string, string>; res
       return { status: response.statusCode, headers: response.headers, body, raw: response.body };
     },
     async close() {
+      await worker?.stop();
       await app.close();
       if (!options.db) await db.close();
       rmSync(dataDir, { recursive: true, force: true });

@@ -31,14 +31,20 @@ const EventTypePath = z.string().min(1, 'must not be empty').max(255, 'must be a
 /** `a.b.c`: dot notation into the JSON body, no empty segment. */
 const BODY_PATH_PATTERN = /^[^.]+(\.[^.]+)*$/;
 
+/**
+ * Why `path` cannot serve `source`, or null when it can. The server also asks this when a PATCH
+ * combines a new source or path with the one already stored.
+ */
+export function eventTypePathProblem(source: EventTypeSource, path: string): string | null {
+  if (source === 'body' && !BODY_PATH_PATTERN.test(path)) return 'must be a dot-separated JSON path such as data.type';
+  if (source === 'header' && !HeaderName.safeParse(path).success) return 'must be an HTTP header name when event_type_source is header';
+  return null;
+}
+
 /** The path must suit its source; only checkable when both travel in the same request. */
 function checkPathForSource(source: EventTypeSource, path: string, ctx: z.RefinementCtx): void {
-  if (source === 'body' && !BODY_PATH_PATTERN.test(path)) {
-    ctx.addIssue({ code: 'custom', path: ['event_type_path'], message: 'must be a dot-separated JSON path such as data.type' });
-  }
-  if (source === 'header' && !HeaderName.safeParse(path).success) {
-    ctx.addIssue({ code: 'custom', path: ['event_type_path'], message: 'must be an HTTP header name when event_type_source is header' });
-  }
+  const problem = eventTypePathProblem(source, path);
+  if (problem !== null) ctx.addIssue({ code: 'custom', path: ['event_type_path'], message: problem });
 }
 
 /**
@@ -159,12 +165,18 @@ export type PullEventOut = z.infer<typeof PullEventOut>;
  * event has `deleted_at` and no body.
  */
 export const PullEventDetailOut = PullEventOut.extend({
+  /** The request's method (POST, PUT, PATCH, DELETE or GET) and raw query string ("" when none). */
+  method: z.string(),
+  query: z.string(),
   headers: z.record(z.string(), z.string()),
   raw_headers: z.array(RawHeader),
   body: JsonValue.optional(),
   body_encoding: z.literal('base64').optional(),
   body_error: z.literal('payload_unavailable').optional(),
   deleted_at: Timestamp.optional(),
+  /** The deleting principal, on deleted events only (mutually exclusive; user ids are reserved). */
+  deleted_by_api_key_id: Uuid.nullable().optional(),
+  deleted_by_user_id: z.string().nullable().optional(),
 });
 export type PullEventDetailOut = z.infer<typeof PullEventDetailOut>;
 
@@ -184,6 +196,17 @@ export const PullEventsQuery = z.strictObject({
   cursor: Cursor.optional(),
 });
 export type PullEventsQuery = z.infer<typeof PullEventsQuery>;
+
+/**
+ * meta of the events list: `next_cursor` is an empty string, never null, when there are no more
+ * results (interface "Pull events"); `has_more` says the same as a boolean.
+ */
+export const PullEventsPageMeta = z.object({
+  request_id: z.string(),
+  has_more: z.boolean(),
+  next_cursor: z.string(),
+});
+export type PullEventsPageMeta = z.infer<typeof PullEventsPageMeta>;
 
 /** DELETE /v1/pull-endpoints/{id}/events/{event_id}: a repeat answers 200 with the original time. */
 export const PullEventDeleteOut = z.object({

@@ -1,0 +1,445 @@
+import type { Sql } from './database.js';
+
+/**
+ * The delivery work queue (migrations/003): one `delivery_jobs` row per message that still has a
+ * delivery to make. Lock order everywhere is job row → message row → endpoint row, so the API, the
+ * workers and the triggers never wait on each other in a cycle.
+ */
+
+/** NOTIFY channel: deliveries became due (payload unused). Also sent by the 003 triggers. */
+export const DELIVERIES_CHANNEL = 'hookrelay_deliveries';
+
+export type DeliveryKind = 'outbound' | 'inbound';
+export type DeliveryStatus = 'queued' | 'delivering' | 'succeeded' | 'pending_retry' | 'failed_permanent';
+
+export interface NewDeliveryJob {
+  messageId: string;
+  kind: DeliveryKind;
+  destination: string;
+}
+
+/**
+ * Queues deliveries that are due now and wakes the workers when the caller's transaction commits,
+ * in one statement (one round trip inside the ingest batch).
+ */
+export async function enqueueDeliveries(sql: Sql, jobs: readonly NewDeliveryJob[]): Promise<void> {
+  if (jobs.length === 0) return;
+  const rows = jobs.map((j) => sql.fragment`(${j.messageId}::uuid, ${j.kind}::text, ${j.destination}::text)`);
+  await sql`
+    WITH queued AS (
+      INSERT INTO delivery_jobs (message_id, kind, destination, run_at)
+      SELECT v.message_id, v.kind, v.destination, now() FROM (VALUES ${sql.join(rows, ', ')}) AS v (message_id, kind, destination)
+      ON CONFLICT (message_id) DO NOTHING
+      RETURNING 1
+    )
+    SELECT pg_notify(${DELIVERIES_CHANNEL}, '') FROM (SELECT 1 FROM queued LIMIT 1) AS any_queued`;
+}
+
+export interface RequeueResult {
+  /** The job is leased: the running attempt finishes first, then the message is delivered again. */
+  in_flight: boolean;
+}
+
+/**
+ * A manual retry (outbound) or replay (forward-mode inbound): a new delivery with the whole retry
+ * schedule. A waiting job becomes due now (a parked one stays parked until its endpoint resumes); a
+ * leased one is marked to run again once its attempt ends. `source` must yield at most one row of
+ * (message_id, kind, destination, attempt_count). Returns undefined when it yields none.
+ */
+async function requeue(sql: Sql, source: ReturnType<Sql['fragment']>): Promise<RequeueResult | undefined> {
+  const [row] = await sql<RequeueResult>`
+    WITH source AS (${source}), queued AS (
+      INSERT INTO delivery_jobs AS j (message_id, kind, destination, run_at, attempt_base)
+      SELECT message_id, kind, destination, now(), attempt_count FROM source
+      ON CONFLICT (message_id) DO UPDATE SET
+        run_at = CASE WHEN j.locked_until IS NULL AND j.run_at <> 'infinity' THEN now() ELSE j.run_at END,
+        attempt_base = CASE WHEN j.locked_until IS NULL THEN excluded.attempt_base ELSE j.attempt_base END,
+        rerun = j.locked_until IS NOT NULL
+      RETURNING j.locked_until IS NOT NULL AS in_flight
+    ), woken AS (
+      SELECT pg_notify(${DELIVERIES_CHANNEL}, '') FROM queued
+    )
+    SELECT in_flight FROM queued, (SELECT count(*) FROM woken) AS n`;
+  return row;
+}
+
+export async function requeueOutboundDelivery(sql: Sql, projectId: string, messageId: string): Promise<RequeueResult | undefined> {
+  return requeue(
+    sql,
+    sql.fragment`SELECT id AS message_id, 'outbound'::text AS kind, endpoint_id AS destination, attempt_count
+      FROM outbound_messages WHERE id = ${messageId}::uuid AND project_id = ${projectId}::uuid AND deleted_at IS NULL`,
+  );
+}
+
+/** Replay of a forward-mode inbound message; undefined when the message or mode does not qualify. */
+export async function requeueInboundDelivery(sql: Sql, projectId: string, messageId: string): Promise<RequeueResult | undefined> {
+  return requeue(
+    sql,
+    sql.fragment`SELECT m.id AS message_id, 'inbound'::text AS kind, m.inbound_endpoint_id::text AS destination, m.attempt_count
+      FROM inbound_messages m JOIN inbound_endpoints e ON e.id = m.inbound_endpoint_id
+      WHERE m.id = ${messageId}::uuid AND m.project_id = ${projectId}::uuid AND m.deleted_at IS NULL
+        AND e.mode = 'forward' AND e.deleted_at IS NULL`,
+  );
+}
+
+/** Removes the waiting (not leased) jobs of messages being deleted; leased ones end on their own. */
+export async function dropWaitingOutboundJobs(sql: Sql, projectId: string, messageIds: readonly string[]): Promise<void> {
+  await sql`
+    DELETE FROM delivery_jobs WHERE message_id IN (
+      SELECT j.message_id FROM delivery_jobs j JOIN outbound_messages m ON m.id = j.message_id
+      WHERE j.message_id = ANY(${[...messageIds]}::uuid[]) AND m.project_id = ${projectId}::uuid AND j.locked_until IS NULL
+      FOR UPDATE OF j SKIP LOCKED
+    )`;
+}
+
+// ---------- claiming ----------
+
+export interface ClaimedJob {
+  message_id: string;
+  kind: DeliveryKind;
+  destination: string;
+  attempt_base: number;
+}
+
+/**
+ * Leases up to `limit` due jobs to `workerId` under one `leaseId`. Rows another worker is claiming
+ * are skipped, so any number of workers take disjoint batches.
+ */
+export async function claimDueJobs(
+  sql: Sql,
+  input: { workerId: string; leaseId: string; limit: number; leaseSeconds: number },
+): Promise<ClaimedJob[]> {
+  return sql<ClaimedJob>`
+    WITH due AS (
+      SELECT message_id FROM delivery_jobs
+      WHERE locked_until IS NULL AND run_at <= now()
+      ORDER BY run_at, message_id
+      LIMIT ${input.limit}
+      FOR UPDATE SKIP LOCKED
+    )
+    UPDATE delivery_jobs j SET
+      locked_by = ${input.workerId}, lease_id = ${input.leaseId}::uuid,
+      locked_until = now() + make_interval(secs => ${input.leaseSeconds}::int), claims = j.claims + 1
+    FROM due WHERE j.message_id = due.message_id
+    RETURNING j.message_id, j.kind, j.destination, j.attempt_base`;
+}
+
+/** What a worker needs to deliver an outbound message, read in the claim transaction. */
+export interface OutboundDeliveryContext {
+  id: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  content_type: string;
+  payload_key: string | null;
+  event_type: string | null;
+  deleted: boolean;
+  endpoint_id: string;
+  url: string;
+  headers: Record<string, string>;
+  paused: boolean;
+  rate_limit_rps: number;
+  live: boolean;
+  /** Active signing secrets, sealed, newest first. */
+  secrets: string[];
+}
+
+export async function loadOutboundContexts(sql: Sql, ids: readonly string[]): Promise<OutboundDeliveryContext[]> {
+  if (ids.length === 0) return [];
+  return sql<OutboundDeliveryContext>`
+    SELECT m.id, m.status, m.attempt_count, m.content_type, m.payload_key, m.event_type, (m.deleted_at IS NOT NULL) AS deleted,
+           e.id AS endpoint_id, e.url, e.headers, e.paused, e.rate_limit_rps,
+           (e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())) AS live,
+           coalesce((SELECT json_agg(k.secret_encrypted ORDER BY k.created_at DESC, k.id DESC) FROM signing_keys k
+                     WHERE k.owner_id = e.id AND (k.expires_at IS NULL OR k.expires_at > now())), '[]'::json) AS secrets
+    FROM outbound_messages m JOIN endpoints e ON e.id = m.endpoint_id
+    WHERE m.id = ANY(${[...ids]}::uuid[])`;
+}
+
+/** What a worker needs to forward an inbound message. */
+export interface InboundDeliveryContext {
+  id: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  content_type: string;
+  payload_key: string | null;
+  method: string;
+  path: string;
+  query: string;
+  raw_headers: [string, string][];
+  deleted: boolean;
+  endpoint_id: string;
+  url: string;
+  mode: 'forward' | 'cli';
+  signing_enabled: boolean;
+  live: boolean;
+  secrets: string[];
+}
+
+export async function loadInboundContexts(sql: Sql, ids: readonly string[]): Promise<InboundDeliveryContext[]> {
+  if (ids.length === 0) return [];
+  return sql<InboundDeliveryContext>`
+    SELECT m.id, m.status, m.attempt_count, m.content_type, m.payload_key, m.method, m.path, m.query, m.raw_headers,
+           (m.deleted_at IS NOT NULL) AS deleted,
+           e.id::text AS endpoint_id, e.url, e.mode, e.signing_enabled,
+           (e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())) AS live,
+           coalesce((SELECT json_agg(k.secret_encrypted ORDER BY k.created_at DESC, k.id DESC) FROM signing_keys k
+                     WHERE k.owner_id = e.id::text AND (k.expires_at IS NULL OR k.expires_at > now())), '[]'::json) AS secrets
+    FROM inbound_messages m JOIN inbound_endpoints e ON e.id = m.inbound_endpoint_id
+    WHERE m.id = ANY(${[...ids]}::uuid[])`;
+}
+
+/**
+ * Of these endpoints, those still paused and live, share-locked so that a concurrent resume (or
+ * delete) waits for the park and then finds the parked jobs.
+ */
+export async function lockPausedEndpoints(sql: Sql, endpointIds: readonly string[]): Promise<Set<string>> {
+  if (endpointIds.length === 0) return new Set();
+  const rows = await sql<{ id: string }>`
+    SELECT id FROM endpoints
+    WHERE id = ANY(${[...endpointIds]}::text[]) AND paused AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+    ORDER BY id FOR SHARE`;
+  return new Set(rows.map((r) => r.id));
+}
+
+export interface RateLimitRow {
+  rate_limit_rps: number;
+  burst: number;
+  rate_limit_tat: Date | null;
+  /** The database clock once the lock is held (not the transaction's start). */
+  now: Date;
+  /** Still deliverable once the lock is held (not paused or deleted meanwhile). */
+  deliverable: boolean;
+}
+
+/** The endpoint's bucket, row-locked until the claim commits (every worker queues here). */
+export async function lockRateLimit(sql: Sql, endpointId: string): Promise<RateLimitRow | undefined> {
+  // clock_timestamp() in the outer query is read once the row lock is held, not before the wait.
+  const [row] = await sql<RateLimitRow>`
+    SELECT e.rate_limit_rps, e.burst, e.rate_limit_tat, clock_timestamp() AS now, e.deliverable
+    FROM (
+      SELECT rate_limit_rps, burst, rate_limit_tat,
+             (NOT paused AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > now())) AS deliverable
+      FROM endpoints WHERE id = ${endpointId} FOR UPDATE
+    ) AS e`;
+  return row;
+}
+
+export async function saveRateLimitTat(sql: Sql, endpointId: string, tat: Date): Promise<void> {
+  await sql`UPDATE endpoints SET rate_limit_tat = ${tat}::timestamptz WHERE id = ${endpointId}`;
+}
+
+/** Ends the lease of jobs without an attempt: each becomes due again `delayMs` from now. */
+export async function releaseJobs(sql: Sql, leaseId: string, jobs: readonly { messageId: string; delayMs: number }[]): Promise<void> {
+  if (jobs.length === 0) return;
+  const rows = jobs.map((j) => sql.fragment`(${j.messageId}::uuid, ${Math.max(0, Math.round(j.delayMs))}::int)`);
+  await sql`
+    UPDATE delivery_jobs j SET run_at = now() + make_interval(secs => v.delay_ms / 1000.0),
+      locked_by = NULL, locked_until = NULL, lease_id = NULL
+    FROM (VALUES ${sql.join(rows, ', ')}) AS v (message_id, delay_ms)
+    WHERE j.message_id = v.message_id AND j.lease_id = ${leaseId}::uuid`;
+}
+
+/** Parks jobs of paused endpoints until a resume makes them due (trigger in migrations/003). */
+export async function parkJobs(sql: Sql, leaseId: string, messageIds: readonly string[]): Promise<void> {
+  if (messageIds.length === 0) return;
+  await sql`
+    UPDATE delivery_jobs SET run_at = 'infinity', locked_by = NULL, locked_until = NULL, lease_id = NULL
+    WHERE message_id = ANY(${[...messageIds]}::uuid[]) AND lease_id = ${leaseId}::uuid`;
+}
+
+export async function deleteJobs(sql: Sql, leaseId: string, messageIds: readonly string[]): Promise<void> {
+  if (messageIds.length === 0) return;
+  await sql`DELETE FROM delivery_jobs WHERE message_id = ANY(${[...messageIds]}::uuid[]) AND lease_id = ${leaseId}::uuid`;
+}
+
+export const ENDPOINT_DELETED_ERROR = 'endpoint deleted: no further delivery attempts';
+export const INBOUND_ENDPOINT_DELETED_ERROR = 'inbound endpoint deleted: no further delivery attempts';
+
+const messageTable = (sql: Sql, kind: DeliveryKind) => (kind === 'outbound' ? sql.fragment`outbound_messages` : sql.fragment`inbound_messages`);
+
+/** Ends the deliveries of messages whose endpoint is gone: failed_permanent, no attempt made. */
+export async function failWithoutAttempt(sql: Sql, kind: DeliveryKind, messageIds: readonly string[], error: string): Promise<void> {
+  if (messageIds.length === 0) return;
+  await sql`
+    UPDATE ${messageTable(sql, kind)} SET status = 'failed_permanent', last_error = ${error}, next_attempt_at = NULL,
+      failed_at = now(), updated_at = now()
+    WHERE id = ANY(${[...messageIds]}::uuid[])`;
+}
+
+/** An inbound endpoint left forward mode: its messages wait for a CLI again. */
+export async function returnInboundToCli(sql: Sql, messageIds: readonly string[]): Promise<void> {
+  if (messageIds.length === 0) return;
+  await sql`
+    UPDATE inbound_messages SET status = 'queued', next_attempt_at = NULL, updated_at = now()
+    WHERE id = ANY(${[...messageIds]}::uuid[])`;
+}
+
+/** Moves messages to `delivering`; returns those that are still live (a delete may have won). */
+export async function markDelivering(sql: Sql, kind: DeliveryKind, messageIds: readonly string[]): Promise<Set<string>> {
+  if (messageIds.length === 0) return new Set();
+  const rows = await sql<{ id: string }>`
+    UPDATE ${messageTable(sql, kind)} SET status = 'delivering', updated_at = now()
+    WHERE id = ANY(${[...messageIds]}::uuid[]) AND deleted_at IS NULL
+    RETURNING id`;
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Puts back the status a message had before it was claimed (a job released at shutdown). */
+export async function restoreStatuses(sql: Sql, kind: DeliveryKind, items: readonly { messageId: string; status: DeliveryStatus }[]): Promise<void> {
+  if (items.length === 0) return;
+  const rows = items.map((i) => sql.fragment`(${i.messageId}::uuid, ${i.status}::text)`);
+  await sql`
+    UPDATE ${messageTable(sql, kind)} m SET status = v.status, updated_at = now()
+    FROM (VALUES ${sql.join(rows, ', ')}) AS v (id, status)
+    WHERE m.id = v.id AND m.status = 'delivering'`;
+}
+
+// ---------- results ----------
+
+export interface HeldJob {
+  message_id: string;
+  rerun: boolean;
+}
+
+/** Of these (message, lease) pairs, the jobs still leased as given, locked for the result. */
+export async function lockHeldJobs(sql: Sql, leases: readonly { messageId: string; leaseId: string }[]): Promise<HeldJob[]> {
+  if (leases.length === 0) return [];
+  const rows = leases.map((l) => sql.fragment`(${l.messageId}::uuid, ${l.leaseId}::uuid)`);
+  return sql<HeldJob>`
+    SELECT j.message_id, j.rerun FROM delivery_jobs j
+    JOIN (VALUES ${sql.join(rows, ', ')}) AS v (message_id, lease_id) ON j.message_id = v.message_id AND j.lease_id = v.lease_id
+    ORDER BY j.message_id
+    FOR UPDATE OF j`;
+}
+
+export interface AttemptRecord {
+  id: string;
+  messageId: string;
+  attemptNumber: number;
+  startedAt: Date;
+  responseStatus: number | null;
+  latencyMs: number;
+  error: string | null;
+  responseBody: string | null;
+  workerId: string;
+}
+
+export async function insertAttempts(sql: Sql, attempts: readonly AttemptRecord[]): Promise<void> {
+  if (attempts.length === 0) return;
+  const rows = attempts.map(
+    (a) => sql.fragment`(${a.id}::uuid, ${a.messageId}::uuid, ${a.attemptNumber}::int, ${a.startedAt}::timestamptz,
+      ${a.responseStatus}::int, ${a.latencyMs}::int, ${a.error}::text, ${a.responseBody}::text, ${a.workerId}::text)`,
+  );
+  await sql`
+    INSERT INTO delivery_attempts (id, message_id, attempt_number, started_at, response_status, latency_ms, error, response_body, worker_id)
+    VALUES ${sql.join(rows, ', ')}`;
+}
+
+/** A finished attempt's effect on its message. `status` is what it becomes unless deleted meanwhile. */
+export interface MessageOutcome {
+  messageId: string;
+  status: 'succeeded' | 'pending_retry' | 'failed_permanent' | 'queued';
+  attemptNumber: number;
+  startedAt: Date;
+  finishedAt: Date;
+  responseStatus: number | null;
+  latencyMs: number;
+  processingMs: number;
+  error: string | null;
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * Applies attempt outcomes to their messages. A deleted message, or one whose endpoint was deleted
+ * meanwhile, gets no further attempt: a retry it would have had becomes failed_permanent. Returns each
+ * message's resulting status.
+ */
+export async function applyOutcomes(sql: Sql, kind: DeliveryKind, outcomes: readonly MessageOutcome[]): Promise<Map<string, DeliveryStatus>> {
+  if (outcomes.length === 0) return new Map();
+  const rows = outcomes.map(
+    (o) => sql.fragment`(${o.messageId}::uuid, ${o.status}::text, ${o.attemptNumber}::int, ${o.startedAt}::timestamptz,
+      ${o.finishedAt}::timestamptz, ${o.responseStatus}::int, ${o.latencyMs}::int, ${o.processingMs}::int, ${o.error}::text,
+      ${o.nextAttemptAt}::timestamptz)`,
+  );
+  const created = kind === 'outbound' ? sql.fragment`m.created_at` : sql.fragment`m.received_at`;
+  // An endpoint deleted while the attempt was in flight: no retry (its waiting jobs ended at the delete).
+  const endpointTable = kind === 'outbound' ? sql.fragment`endpoints` : sql.fragment`inbound_endpoints`;
+  const endpointRef = kind === 'outbound' ? sql.fragment`m.endpoint_id` : sql.fragment`m.inbound_endpoint_id`;
+  const endpointLive = sql.fragment`(e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now()))`;
+  const endpointGone = kind === 'outbound' ? ENDPOINT_DELETED_ERROR : INBOUND_ENDPOINT_DELETED_ERROR;
+  const processing = kind === 'outbound' ? sql.fragment`processing_ms = o.processing_ms,` : sql.fragment``;
+  const ms = (later: ReturnType<Sql['fragment']>, earlier: ReturnType<Sql['fragment']>) =>
+    sql.fragment`greatest(0, round(extract(epoch FROM (${later} - ${earlier})) * 1000))::int`;
+  const updated = await sql<{ id: string; status: DeliveryStatus }>`
+    WITH v (id, status, attempt_number, started_at, finished_at, response_status, latency_ms, processing_ms, error, next_attempt_at) AS (
+      VALUES ${sql.join(rows, ', ')}
+    ), o AS (
+      SELECT v.id, v.attempt_number, v.started_at, v.finished_at, v.response_status, v.latency_ms, v.processing_ms, v.next_attempt_at,
+             CASE WHEN v.status IN ('pending_retry', 'queued') AND (m.deleted_at IS NOT NULL OR NOT ${endpointLive}) THEN 'failed_permanent'
+                  ELSE v.status END AS final,
+             CASE WHEN v.status IN ('pending_retry', 'queued') AND m.deleted_at IS NULL AND NOT ${endpointLive}
+                  THEN concat_ws('; ', v.error, ${endpointGone}::text) ELSE v.error END AS error
+      FROM v JOIN ${messageTable(sql, kind)} m ON m.id = v.id
+      JOIN ${endpointTable} e ON e.id = ${endpointRef}
+    )
+    UPDATE ${messageTable(sql, kind)} m SET
+      status = o.final,
+      attempt_count = greatest(m.attempt_count, o.attempt_number),
+      response_status = o.response_status,
+      response_latency_ms = o.latency_ms,
+      ${processing}
+      last_error = o.error,
+      first_attempt_at = coalesce(m.first_attempt_at, o.started_at),
+      queue_wait_ms = coalesce(m.queue_wait_ms, ${ms(sql.fragment`o.started_at`, created)}),
+      next_attempt_at = CASE WHEN o.final = 'pending_retry' THEN o.next_attempt_at END,
+      delivered_at = CASE WHEN o.final = 'succeeded' THEN coalesce(m.delivered_at, o.finished_at) ELSE m.delivered_at END,
+      total_delivery_ms = CASE WHEN o.final = 'succeeded' THEN coalesce(m.total_delivery_ms, ${ms(sql.fragment`o.finished_at`, created)})
+                               ELSE m.total_delivery_ms END,
+      failed_at = CASE WHEN o.final = 'failed_permanent' THEN o.finished_at END,
+      updated_at = now()
+    FROM o WHERE m.id = o.id
+    RETURNING m.id, m.status`;
+  return new Map(updated.map((r) => [r.id, r.status]));
+}
+
+/** Schedules the next attempt of held jobs: due at `runAt`, lease ended. */
+export async function rescheduleJobs(
+  sql: Sql,
+  jobs: readonly { messageId: string; runAt: Date; attemptBase: number | null }[],
+): Promise<void> {
+  if (jobs.length === 0) return;
+  const rows = jobs.map((j) => sql.fragment`(${j.messageId}::uuid, ${j.runAt}::timestamptz, ${j.attemptBase}::int)`);
+  await sql`
+    UPDATE delivery_jobs j SET run_at = v.run_at, attempt_base = coalesce(v.attempt_base, j.attempt_base), rerun = false,
+      locked_by = NULL, locked_until = NULL, lease_id = NULL
+    FROM (VALUES ${sql.join(rows, ', ')}) AS v (message_id, run_at, attempt_base)
+    WHERE j.message_id = v.message_id`;
+}
+
+export async function deleteHeldJobs(sql: Sql, messageIds: readonly string[]): Promise<void> {
+  if (messageIds.length === 0) return;
+  await sql`DELETE FROM delivery_jobs WHERE message_id = ANY(${[...messageIds]}::uuid[])`;
+}
+
+// ---------- maintenance ----------
+
+/** Returns jobs whose lease ran out (their worker died or stalled) to the queue, due now. */
+export async function reapExpiredLeases(sql: Sql, limit = 1000): Promise<number> {
+  const rows = await sql<{ message_id: string }>`
+    UPDATE delivery_jobs SET locked_by = NULL, locked_until = NULL, lease_id = NULL, run_at = now()
+    WHERE message_id IN (
+      SELECT message_id FROM delivery_jobs WHERE locked_until < now()
+      ORDER BY locked_until LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING message_id`;
+  return rows.length;
+}
+
+/** Milliseconds until the next waiting job is due (≤ 0: due now), or null when none waits. */
+export async function msUntilNextDue(sql: Sql): Promise<number | null> {
+  const [row] = await sql<{ ms: number | null }>`
+    SELECT (extract(epoch FROM (min(run_at) - now())) * 1000)::float8 AS ms
+    FROM delivery_jobs WHERE locked_until IS NULL AND run_at < 'infinity'`;
+  return row?.ms ?? null;
+}

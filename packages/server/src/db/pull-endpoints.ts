@@ -1,0 +1,154 @@
+import type { EventTypeSource } from '@hookrelay/shared';
+import type { Sql, SqlFragment } from './database.js';
+
+/** A pull endpoint as the API shows it; the secret token's hash never leaves this module's callers. */
+export interface PullEndpointRow {
+  id: string;
+  seq: string;
+  project_id: string;
+  name: string;
+  description: string;
+  retention_days: number;
+  event_type_source: EventTypeSource | null;
+  event_type_path: string | null;
+  paused: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PullEventCounts {
+  stored: number;
+  fetched: number;
+  delivered: number;
+  deleted: number;
+}
+
+const COLUMNS = (sql: Sql) => sql.fragment`
+  p.id, p.seq::text AS seq, p.project_id, p.name, p.description, p.retention_days,
+  p.event_type_source, p.event_type_path, p.paused, p.created_at, p.updated_at`;
+
+export interface PullEndpointInsert {
+  id: string;
+  projectId: string;
+  name: string;
+  description: string;
+  retentionDays: number;
+  eventTypeSource: EventTypeSource | null;
+  eventTypePath: string | null;
+  secretTokenHash: string;
+}
+
+export async function insertPullEndpoint(sql: Sql, input: PullEndpointInsert): Promise<PullEndpointRow> {
+  const [row] = await sql<PullEndpointRow>`
+    INSERT INTO pull_endpoints AS p (id, project_id, name, description, retention_days, event_type_source, event_type_path, secret_token_hash)
+    VALUES (${input.id}::uuid, ${input.projectId}::uuid, ${input.name}, ${input.description}, ${input.retentionDays}::int,
+            ${input.eventTypeSource}::text, ${input.eventTypePath}::text, ${input.secretTokenHash})
+    RETURNING ${COLUMNS(sql)}`;
+  return row!;
+}
+
+/** A live (not deleted) endpoint of the project. */
+export async function findPullEndpoint(sql: Sql, projectId: string, id: string): Promise<PullEndpointRow | undefined> {
+  const [row] = await sql<PullEndpointRow>`
+    SELECT ${COLUMNS(sql)} FROM pull_endpoints p
+    WHERE p.id = ${id}::uuid AND p.project_id = ${projectId}::uuid AND p.deleted_at IS NULL`;
+  return row;
+}
+
+/** Row-locks a live endpoint for the rest of the transaction (a PATCH judging stored settings). */
+export async function lockPullEndpoint(sql: Sql, projectId: string, id: string): Promise<PullEndpointRow | undefined> {
+  const [row] = await sql<PullEndpointRow>`
+    SELECT ${COLUMNS(sql)} FROM pull_endpoints p
+    WHERE p.id = ${id}::uuid AND p.project_id = ${projectId}::uuid AND p.deleted_at IS NULL
+    FOR UPDATE`;
+  return row;
+}
+
+/** Newest first; `afterSeq` is the keyset position of the previous page's last row. */
+export async function listPullEndpoints(sql: Sql, projectId: string, page: { limit: number; afterSeq?: string }): Promise<PullEndpointRow[]> {
+  const after = page.afterSeq === undefined ? sql.fragment`` : sql.fragment`AND p.seq < ${page.afterSeq}::bigint`;
+  return sql<PullEndpointRow>`
+    SELECT ${COLUMNS(sql)} FROM pull_endpoints p
+    WHERE p.project_id = ${projectId}::uuid AND p.deleted_at IS NULL ${after}
+    ORDER BY p.seq DESC
+    LIMIT ${page.limit}`;
+}
+
+/** Events of the endpoint by status among those not deleted, and the soft-deleted ones. */
+export async function countPullEvents(sql: Sql, endpointId: string): Promise<PullEventCounts> {
+  const [row] = await sql<PullEventCounts>`
+    SELECT count(*) FILTER (WHERE e.deleted_at IS NULL AND e.status = 'stored')::int AS stored,
+           count(*) FILTER (WHERE e.deleted_at IS NULL AND e.status = 'fetched')::int AS fetched,
+           count(*) FILTER (WHERE e.deleted_at IS NULL AND e.status = 'delivered')::int AS delivered,
+           count(*) FILTER (WHERE e.deleted_at IS NOT NULL)::int AS deleted
+    FROM pull_events e WHERE e.endpoint_id = ${endpointId}::uuid`;
+  return row ?? { stored: 0, fetched: 0, delivered: 0, deleted: 0 };
+}
+
+/**
+ * A partial update: undefined keeps a value; `null` in both extraction fields clears extraction.
+ * Undefined when the endpoint is not live in the project.
+ */
+export interface PullEndpointPatch {
+  name?: string;
+  description?: string;
+  retentionDays?: number;
+  eventTypeSource?: EventTypeSource | null;
+  eventTypePath?: string | null;
+  paused?: boolean;
+}
+
+export async function updatePullEndpoint(sql: Sql, projectId: string, id: string, patch: PullEndpointPatch): Promise<PullEndpointRow | undefined> {
+  const sets: SqlFragment[] = [];
+  if (patch.name !== undefined) sets.push(sql.fragment`name = ${patch.name}::text`);
+  if (patch.description !== undefined) sets.push(sql.fragment`description = ${patch.description}::text`);
+  if (patch.retentionDays !== undefined) sets.push(sql.fragment`retention_days = ${patch.retentionDays}::int`);
+  if (patch.eventTypeSource !== undefined) sets.push(sql.fragment`event_type_source = ${patch.eventTypeSource}::text`);
+  if (patch.eventTypePath !== undefined) sets.push(sql.fragment`event_type_path = ${patch.eventTypePath}::text`);
+  if (patch.paused !== undefined) sets.push(sql.fragment`paused = ${patch.paused}::boolean`);
+  sets.push(sql.fragment`updated_at = now()`);
+  const [row] = await sql<PullEndpointRow>`
+    UPDATE pull_endpoints p SET ${sql.join(sets, ', ')}
+    WHERE p.id = ${id}::uuid AND p.project_id = ${projectId}::uuid AND p.deleted_at IS NULL
+    RETURNING ${COLUMNS(sql)}`;
+  return row;
+}
+
+/** Soft delete; undefined when the endpoint does not exist in the project or is already deleted. */
+export async function softDeletePullEndpoint(sql: Sql, projectId: string, id: string): Promise<{ id: string } | undefined> {
+  const [row] = await sql<{ id: string }>`
+    UPDATE pull_endpoints p SET deleted_at = now(), updated_at = now()
+    WHERE p.id = ${id}::uuid AND p.project_id = ${projectId}::uuid AND p.deleted_at IS NULL
+    RETURNING p.id`;
+  return row;
+}
+
+/** What ingestion needs to know about an endpoint, found by the id in the ingest URL. */
+export interface PullIngestEndpointRow {
+  id: string;
+  project_id: string;
+  secret_token_hash: string;
+  paused: boolean;
+  gone: boolean;
+  event_type_source: EventTypeSource | null;
+  event_type_path: string | null;
+}
+
+export async function findPullIngestEndpoint(sql: Sql, id: string): Promise<PullIngestEndpointRow | undefined> {
+  const [row] = await sql<PullIngestEndpointRow>`
+    SELECT p.id, p.project_id, p.secret_token_hash, p.paused, (p.deleted_at IS NOT NULL) AS gone,
+           p.event_type_source, p.event_type_path
+    FROM pull_endpoints p WHERE p.id = ${id}::uuid`;
+  return row;
+}
+
+/**
+ * Share-locks the endpoints of an ingest batch until commit, in id order. A pause or delete
+ * waits for the batches already storing, so once it has answered nothing more is stored.
+ */
+export async function lockPullEndpointsForIngest(sql: Sql, ids: readonly string[]): Promise<{ id: string; paused: boolean; gone: boolean }[]> {
+  return sql<{ id: string; paused: boolean; gone: boolean }>`
+    SELECT p.id, p.paused, (p.deleted_at IS NOT NULL) AS gone
+    FROM pull_endpoints p WHERE p.id = ANY(${[...ids]}::uuid[])
+    ORDER BY p.id FOR SHARE`;
+}

@@ -1,0 +1,97 @@
+import type { Dispatcher } from 'undici';
+import { standardWebhookHeaders } from '@hookrelay/shared';
+import { validateCustomHeaders } from '../security/headers.js';
+import type { OutgoingRequest } from './sender.js';
+
+export const USER_AGENT = 'hookrelay/0.1 (+https://github.com/hookrelay)';
+
+/** Headers of the original inbound request that are never forwarded (hop-by-hop, framing, routing). */
+const NOT_FORWARDED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'http2-settings']);
+const STANDARD_WEBHOOK_HEADERS = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+
+/**
+ * An endpoint's custom headers as they may be sent: each is checked again with the create-time rules
+ * (decisions.md §6), so a forbidden name (Host, Content-Length, Proxy-*, webhook-* …) is never sent
+ * even if one reached the database some other way.
+ */
+export function allowedCustomHeaders(headers: Record<string, string> | null | undefined): [string, string][] {
+  const allowed: [string, string][] = [];
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (validateCustomHeaders({ [name]: value }).ok) allowed.push([name.toLowerCase(), value]);
+  }
+  return allowed;
+}
+
+export interface OutboundRequestInput {
+  messageId: string;
+  url: string;
+  contentType: string;
+  eventType: string | null;
+  customHeaders: Record<string, string>;
+  /** Active signing secrets (`whsec_…`), newest first: during a rotation both sign. */
+  secrets: readonly string[];
+  body: Buffer;
+  /** Unix seconds of this attempt. */
+  timestamp: number;
+}
+
+/**
+ * An outbound delivery: POST of the stored bytes with the message's Content-Type, the endpoint's
+ * custom headers, and the Standard Webhooks headers (webhook-id = message id).
+ */
+export function buildOutboundRequest(input: OutboundRequestInput): OutgoingRequest {
+  const headers: Record<string, string> = { 'user-agent': USER_AGENT };
+  for (const [name, value] of allowedCustomHeaders(input.customHeaders)) headers[name] = value;
+  headers['content-type'] = input.contentType;
+  if (input.eventType !== null) headers['hookrelay-event-type'] = input.eventType;
+  Object.assign(headers, standardWebhookHeaders(input.secrets, { id: input.messageId, timestamp: input.timestamp, body: input.body }));
+  return { url: input.url, method: 'POST', headers, body: input.body };
+}
+
+export interface ForwardRequestInput {
+  messageId: string;
+  /** The endpoint's forwarding URL. */
+  url: string;
+  method: string;
+  /** Sub-path and query recorded after the ingest token (decisions.md §3). */
+  path: string;
+  query: string;
+  rawHeaders: readonly [string, string][];
+  /** Signing secrets when `signing_enabled`, else null (the sender's own headers pass through). */
+  secrets: readonly string[] | null;
+  body: Buffer;
+  timestamp: number;
+}
+
+/** `https://app/hooks` + `/github/push` + `x=1` → `https://app/hooks/github/push?x=1`. */
+export function forwardUrl(base: string, path: string, query: string): string {
+  const url = new URL(base);
+  if (path !== '' && path !== '/') url.pathname = url.pathname.replace(/\/+$/, '') + path;
+  if (query !== '') url.search = url.search.length > 1 ? `${url.search}&${query}` : `?${query}`;
+  return url.toString();
+}
+
+/**
+ * A forward-mode inbound delivery: the original method, sub-path, query, headers (minus hop-by-hop
+ * and framing ones) and exact bytes, to the endpoint's URL; when signing is enabled the Standard
+ * Webhooks headers replace any the sender had sent.
+ */
+export function buildForwardRequest(input: ForwardRequestInput): OutgoingRequest {
+  const headers: Record<string, string | string[]> = {};
+  for (const [rawName, value] of input.rawHeaders) {
+    const name = rawName.toLowerCase();
+    if (NOT_FORWARDED.has(name) || name.startsWith('proxy-') || name.startsWith(':')) continue;
+    if (input.secrets !== null && STANDARD_WEBHOOK_HEADERS.has(name)) continue;
+    const previous = headers[name];
+    headers[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
+  }
+  if (input.secrets !== null) {
+    Object.assign(headers, standardWebhookHeaders(input.secrets, { id: input.messageId, timestamp: input.timestamp, body: input.body }));
+  }
+  return {
+    url: forwardUrl(input.url, input.path, input.query),
+    method: input.method.toUpperCase() as Dispatcher.HttpMethod,
+    headers,
+    body: input.body,
+  };
+}

@@ -1,0 +1,184 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { newUuidv7 } from '@hookrelay/shared';
+import type { Database, Sql } from '../db/database.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
+import {
+  applyOutcomes,
+  deleteHeldJobs,
+  insertAttempts,
+  lockHeldJobs,
+  rescheduleJobs,
+  type DeliveryKind,
+  type MessageOutcome,
+} from '../db/deliveries.js';
+import { honoursRetryAfter, nextRetryDelayMs, parseRetryAfterMs } from './schedule.js';
+import type { SendResult } from './sender.js';
+
+/** One finished attempt, as the worker hands it over. */
+export interface AttemptResult {
+  kind: DeliveryKind;
+  messageId: string;
+  leaseId: string;
+  attemptNumber: number;
+  /** 1 for the first attempt of this delivery (the retry schedule's position). */
+  attemptInDelivery: number;
+  startedAt: Date;
+  finishedAt: Date;
+  processingMs: number;
+  result: SendResult;
+}
+
+const MAX_BATCH = 500;
+
+function isSuccess(status: number | null): boolean {
+  return status !== null && status >= 200 && status < 300;
+}
+
+/** `last_error` of an attempt: null on success. */
+export function attemptError(result: SendResult): string | null {
+  if (result.status === null) return result.error ?? 'no response';
+  if (isSuccess(result.status)) return null;
+  if (result.status >= 300 && result.status < 400) {
+    const location = result.headers.location;
+    const target = Array.isArray(location) ? location[0] : location;
+    return `HTTP ${result.status}: redirects are not followed${target ? ` (Location: ${target.slice(0, 500)})` : ''}`;
+  }
+  return `HTTP ${result.status}`;
+}
+
+/**
+ * Decides what an attempt does to its message: succeeded on any 2xx; otherwise the next attempt of the
+ * schedule (at least the receiver's Retry-After on 429/503), or failed_permanent after the last one.
+ * A retry or replay asked for during the attempt (`rerun`) queues a new delivery instead.
+ */
+export function outcomeOf(attempt: AttemptResult, rerun: boolean, scheduleSeconds: readonly number[], random: () => number = Math.random): MessageOutcome {
+  const { result } = attempt;
+  const common = {
+    messageId: attempt.messageId,
+    attemptNumber: attempt.attemptNumber,
+    startedAt: attempt.startedAt,
+    finishedAt: attempt.finishedAt,
+    responseStatus: result.status,
+    latencyMs: result.latencyMs,
+    processingMs: attempt.processingMs,
+    error: attemptError(result),
+  };
+  if (rerun) return { ...common, status: 'queued', nextAttemptAt: null };
+  if (isSuccess(result.status)) return { ...common, status: 'succeeded', nextAttemptAt: null };
+  const retryAfter = result.status !== null && honoursRetryAfter(result.status) ? parseRetryAfterMs(result.headers['retry-after'], attempt.finishedAt.getTime()) : null;
+  const delay = nextRetryDelayMs(scheduleSeconds, attempt.attemptInDelivery, retryAfter, random);
+  if (delay === null) return { ...common, status: 'failed_permanent', nextAttemptAt: null };
+  return { ...common, status: 'pending_retry', nextAttemptAt: new Date(attempt.finishedAt.getTime() + delay) };
+}
+
+interface Pending {
+  attempt: AttemptResult;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Writes attempt results in group commits: while one transaction runs, new results queue and the next
+ * transaction takes them all. A result counts only while its job is still leased to the lease it was
+ * claimed under (otherwise the reaper already gave the job to another worker): its attempt row is
+ * kept either way, as the request was made.
+ */
+export class ResultWriter {
+  private queue: Pending[] = [];
+  private running: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly scheduleSeconds: readonly number[],
+    private readonly workerId: string,
+    private readonly log: FastifyBaseLogger,
+    private readonly onDue: (at: Date) => void,
+  ) {}
+
+  /** Resolves once the result is committed. */
+  push(attempt: AttemptResult): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ attempt, resolve, reject });
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    if (this.running) return;
+    this.running = this.drain().finally(() => {
+      this.running = null;
+      if (this.queue.length > 0) this.kick();
+    });
+  }
+
+  /** Writes what is queued; from now on a database outage is retried a few times, not forever. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.running) await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    await new Promise((r) => setImmediate(r)); // let results of the same moment join one commit
+    let failures = 0;
+    while (this.queue.length > 0) {
+      const batch = this.queue.slice(0, MAX_BATCH);
+      try {
+        const due = await this.db.sql.begin((tx) => this.write(tx, batch.map((p) => p.attempt)));
+        this.queue.splice(0, batch.length);
+        batch.forEach((p) => p.resolve());
+        for (const at of due) this.onDue(at);
+        failures = 0;
+      } catch (error) {
+        failures++;
+        const transient = isDatabaseUnavailable(error);
+        if (!transient) this.log.error({ err: error }, 'delivery worker: could not record delivery results');
+        else if (failures === 1) this.log.warn({ err: { message: (error as Error).message } }, 'delivery worker: database unavailable; retrying to record delivery results');
+        // Not recorded: the worker releases the jobs (or their leases run out) and they are sent again.
+        if (!transient || (this.closed && failures >= 5)) {
+          this.queue.splice(0, batch.length);
+          batch.forEach((p) => p.reject(error));
+          failures = 0;
+          continue;
+        }
+        await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** failures)));
+      }
+    }
+  }
+
+  /** Returns the times at which rescheduled jobs become due. */
+  private async write(tx: Sql, attempts: AttemptResult[]): Promise<Date[]> {
+    const held = new Map((await lockHeldJobs(tx, attempts.map((a) => ({ messageId: a.messageId, leaseId: a.leaseId })))).map((h) => [h.message_id, h]));
+    await insertAttempts(
+      tx,
+      attempts.map((a) => ({
+        id: newUuidv7(),
+        messageId: a.messageId,
+        attemptNumber: a.attemptNumber,
+        startedAt: a.startedAt,
+        responseStatus: a.result.status,
+        latencyMs: a.result.latencyMs,
+        error: attemptError(a.result),
+        responseBody: a.result.body,
+        workerId: this.workerId,
+      })),
+    );
+    const reschedule: { messageId: string; runAt: Date; attemptBase: number | null }[] = [];
+    const done: string[] = [];
+    for (const kind of ['outbound', 'inbound'] as const) {
+      const outcomes = attempts
+        .filter((a) => a.kind === kind && held.has(a.messageId))
+        .map((a) => outcomeOf(a, held.get(a.messageId)!.rerun, this.scheduleSeconds));
+      const statuses = await applyOutcomes(tx, kind, outcomes);
+      for (const o of outcomes) {
+        const status = statuses.get(o.messageId);
+        if (status === 'pending_retry' && o.nextAttemptAt) reschedule.push({ messageId: o.messageId, runAt: o.nextAttemptAt, attemptBase: null });
+        else if (status === 'queued') reschedule.push({ messageId: o.messageId, runAt: new Date(), attemptBase: o.attemptNumber });
+        else done.push(o.messageId);
+      }
+    }
+    await rescheduleJobs(tx, reschedule);
+    await deleteHeldJobs(tx, done);
+    return reschedule.map((r) => r.runAt);
+  }
+}

@@ -1,0 +1,546 @@
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Agent } from 'undici';
+import { newUuidv7 } from '@hookrelay/shared';
+import type { Config } from '../config.js';
+import type { Database, Sql } from '../db/database.js';
+import {
+  DELIVERIES_CHANNEL,
+  ENDPOINT_DELETED_ERROR,
+  INBOUND_ENDPOINT_DELETED_ERROR,
+  claimDueJobs,
+  deleteJobs,
+  failWithoutAttempt,
+  loadInboundContexts,
+  loadOutboundContexts,
+  lockPausedEndpoints,
+  lockRateLimit,
+  markDelivering,
+  msUntilNextDue,
+  parkJobs,
+  reapExpiredLeases,
+  releaseJobs,
+  restoreStatuses,
+  returnInboundToCli,
+  saveRateLimitTat,
+  type ClaimedJob,
+  type DeliveryKind,
+  type DeliveryStatus,
+  type InboundDeliveryContext,
+  type OutboundDeliveryContext,
+} from '../db/deliveries.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
+import type { SecretBox } from '../security/crypto.js';
+import { createGuardedAgent, type Resolver } from '../security/ssrf.js';
+import { PayloadUnavailableError, type PayloadStore } from '../storage/payload-store.js';
+import { reserveSlots } from './rate-limit.js';
+import { buildForwardRequest, buildOutboundRequest } from './request.js';
+import { ResultWriter, type AttemptResult } from './results.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, sendRequest, type OutgoingRequest } from './sender.js';
+
+/**
+ * The delivery worker (decisions.md §6, §10): claims due jobs from the PostgreSQL queue in batches
+ * (FOR UPDATE SKIP LOCKED, a lease committed before any request is sent), sends them over one shared
+ * guarded undici Agent, and records results in group commits. Any number of workers, in any number of
+ * processes, share one database; on PGlite the same code runs in the one process.
+ *
+ * Lifecycle: idle → running → stopping → stopped. Woken by NOTIFY (new or resumed work), by a timer
+ * set to the next due job, and by a slow poll in case a notification was lost. A reaper returns jobs
+ * whose lease ran out (a crashed worker's) to the queue.
+ */
+
+export type WorkerState = 'idle' | 'running' | 'stopping' | 'stopped';
+
+export interface DeliveryWorkerOptions {
+  /** Deliveries in flight at once (default: config.deliveryConcurrency). */
+  concurrency?: number;
+  /** Most jobs claimed per transaction (default 50). */
+  batchSize?: number;
+  /** Lease of a claimed job (default: config.deliveryLeaseSeconds); must outlast the request timeout. */
+  leaseSeconds?: number;
+  /** Fallback poll for lost notifications (default 5 s). */
+  pollIntervalMs?: number;
+  /** How often expired leases are looked for (default min(5 s, lease / 4)). */
+  reapIntervalMs?: number;
+  /** Whole-attempt deadline (default 15 s). */
+  requestTimeoutMs?: number;
+  /** TCP + TLS connect deadline (default 5 s). */
+  connectTimeoutMs?: number;
+  /** Rate-limited jobs whose slot comes within this wait in process; later ones go back to the queue (default 2 s). */
+  rateLimitHorizonMs?: number;
+  /** On stop, how long in-flight requests may take to finish before they are cut and released (default 20 s). */
+  stopGraceMs?: number;
+  workerId?: string;
+}
+
+export interface DeliveryWorkerDeps {
+  db: Database;
+  config: Config;
+  secretBox: SecretBox;
+  payloadStore: PayloadStore;
+  resolveHost?: Resolver;
+  log: FastifyBaseLogger;
+}
+
+/** One claimed delivery, ready to send once its rate-limit slot comes. */
+interface Prepared {
+  kind: DeliveryKind;
+  messageId: string;
+  leaseId: string;
+  previousStatus: DeliveryStatus;
+  attemptNumber: number;
+  attemptInDelivery: number;
+  /** Local time (Date.now()) before which it must not be sent: its rate-limit slot; 0 = at once. */
+  notBefore: number;
+  build(timestamp: number): OutgoingRequest;
+}
+
+interface Active {
+  controller: AbortController;
+  sending: boolean;
+  wakeWait?: () => void;
+}
+
+const SECRET_CACHE_SIZE = 1000;
+
+/**
+ * Maps database times to local times. Each observation pairs a database clock reading with the local
+ * time its answer was seen; the smallest difference of recent ones is the best estimate (the others
+ * include network and event-loop delay), as NTP does. Every worker then waits for the same database
+ * instant, so a rate limit holds between workers and between claims.
+ */
+export class ClockOffset {
+  private readonly samples: number[] = [];
+
+  /** Records a reading and returns the database → local conversion. */
+  observe(databaseMs: number, localMs: number): (databaseTime: number) => number {
+    this.samples.push(localMs - databaseMs);
+    if (this.samples.length > 32) this.samples.shift();
+    const offset = Math.min(...this.samples);
+    return (databaseTime) => databaseTime + offset;
+  }
+}
+
+export class DeliveryWorker {
+  readonly workerId: string;
+  private stateValue: WorkerState = 'idle';
+  private readonly concurrency: number;
+  private readonly batchSize: number;
+  private readonly leaseSeconds: number;
+  private readonly pollIntervalMs: number;
+  private readonly reapIntervalMs: number;
+  private readonly requestTimeoutMs: number;
+  private readonly connectTimeoutMs: number;
+  private readonly horizonMs: number;
+  private readonly stopGraceMs: number;
+  private readonly sql: Sql;
+  private readonly agent: Agent;
+  private readonly writer: ResultWriter;
+  private readonly secrets = new Map<string, string>();
+  private readonly active = new Map<Active, Promise<void>>();
+  private inFlight = 0;
+  private cycling: Promise<void> | null = null;
+  private wakePending = false;
+  private saturated = false;
+  private failing = false;
+  private dueTimer: NodeJS.Timeout | null = null;
+  private dueAt = 0;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private reapTimer: NodeJS.Timeout | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
+  private stopping: Promise<void> | null = null;
+  private counters = { claimed: 0, sent: 0, released: 0 };
+  private readonly clock = new ClockOffset();
+
+  constructor(
+    private readonly deps: DeliveryWorkerDeps,
+    options: DeliveryWorkerOptions = {},
+  ) {
+    const { config } = deps;
+    this.workerId = options.workerId ?? `${os.hostname()}:${process.pid}:${newUuidv7().slice(-12)}`;
+    this.concurrency = options.concurrency ?? config.deliveryConcurrency;
+    this.batchSize = Math.max(1, Math.min(options.batchSize ?? 50, this.concurrency));
+    this.leaseSeconds = options.leaseSeconds ?? config.deliveryLeaseSeconds;
+    this.pollIntervalMs = options.pollIntervalMs ?? 5000;
+    this.reapIntervalMs = options.reapIntervalMs ?? Math.min(5000, (this.leaseSeconds * 1000) / 4);
+    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.horizonMs = options.rateLimitHorizonMs ?? 2000;
+    this.stopGraceMs = options.stopGraceMs ?? 20_000;
+    if (this.leaseSeconds * 1000 <= this.requestTimeoutMs + this.horizonMs) {
+      throw new Error(`delivery lease (${this.leaseSeconds} s) must outlast the request timeout and rate-limit wait`);
+    }
+    this.sql = deps.db.sql;
+    this.agent = createGuardedAgent({
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      connectTimeoutMs: this.connectTimeoutMs,
+      ...(config.tlsCaFile ? { ca: readFileSync(config.tlsCaFile) } : {}),
+      ...(deps.resolveHost ? { resolve: deps.resolveHost } : {}),
+    });
+    this.writer = new ResultWriter(deps.db, config.retryScheduleSeconds, this.workerId, deps.log, (at) => this.armDue(at.getTime()));
+  }
+
+  get state(): WorkerState {
+    return this.stateValue;
+  }
+
+  /** Counters for tests and logs. */
+  stats() {
+    return { state: this.stateValue, inFlight: this.inFlight, ...this.counters };
+  }
+
+  async start(): Promise<void> {
+    if (this.stateValue !== 'idle') throw new Error(`delivery worker cannot start from state ${this.stateValue}`);
+    this.stateValue = 'running';
+    this.unlisten = await this.deps.db.listen(DELIVERIES_CHANNEL, () => this.wake());
+    this.pollTimer = setInterval(() => this.wake(), this.pollIntervalMs);
+    this.reapTimer = setInterval(() => void this.reap(), this.reapIntervalMs);
+    this.pollTimer.unref();
+    this.reapTimer.unref();
+    this.deps.log.info({ workerId: this.workerId, concurrency: this.concurrency, leaseSeconds: this.leaseSeconds }, 'delivery worker started');
+    this.wake();
+  }
+
+  /**
+   * Stops taking work, lets in-flight requests finish (up to the grace period), cuts and releases
+   * what is left, writes every result, and releases jobs still waiting for a rate-limit slot.
+   */
+  stop(): Promise<void> {
+    if (this.stopping) return this.stopping;
+    this.stopping = this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.stateValue === 'idle') {
+      this.stateValue = 'stopped';
+      await this.agent.close();
+      return;
+    }
+    this.stateValue = 'stopping';
+    for (const timer of [this.pollTimer, this.reapTimer]) if (timer) clearInterval(timer);
+    if (this.dueTimer) clearTimeout(this.dueTimer);
+    await this.unlisten?.().catch(() => {});
+    await this.cycling;
+    for (const entry of this.active.keys()) if (!entry.sending) entry.wakeWait?.();
+    const all = () => Promise.allSettled([...this.active.values()]);
+    let graceTimer: NodeJS.Timeout | undefined;
+    await Promise.race([all(), new Promise((r) => (graceTimer = setTimeout(r, this.stopGraceMs)))]);
+    clearTimeout(graceTimer);
+    if (this.active.size > 0) {
+      this.deps.log.warn({ inFlight: this.active.size }, 'delivery worker: cutting in-flight requests at shutdown; they will be delivered again');
+      for (const entry of this.active.keys()) entry.controller.abort();
+      await all();
+    }
+    await this.writer.close();
+    await this.agent.destroy();
+    this.stateValue = 'stopped';
+    this.deps.log.info({ workerId: this.workerId, ...this.counters }, 'delivery worker stopped');
+  }
+
+  /** Looks for due work soon (coalesces bursts of notifications into one claim loop). */
+  wake(): void {
+    if (this.stateValue !== 'running') return;
+    if (this.cycling) {
+      this.wakePending = true;
+      return;
+    }
+    this.cycling = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.cycle()).finally(() => {
+      this.cycling = null;
+      if (this.wakePending) {
+        this.wakePending = false;
+        this.wake();
+      }
+    });
+  }
+
+  private async cycle(): Promise<void> {
+    try {
+      while (this.stateValue === 'running') {
+        this.wakePending = false;
+        const capacity = this.concurrency - this.inFlight;
+        if (capacity <= 0) {
+          this.saturated = true;
+          return;
+        }
+        const limit = Math.min(this.batchSize, capacity);
+        const claimed = await this.claimBatch(limit);
+        if (claimed < limit) break;
+      }
+      if (this.stateValue !== 'running') return;
+      const ms = await msUntilNextDue(this.sql);
+      if (ms !== null) this.armDue(Date.now() + Math.max(0, ms));
+      if (this.failing) this.deps.log.info('delivery worker: database reachable again');
+      this.failing = false;
+    } catch (error) {
+      if (!this.failing) {
+        this.deps.log.warn({ err: isDatabaseUnavailable(error) ? { message: (error as Error).message } : error }, 'delivery worker: claim failed');
+      }
+      this.failing = true;
+      this.armDue(Date.now() + 1000);
+    }
+  }
+
+  /** Sets the wake-up for the next due job, if sooner than the one already set. */
+  private armDue(atMs: number): void {
+    if (this.stateValue !== 'running') return;
+    const now = Date.now();
+    if (atMs - now >= this.pollIntervalMs) return; // the poll comes first
+    if (this.dueTimer && this.dueAt <= atMs) return;
+    if (this.dueTimer) clearTimeout(this.dueTimer);
+    this.dueAt = atMs;
+    this.dueTimer = setTimeout(() => {
+      this.dueTimer = null;
+      this.wake();
+    }, Math.max(0, atMs - now));
+    this.dueTimer.unref();
+  }
+
+  private async reap(): Promise<void> {
+    if (this.stateValue !== 'running') return;
+    try {
+      const count = await reapExpiredLeases(this.sql);
+      if (count > 0) {
+        this.deps.log.warn({ count }, 'delivery worker: returned deliveries whose lease ran out (a worker stopped without finishing them)');
+        this.wake();
+      }
+    } catch {
+      // The claim loop reports database trouble.
+    }
+  }
+
+  private secret(sealed: string): string {
+    let plain = this.secrets.get(sealed);
+    if (plain === undefined) {
+      plain = this.deps.secretBox.decrypt(sealed);
+      if (this.secrets.size >= SECRET_CACHE_SIZE) this.secrets.delete(this.secrets.keys().next().value!);
+      this.secrets.set(sealed, plain);
+    }
+    return plain;
+  }
+
+  /**
+   * One claim transaction: lease due jobs, settle the ones that cannot be delivered (message deleted,
+   * endpoint gone or paused, inbound endpoint no longer forwarding), take rate-limit slots, mark the
+   * rest `delivering` and commit; only then are requests sent. Returns the number of jobs claimed.
+   */
+  private async claimBatch(limit: number): Promise<number> {
+    const leaseId = newUuidv7();
+    const { claimed, prepared } = await this.sql.begin(async (tx) => {
+      const jobs = await claimDueJobs(tx, { workerId: this.workerId, leaseId, limit, leaseSeconds: this.leaseSeconds });
+      if (jobs.length === 0) return { claimed: 0, prepared: [] as Prepared[] };
+      return { claimed: jobs.length, prepared: await this.prepare(tx, leaseId, jobs) };
+    });
+    this.counters.claimed += claimed;
+    for (const p of prepared) this.dispatch(p);
+    return claimed;
+  }
+
+  private async prepare(tx: Sql, leaseId: string, jobs: ClaimedJob[]): Promise<Prepared[]> {
+    const byId = new Map(jobs.map((j) => [j.message_id, j]));
+    const ids = (kind: DeliveryKind) => jobs.filter((j) => j.kind === kind).map((j) => j.message_id);
+    const [outbound, inbound] = await Promise.all([loadOutboundContexts(tx, ids('outbound')), loadInboundContexts(tx, ids('inbound'))]);
+    const found = new Set([...outbound, ...inbound].map((c) => c.id));
+
+    const drop: string[] = jobs.filter((j) => !found.has(j.message_id)).map((j) => j.message_id);
+    const gone: Record<DeliveryKind, string[]> = { outbound: [], inbound: [] };
+    const toCli: string[] = [];
+    const pausedCandidates: OutboundDeliveryContext[] = [];
+    const ready: (OutboundDeliveryContext | InboundDeliveryContext)[] = [];
+    const kindOf = (c: OutboundDeliveryContext | InboundDeliveryContext): DeliveryKind => byId.get(c.id)!.kind;
+
+    for (const c of [...outbound, ...inbound]) {
+      if (c.deleted) drop.push(c.id);
+      else if (!c.live) gone[kindOf(c)].push(c.id);
+      else if ('mode' in c && c.mode !== 'forward') toCli.push(c.id);
+      else if ('paused' in c && c.paused) pausedCandidates.push(c);
+      else ready.push(c);
+    }
+
+    // Paused endpoints: park until resumed (a resume that commits first wins, and the job runs now).
+    const release: { messageId: string; delayMs: number }[] = [];
+    if (pausedCandidates.length > 0) {
+      const stillPaused = await lockPausedEndpoints(tx, [...new Set(pausedCandidates.map((c) => c.endpoint_id))].sort());
+      await parkJobs(tx, leaseId, pausedCandidates.filter((c) => stillPaused.has(c.endpoint_id)).map((c) => c.id));
+      for (const c of pausedCandidates) if (!stillPaused.has(c.endpoint_id)) release.push({ messageId: c.id, delayMs: 0 });
+    }
+
+    // Payloads: a store outage is not the receiver's fault, so it costs no attempt.
+    let payloads = new Map<string, Buffer>();
+    try {
+      payloads = await this.deps.payloadStore.getMany(tx, ready.map((c) => c.payload_key).filter((k): k is string => k !== null));
+    } catch (error) {
+      if (!(error instanceof PayloadUnavailableError)) throw error;
+      this.deps.log.warn({ err: error }, 'delivery worker: payload store unavailable; deliveries postponed');
+      for (const c of ready) release.push({ messageId: c.id, delayMs: 10_000 });
+      ready.length = 0;
+    }
+    const noPayload: Record<DeliveryKind, string[]> = { outbound: [], inbound: [] };
+    for (const c of ready) if (c.payload_key === null || !payloads.has(c.payload_key)) noPayload[kindOf(c)].push(c.id);
+    const deliverable = ready.filter((c) => c.payload_key !== null && payloads.has(c.payload_key));
+
+    // Rate limits: slots within the horizon are kept (waited for in process), later ones go back.
+    const notBefore = new Map<string, number>();
+    const limited = new Map<string, OutboundDeliveryContext[]>();
+    for (const c of deliverable) {
+      if ('rate_limit_rps' in c && c.rate_limit_rps > 0) limited.set(c.endpoint_id, [...(limited.get(c.endpoint_id) ?? []), c]);
+    }
+    for (const endpointId of [...limited.keys()].sort()) {
+      const group = limited.get(endpointId)!;
+      const row = await lockRateLimit(tx, endpointId);
+      const localAtRead = Date.now();
+      if (!row || !row.deliverable) {
+        // Paused or deleted while this claim waited for the lock: the next claim settles them.
+        for (const c of group) release.push({ messageId: c.id, delayMs: 0 });
+        continue;
+      }
+      if (row.rate_limit_rps <= 0) continue;
+      const nowMs = row.now.getTime();
+      // Slots are database times, waited for as absolute times on the local clock.
+      const toLocal = this.clock.observe(nowMs, localAtRead);
+      const reservation = reserveSlots(
+        { rps: row.rate_limit_rps, burst: row.burst, tatMs: row.rate_limit_tat?.getTime() ?? null, nowMs },
+        group.length,
+        this.horizonMs,
+      );
+      await saveRateLimitTat(tx, endpointId, new Date(reservation.tatMs));
+      group.forEach((c, i) => {
+        const offset = reservation.offsets[i];
+        if (offset !== undefined) notBefore.set(c.id, toLocal(nowMs + offset));
+        else release.push({ messageId: c.id, delayMs: reservation.laterOffsets[i - reservation.offsets.length]! });
+      });
+    }
+    const released = new Set(release.map((r) => r.messageId));
+    const sendNow = deliverable.filter((c) => !released.has(c.id));
+
+    const liveOut = await markDelivering(tx, 'outbound', sendNow.filter((c) => kindOf(c) === 'outbound').map((c) => c.id));
+    const liveIn = await markDelivering(tx, 'inbound', sendNow.filter((c) => kindOf(c) === 'inbound').map((c) => c.id));
+    const deletedMeanwhile = sendNow.filter((c) => !liveOut.has(c.id) && !liveIn.has(c.id)).map((c) => c.id);
+
+    await failWithoutAttempt(tx, 'outbound', gone.outbound, ENDPOINT_DELETED_ERROR);
+    await failWithoutAttempt(tx, 'inbound', gone.inbound, INBOUND_ENDPOINT_DELETED_ERROR);
+    for (const kind of ['outbound', 'inbound'] as const) await failWithoutAttempt(tx, kind, noPayload[kind], 'payload is no longer stored');
+    await returnInboundToCli(tx, toCli);
+    await deleteJobs(tx, leaseId, [...drop, ...gone.outbound, ...gone.inbound, ...noPayload.outbound, ...noPayload.inbound, ...toCli, ...deletedMeanwhile]);
+    await releaseJobs(tx, leaseId, release);
+    this.counters.released += release.length;
+
+    const prepared: Prepared[] = [];
+    for (const c of sendNow) {
+      if (!liveOut.has(c.id) && !liveIn.has(c.id)) continue;
+      const job = byId.get(c.id)!;
+      const body = payloads.get(c.payload_key!)!;
+      const attemptNumber = c.attempt_count + 1;
+      const base = { kind: job.kind, messageId: c.id, leaseId, previousStatus: c.status, attemptNumber, attemptInDelivery: Math.max(1, attemptNumber - job.attempt_base), notBefore: notBefore.get(c.id) ?? 0 };
+      if ('rate_limit_rps' in c) {
+        const sealed = c.secrets;
+        prepared.push({
+          ...base,
+          build: (timestamp) =>
+            buildOutboundRequest({
+              messageId: c.id,
+              url: c.url,
+              contentType: c.content_type,
+              eventType: c.event_type,
+              customHeaders: c.headers,
+              secrets: sealed.map((s) => this.secret(s)),
+              body,
+              timestamp,
+            }),
+        });
+      } else {
+        const ctx = c as InboundDeliveryContext;
+        prepared.push({
+          ...base,
+          build: (timestamp) =>
+            buildForwardRequest({
+              messageId: ctx.id,
+              url: ctx.url,
+              method: ctx.method,
+              path: ctx.path,
+              query: ctx.query,
+              rawHeaders: ctx.raw_headers,
+              secrets: ctx.signing_enabled ? ctx.secrets.map((s) => this.secret(s)) : null,
+              body,
+              timestamp,
+            }),
+        });
+      }
+    }
+    return prepared;
+  }
+
+  private dispatch(p: Prepared): void {
+    const entry: Active = { controller: new AbortController(), sending: false };
+    this.inFlight++;
+    const run = this.execute(p, entry).finally(() => {
+      this.active.delete(entry);
+      this.inFlight--;
+      if (this.saturated && this.concurrency - this.inFlight >= Math.min(this.batchSize, Math.ceil(this.concurrency / 4))) {
+        this.saturated = false;
+        this.wake();
+      }
+    });
+    this.active.set(entry, run);
+  }
+
+  private async execute(p: Prepared, entry: Active): Promise<void> {
+    try {
+      const wait = p.notBefore - Date.now();
+      if (wait > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait);
+          entry.wakeWait = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      if (this.stateValue !== 'running') return await this.release(p);
+      // setTimeout may fire a millisecond early; a slot is a lower bound.
+      while (Date.now() < p.notBefore) await new Promise((r) => setTimeout(r, 1));
+      entry.sending = true;
+      const prepareStart = performance.now();
+      const request = p.build(Math.floor(Date.now() / 1000));
+      const processingMs = Math.round(performance.now() - prepareStart);
+      const startedAt = new Date();
+      const result = await sendRequest(this.agent, request, {
+        timeoutMs: this.requestTimeoutMs,
+        connectTimeoutMs: this.connectTimeoutMs,
+        signal: entry.controller.signal,
+      });
+      if (result.aborted) return await this.release(p);
+      this.counters.sent++;
+      const attempt: AttemptResult = {
+        kind: p.kind,
+        messageId: p.messageId,
+        leaseId: p.leaseId,
+        attemptNumber: p.attemptNumber,
+        attemptInDelivery: p.attemptInDelivery,
+        startedAt,
+        finishedAt: new Date(),
+        processingMs,
+        result,
+      };
+      await this.writer.push(attempt);
+    } catch (error) {
+      this.deps.log.error({ err: error, messageId: p.messageId }, 'delivery worker: delivery failed unexpectedly; it will be retried');
+      await this.release(p, 5000);
+    }
+  }
+
+  /** Gives a job back without an attempt (shutdown, unexpected error): due again after `delayMs`. */
+  private async release(p: Prepared, delayMs = 0): Promise<void> {
+    try {
+      await this.sql.begin(async (tx) => {
+        await releaseJobs(tx, p.leaseId, [{ messageId: p.messageId, delayMs }]);
+        await restoreStatuses(tx, p.kind, [{ messageId: p.messageId, status: p.previousStatus }]);
+      });
+      this.counters.released++;
+    } catch (error) {
+      // The lease runs out and the reaper returns the job.
+      this.deps.log.warn({ err: error, messageId: p.messageId }, 'delivery worker: could not release a delivery; its lease will expire');
+    }
+  }
+}

@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import { newUuidv7, SECRET_TOKEN_PATTERN, UUID_PATTERN, uuidv7Time } from '@hookrelay/shared';
+import { findPullIngestEndpoint, type PullIngestEndpointRow } from '../db/pull-endpoints.js';
+import { AppError } from '../errors.js';
+import { constantTimeEqual, sha256Hex } from '../security/crypto.js';
+import { extractEventType } from './event-type.js';
+import { PullIngestBatcher } from './pull-batcher.js';
+
+/** Methods whose requests are stored as events; HEAD and OPTIONS are answered without storing. */
+const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
+const PAUSED_RETRY_AFTER_SECONDS = 60;
+
+const noEndpoint = () => new AppError('NOT_FOUND', 'no pull endpoint at this URL');
+const gone = () => new AppError('GONE', 'this pull endpoint has been deleted');
+const paused = () =>
+  new AppError('ENDPOINT_PAUSED', 'this pull endpoint is paused; retry later', { retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS });
+
+function rawHeaderPairs(raw: string[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i]!, raw[i + 1]!]);
+  return pairs;
+}
+
+function rawQuery(url: string): string {
+  const at = url.indexOf('?');
+  return at === -1 ? '' : url.slice(at + 1);
+}
+
+/**
+ * Ingestion at `{receive_base}/pull/{endpoint_id}/{secret_token}` (decisions.md §3, §7): the exact
+ * bytes of any content type, the header lines, the event type when configured, and an answer only
+ * after the commit that holds the event. An unknown endpoint and a wrong token are the same 404;
+ * the endpoint's state (410 deleted, 503 paused) is told only to a caller holding the token.
+ */
+export async function pullIngestRoutes(app: FastifyInstance): Promise<void> {
+  const { services } = app;
+  const batcher = new PullIngestBatcher(services.db, services.payloadStore);
+  app.addHook('onClose', async () => {
+    await batcher.idle();
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  const lookup = async (request: FastifyRequest): Promise<PullIngestEndpointRow> => {
+    const { id, token } = request.params as { id: string; token: string };
+    if (!UUID_PATTERN.test(id) || !SECRET_TOKEN_PATTERN.test(token)) throw noEndpoint();
+    const endpoint = await findPullIngestEndpoint(services.db.sql, id);
+    // Only the hash is stored (decisions.md §9); compared in constant time.
+    if (!endpoint || !constantTimeEqual(sha256Hex(token), endpoint.secret_token_hash)) throw noEndpoint();
+    if (endpoint.gone) throw gone();
+    return endpoint;
+  };
+
+  const record: RouteHandlerMethod = async (request: FastifyRequest, reply: FastifyReply) => {
+    const started = performance.now();
+    // The event's id carries its received_at millisecond (migrations/004_pull.sql).
+    const eventId = newUuidv7();
+    const receivedAt = new Date(uuidv7Time(eventId));
+    const endpoint = await lookup(request);
+    if (endpoint.paused) throw paused();
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const rawHeaders = rawHeaderPairs(request.raw.rawHeaders);
+    const eventType = extractEventType(endpoint.event_type_source, endpoint.event_type_path, body, rawHeaders);
+    const payloadSha256 = createHash('sha256').update(body).digest('hex');
+    const outcome = await batcher.submit({
+      event: {
+        id: eventId,
+        projectId: endpoint.project_id,
+        endpointId: endpoint.id,
+        eventType,
+        method: request.method,
+        query: rawQuery(request.raw.url ?? request.url),
+        contentType: request.headers['content-type'] ?? '',
+        sizeBytes: body.length,
+        payloadSha256,
+        rawHeaders,
+        // Validation, authentication, extraction and hashing: everything before the database write.
+        ingestProcessingMs: Math.max(0, Math.round(performance.now() - started)),
+        receivedAt,
+      },
+      body,
+    });
+    if (outcome.kind === 'gone') throw gone();
+    if (outcome.kind === 'paused') throw paused();
+    return reply.status(200).send({ data: { event_id: outcome.eventId }, meta: { request_id: request.id } });
+  };
+
+  const answerProbe: RouteHandlerMethod = async (request, reply) => {
+    await lookup(request);
+    return reply.status(200).send();
+  };
+
+  app.route({ method: [...RECORDED_METHODS], url: '/pull/:id/:token', exposeHeadRoute: false, handler: record });
+  app.route({ method: ['HEAD', 'OPTIONS'], url: '/pull/:id/:token', handler: answerProbe });
+}

@@ -1,0 +1,271 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  AttemptOut,
+  IdParams,
+  LogRecordOut,
+  MessageCreateIn,
+  MessageCreateOut,
+  MessageDeleteBatchIn,
+  MessageDeleteBatchOut,
+  MessageDeleteOut,
+  MessageOut,
+  MessageRetryOut,
+  newUuidv7,
+  successEnvelope,
+} from '@hookrelay/shared';
+import { dropWaitingOutboundJobs, enqueueDeliveries, requeueOutboundDelivery } from '../db/deliveries.js';
+import { findEndpoint } from '../db/endpoints.js';
+import {
+  findMessageByIdempotencyKey,
+  findOutboundMessage,
+  insertOutboundMessage,
+  listAttempts,
+  lockIdempotencyKey,
+  markOutboundRequeued,
+  softDeleteOutboundMessages,
+  type AttemptRow,
+  type OutboundMessageRow,
+  type OutboundMessageWithUrl,
+} from '../db/messages.js';
+import { AppError, endpointNotFound, invalidRequest, notFound } from '../errors.js';
+import { principalOf } from '../plugins/auth.js';
+import { sha256Hex } from '../security/crypto.js';
+import { PayloadUnavailableError } from '../storage/payload-store.js';
+
+/** How long an idempotency key returns its first message (the same window as inbound, decisions.md §4). */
+export const MESSAGE_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export const DEFAULT_JSON_CONTENT_TYPE = 'application/json';
+export const DEFAULT_TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8';
+
+/** The `Idempotency-Key` header; other headers pass through untouched. */
+const MessageCreateHeaders = z.looseObject({
+  'idempotency-key': z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
+});
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** The log record of a message (interface "Outbound message log record"). */
+export function toLogRecord(row: OutboundMessageWithUrl): LogRecordOut {
+  return {
+    message_id: row.id,
+    endpoint: row.endpoint_url,
+    status: row.status,
+    attempt_count: row.attempt_count,
+    created_at: row.created_at.toISOString(),
+    ...(row.delivered_at ? { delivered_at: row.delivered_at.toISOString() } : {}),
+    first_attempt_at: iso(row.first_attempt_at),
+    ...(row.status === 'pending_retry' && row.next_attempt_at ? { next_attempt_at: row.next_attempt_at.toISOString() } : {}),
+    response_status: row.response_status,
+    response_latency_ms: row.response_latency_ms,
+    processing_ms: row.processing_ms,
+    total_delivery_ms: row.total_delivery_ms,
+    queue_wait_ms: row.queue_wait_ms,
+    last_error: row.last_error,
+    ...(row.deleted_at ? { deleted_at: row.deleted_at.toISOString() } : {}),
+  };
+}
+
+type RenderedPayload = { payload: unknown } | { body: string } | { body_error: 'payload_unavailable' } | Record<string, never>;
+
+function toMessageOut(row: OutboundMessageWithUrl, payload: RenderedPayload): MessageOut {
+  return {
+    ...toLogRecord(row),
+    endpoint_id: row.endpoint_id,
+    event_type: row.event_type,
+    idempotency_key: row.idempotency_key,
+    content_type: row.content_type,
+    size_bytes: row.size_bytes,
+    payload_sha256: row.payload_sha256,
+    updated_at: row.updated_at.toISOString(),
+    failed_at: iso(row.failed_at),
+    ...(row.deleted_at ? { deleted_by_api_key_id: row.deleted_by_api_key_id, deleted_by_user_id: row.deleted_by_user_id } : {}),
+    ...(payload as object),
+  };
+}
+
+function toAttemptOut(row: AttemptRow): AttemptOut {
+  return {
+    id: row.id,
+    message_id: row.message_id,
+    attempt_number: row.attempt_number,
+    started_at: row.started_at.toISOString(),
+    response_status: row.response_status,
+    latency_ms: row.latency_ms,
+    error: row.error,
+    ...(row.response_body !== null ? { response_body: row.response_body } : {}),
+  };
+}
+
+function createdOut(row: OutboundMessageRow): MessageCreateOut {
+  return { message_id: row.id, status: row.status, created_at: row.created_at.toISOString() };
+}
+
+export async function messageRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const { services } = fastify;
+  const { sql } = services.db;
+
+  /** The stored payload in the shape it was submitted in; nothing once deleted. */
+  async function renderPayload(row: OutboundMessageRow): Promise<RenderedPayload> {
+    if (row.deleted_at !== null || row.payload_key === null) return {};
+    let bytes: Buffer | undefined;
+    try {
+      bytes = await services.payloadStore.get(sql, row.payload_key);
+    } catch (error) {
+      if (error instanceof PayloadUnavailableError) return { body_error: 'payload_unavailable' };
+      throw error;
+    }
+    if (bytes === undefined) return {};
+    if (row.payload_format === 'json') return { payload: JSON.parse(bytes.toString('utf8')) as unknown };
+    return { body: bytes.toString('utf8') };
+  }
+
+  app.post(
+    '/messages',
+    { schema: { body: MessageCreateIn, headers: MessageCreateHeaders, response: { 202: successEnvelope(MessageCreateOut) } } },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const body = request.body;
+      const headerKey = request.headers['idempotency-key'];
+      if (headerKey !== undefined && body.idempotency_key !== undefined && headerKey !== body.idempotency_key) {
+        throw invalidRequest('header.idempotency-key: differs from body.idempotency_key (send one, or the same value in both)', [
+          { path: 'header.idempotency-key', message: 'differs from body.idempotency_key' },
+        ]);
+      }
+      const idempotencyKey = headerKey ?? body.idempotency_key ?? null;
+      const format = body.payload !== undefined ? 'json' : 'text';
+      const bytes = Buffer.from(format === 'json' ? JSON.stringify(body.payload) : body.body!, 'utf8');
+      const contentType = body.content_type ?? (format === 'json' ? DEFAULT_JSON_CONTENT_TYPE : DEFAULT_TEXT_CONTENT_TYPE);
+      const payloadSha256 = sha256Hex(bytes);
+      // What makes two submissions "the same request" for an idempotency key.
+      const requestSha256 = sha256Hex(JSON.stringify([body.endpoint_id, body.event_type ?? null, contentType, format, payloadSha256]));
+
+      const row = await sql.begin(async (tx) => {
+        if (idempotencyKey !== null) {
+          await lockIdempotencyKey(tx, principal.project_id, idempotencyKey);
+          const first = await findMessageByIdempotencyKey(tx, principal.project_id, idempotencyKey, new Date(Date.now() - MESSAGE_IDEMPOTENCY_WINDOW_MS));
+          if (first) {
+            if (first.request_sha256 !== requestSha256) {
+              throw new AppError('IDEMPOTENCY_CONFLICT', `idempotency key already used for message ${first.id} with a different request`);
+            }
+            return first;
+          }
+        }
+        const endpoint = await findEndpoint(tx, principal.project_id, body.endpoint_id);
+        if (!endpoint) throw endpointNotFound(body.endpoint_id);
+        const id = newUuidv7();
+        const payloadKey = `outbound/${id}`;
+        const [stored, inserted, queued] = await Promise.allSettled([
+          services.payloadStore.putMany(tx, [{ key: payloadKey, data: bytes }]),
+          insertOutboundMessage(tx, {
+            id,
+            projectId: principal.project_id,
+            endpointId: endpoint.id,
+            eventType: body.event_type ?? null,
+            idempotencyKey,
+            requestSha256,
+            payloadFormat: format,
+            contentType,
+            sizeBytes: bytes.length,
+            payloadSha256,
+            payloadKey,
+            createdAt: new Date(),
+          }),
+          enqueueDeliveries(tx, [{ messageId: id, kind: 'outbound', destination: endpoint.id }]),
+        ]);
+        for (const settled of [stored, inserted, queued]) if (settled.status === 'rejected') throw settled.reason;
+        return (inserted as PromiseFulfilledResult<OutboundMessageRow>).value;
+      });
+      reply.status(202);
+      return { data: createdOut(row), meta: { request_id: request.id } };
+    },
+  );
+
+  app.get(
+    '/messages/:id',
+    { schema: { params: IdParams, response: { 200: successEnvelope(MessageOut) } } },
+    async (request) => {
+      const row = await findOutboundMessage(sql, principalOf(request).project_id, request.params.id);
+      if (!row) throw notFound('message', request.params.id);
+      return { data: toMessageOut(row, await renderPayload(row)), meta: { request_id: request.id } };
+    },
+  );
+
+  app.get(
+    '/messages/:id/attempts',
+    { schema: { params: IdParams, response: { 200: successEnvelope(z.array(AttemptOut)) } } },
+    async (request) => {
+      const row = await findOutboundMessage(sql, principalOf(request).project_id, request.params.id);
+      if (!row) throw notFound('message', request.params.id);
+      return { data: (await listAttempts(sql, row.id)).map(toAttemptOut), meta: { request_id: request.id } };
+    },
+  );
+
+  app.post(
+    '/messages/:id/retry',
+    { schema: { params: IdParams, response: { 200: successEnvelope(MessageRetryOut) } } },
+    async (request) => {
+      const projectId = principalOf(request).project_id;
+      const result = await sql.begin(async (tx) => {
+        const job = await requeueOutboundDelivery(tx, projectId, request.params.id);
+        if (!job) return undefined;
+        // In flight: the running attempt ends first, then the message is delivered again.
+        if (job.in_flight) return { id: request.params.id.toLowerCase(), status: 'delivering' as const };
+        return markOutboundRequeued(tx, projectId, request.params.id);
+      });
+      if (!result) throw notFound('message', request.params.id);
+      return { data: { message_id: result.id, status: result.status }, meta: { request_id: request.id } };
+    },
+  );
+
+  app.delete(
+    '/messages/:id',
+    { schema: { params: IdParams, response: { 200: successEnvelope(MessageDeleteOut) } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const [result] = await sql.begin(async (tx) => {
+        await dropWaitingOutboundJobs(tx, principal.project_id, [request.params.id]);
+        return softDeleteOutboundMessages(tx, principal.project_id, [request.params.id], { apiKeyId: principal.api_key_id });
+      });
+      if (!result) throw notFound('message', request.params.id);
+      return {
+        data: { message_id: result.id, deleted_at: result.deleted_at.toISOString(), already_deleted: result.already_deleted },
+        meta: { request_id: request.id },
+      };
+    },
+  );
+
+  app.post(
+    '/messages/delete-batch',
+    { schema: { body: MessageDeleteBatchIn, response: { 200: successEnvelope(MessageDeleteBatchOut) } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const ids = [...new Set(request.body.message_ids.map((id) => id.toLowerCase()))];
+      const found = new Map(
+        (
+          await sql.begin(async (tx) => {
+            await dropWaitingOutboundJobs(tx, principal.project_id, ids);
+            return softDeleteOutboundMessages(tx, principal.project_id, ids, { apiKeyId: principal.api_key_id });
+          })
+        ).map((r) => [r.id, r]),
+      );
+      const results = ids.map((id) => {
+        const r = found.get(id);
+        if (!r) return { message_id: id, outcome: 'not_found' as const };
+        return { message_id: id, outcome: r.already_deleted ? ('already_deleted' as const) : ('deleted' as const), deleted_at: r.deleted_at.toISOString() };
+      });
+      return {
+        data: {
+          results,
+          deleted_count: results.filter((r) => r.outcome === 'deleted').length,
+          already_deleted_count: results.filter((r) => r.outcome === 'already_deleted').length,
+          not_found_count: results.filter((r) => r.outcome === 'not_found').length,
+        },
+        meta: { request_id: request.id },
+      };
+    },
+  );
+}

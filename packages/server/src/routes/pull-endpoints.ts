@@ -1,0 +1,195 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  EndpointDeleteOut,
+  eventTypePathProblem,
+  IdParams,
+  newSecretToken,
+  newUuidv7,
+  PageMeta,
+  PauseOut,
+  PullEndpointCreateIn,
+  PullEndpointCreateOut,
+  PullEndpointListQuery,
+  PullEndpointOut,
+  PullEndpointUpdateIn,
+  successEnvelope,
+  type ErrorDetail,
+  type EventTypeSource,
+} from '@hookrelay/shared';
+import {
+  countPullEvents,
+  findPullEndpoint,
+  insertPullEndpoint,
+  listPullEndpoints,
+  lockPullEndpoint,
+  softDeletePullEndpoint,
+  updatePullEndpoint,
+  type PullEndpointPatch,
+  type PullEndpointRow,
+  type PullEventCounts,
+} from '../db/pull-endpoints.js';
+import { AppError, endpointNotFound } from '../errors.js';
+import { decodeCursor, encodeCursor, SeqCursor } from '../lib/cursor.js';
+import { principalOf } from '../plugins/auth.js';
+import { sha256Hex } from '../security/crypto.js';
+import type { AppServices } from '../services.js';
+
+/** decisions.md §7: retention_days defaults to 7 (1–90). */
+export const DEFAULT_RETENTION_DAYS = 7;
+
+/** `{receive_base}/pull/{id}`: the URL without the secret token (decisions.md §3). */
+export function pullIngestUrl(services: AppServices, id: string): string {
+  return `${services.receiveBase()}/pull/${id}`;
+}
+
+function toPullEndpointOut(row: PullEndpointRow, services: AppServices, counts?: PullEventCounts): PullEndpointOut {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    retention_days: row.retention_days,
+    event_type_source: row.event_type_source,
+    event_type_path: row.event_type_path,
+    ingest_url: pullIngestUrl(services, row.id),
+    // A deleted endpoint is never read back (404), so whatever is shown is active.
+    active: true,
+    paused: row.paused,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    ...(counts ? { event_counts: counts } : {}),
+  };
+}
+
+function invalid(details: ErrorDetail[]): AppError {
+  return new AppError('INVALID_REQUEST', details.map((d) => `${d.path}: ${d.message}`).join('; '), { details });
+}
+
+/**
+ * The extraction settings a PATCH leaves behind, judged as a whole: a new source keeps the stored
+ * path and a new path keeps the stored source, so each must suit the other.
+ */
+function extractionPatch(
+  body: PullEndpointUpdateIn,
+  stored: Pick<PullEndpointRow, 'event_type_source' | 'event_type_path'>,
+): Pick<PullEndpointPatch, 'eventTypeSource' | 'eventTypePath'> {
+  if (body.event_type_source === '') return { eventTypeSource: null, eventTypePath: null };
+  if (body.event_type_source === undefined && body.event_type_path === undefined) return {};
+  const source: EventTypeSource | null = body.event_type_source ?? stored.event_type_source;
+  const path = body.event_type_path ?? stored.event_type_path;
+  if (source === null) throw invalid([{ path: 'body.event_type_source', message: 'is required when event_type_path is set' }]);
+  if (path === null) throw invalid([{ path: 'body.event_type_path', message: 'is required when event_type_source is set' }]);
+  const problem = eventTypePathProblem(source, path);
+  if (problem !== null) throw invalid([{ path: 'body.event_type_path', message: problem }]);
+  return { eventTypeSource: source, eventTypePath: path };
+}
+
+export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const { services } = fastify;
+  const { sql } = services.db;
+
+  app.post(
+    '/pull-endpoints',
+    { schema: { body: PullEndpointCreateIn, response: { 201: successEnvelope(PullEndpointCreateOut) } } },
+    async (request, reply) => {
+      const body = request.body;
+      const secretToken = newSecretToken();
+      const row = await insertPullEndpoint(sql, {
+        id: newUuidv7(),
+        projectId: principalOf(request).project_id,
+        name: body.name,
+        description: body.description ?? '',
+        retentionDays: body.retention_days ?? DEFAULT_RETENTION_DAYS,
+        eventTypeSource: body.event_type_source ?? null,
+        eventTypePath: body.event_type_path ?? null,
+        secretTokenHash: sha256Hex(secretToken),
+      });
+      const record = toPullEndpointOut(row, services);
+      reply.status(201);
+      return {
+        data: { ...record, secret_token: secretToken, full_ingest_url: `${record.ingest_url}/${secretToken}` },
+        meta: { request_id: request.id },
+      };
+    },
+  );
+
+  app.get(
+    '/pull-endpoints',
+    { schema: { querystring: PullEndpointListQuery, response: { 200: successEnvelope(z.array(PullEndpointOut), PageMeta) } } },
+    async (request) => {
+      const { limit, cursor } = request.query;
+      const afterSeq = cursor === undefined ? undefined : decodeCursor(cursor, SeqCursor).s;
+      const rows = await listPullEndpoints(sql, principalOf(request).project_id, { limit: limit + 1, ...(afterSeq ? { afterSeq } : {}) });
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return {
+        data: page.map((row) => toPullEndpointOut(row, services)),
+        meta: { request_id: request.id, next_cursor: rows.length > limit && last ? encodeCursor({ s: last.seq }) : null },
+      };
+    },
+  );
+
+  app.get(
+    '/pull-endpoints/:id',
+    { schema: { params: IdParams, response: { 200: successEnvelope(PullEndpointOut) } } },
+    async (request) => {
+      const row = await findPullEndpoint(sql, principalOf(request).project_id, request.params.id);
+      if (!row) throw endpointNotFound(request.params.id);
+      return { data: toPullEndpointOut(row, services, await countPullEvents(sql, row.id)), meta: { request_id: request.id } };
+    },
+  );
+
+  app.patch(
+    '/pull-endpoints/:id',
+    { schema: { params: IdParams, body: PullEndpointUpdateIn, response: { 200: successEnvelope(PullEndpointOut) } } },
+    async (request) => {
+      const projectId = principalOf(request).project_id;
+      const { id } = request.params;
+      const body = request.body ?? {};
+      const row = await sql.begin(async (tx) => {
+        // Locked, so the stored half of the extraction settings cannot change under the check.
+        const stored = await lockPullEndpoint(tx, projectId, id);
+        if (!stored) throw endpointNotFound(id);
+        const patch: PullEndpointPatch = {
+          ...(body.name !== undefined ? { name: body.name } : {}),
+          ...(body.description !== undefined ? { description: body.description } : {}),
+          ...(body.retention_days !== undefined ? { retentionDays: body.retention_days } : {}),
+          ...extractionPatch(body, stored),
+        };
+        return updatePullEndpoint(tx, projectId, stored.id, patch);
+      });
+      if (!row) throw endpointNotFound(id);
+      return { data: toPullEndpointOut(row, services), meta: { request_id: request.id } };
+    },
+  );
+
+  const setPaused = async (projectId: string, id: string, paused: boolean): Promise<PauseOut> => {
+    const row = await updatePullEndpoint(sql, projectId, id, { paused });
+    if (!row) throw endpointNotFound(id);
+    return { id: row.id, paused: row.paused };
+  };
+
+  app.post(
+    '/pull-endpoints/:id/pause',
+    { schema: { params: IdParams, response: { 200: successEnvelope(PauseOut) } } },
+    async (request) => ({ data: await setPaused(principalOf(request).project_id, request.params.id, true), meta: { request_id: request.id } }),
+  );
+
+  app.post(
+    '/pull-endpoints/:id/resume',
+    { schema: { params: IdParams, response: { 200: successEnvelope(PauseOut) } } },
+    async (request) => ({ data: await setPaused(principalOf(request).project_id, request.params.id, false), meta: { request_id: request.id } }),
+  );
+
+  app.delete(
+    '/pull-endpoints/:id',
+    { schema: { params: IdParams, response: { 200: successEnvelope(EndpointDeleteOut) } } },
+    async (request) => {
+      const row = await softDeletePullEndpoint(sql, principalOf(request).project_id, request.params.id);
+      if (!row) throw endpointNotFound(request.params.id);
+      return { data: { id: row.id, deleted: true as const }, meta: { request_id: request.id } };
+    },
+  );
+}

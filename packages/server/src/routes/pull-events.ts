@@ -1,0 +1,289 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  PullDeleteAllBody,
+  PullDeleteAllOut,
+  PullDeleteAllQuery,
+  PullEventAckBatchIn,
+  PullEventAckBatchOut,
+  PullEventAckOut,
+  PullEventDeleteBatchIn,
+  PullEventDeleteBatchOut,
+  PullEventDeleteOut,
+  PullEventDetailOut,
+  PullEventGetQuery,
+  PullEventOut,
+  PullEventParams,
+  PullEventsPageMeta,
+  PullEventsQuery,
+  IdParams,
+  successEnvelope,
+  type PullDeleteAllIn,
+} from '@hookrelay/shared';
+import type { Sql } from '../db/database.js';
+import { findPullEndpoint } from '../db/pull-endpoints.js';
+import {
+  ackPullEvents,
+  findPullEvent,
+  listPullEvents,
+  markPullEventFetched,
+  softDeletePullEventChunk,
+  softDeletePullEvents,
+  type PullEventDetailRow,
+  type PullEventFilters,
+  type PullEventRow,
+} from '../db/pull-events.js';
+import { AppError, endpointNotFound, invalidRequest, notFound } from '../errors.js';
+import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
+import { decodeCursor, encodeCursor } from '../lib/cursor.js';
+import { principalOf } from '../plugins/auth.js';
+
+const EventCursor = z.strictObject({ e: z.string().uuid() });
+
+/** Events soft-deleted per transaction by delete-all: a failure loses at most one chunk's work. */
+export const DELETE_ALL_CHUNK_SIZE = 100;
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const msBetween = (from: Date | null, to: Date | null) => (from && to ? Math.max(0, to.getTime() - from.getTime()) : null);
+
+export function toPullEventOut(row: PullEventRow): PullEventOut {
+  return {
+    id: row.id,
+    endpoint_id: row.endpoint_id,
+    status: row.status,
+    event_type: row.event_type,
+    content_type: row.content_type,
+    size_bytes: row.size_bytes,
+    payload_sha256: row.payload_sha256,
+    received_at: row.received_at.toISOString(),
+    fetched_at: iso(row.fetched_at),
+    delivered_at: iso(row.delivered_at),
+    ingest_processing_ms: row.ingest_processing_ms,
+    time_to_first_fetch_ms: msBetween(row.received_at, row.fetched_at),
+    fetch_to_ack_ms: msBetween(row.fetched_at, row.delivered_at),
+    total_time_ms: msBetween(row.received_at, row.delivered_at),
+  };
+}
+
+function toPullEventDetailOut(row: PullEventDetailRow, body: RenderedBody): PullEventDetailOut {
+  return {
+    ...toPullEventOut(row),
+    method: row.method,
+    query: row.query,
+    headers: joinHeaders(row.raw_headers),
+    raw_headers: row.raw_headers,
+    // renderBody's values come from JSON.parse or are base64 text: JSON values either way.
+    ...(body as Pick<PullEventDetailOut, 'body' | 'body_encoding' | 'body_error'>),
+    ...(row.deleted_at
+      ? { deleted_at: row.deleted_at.toISOString(), deleted_by_api_key_id: row.deleted_by_api_key_id, deleted_by_user_id: row.deleted_by_user_id }
+      : {}),
+  };
+}
+
+/** The outcome of a delete-all: the ids committed so far, and the error that stopped it, if any. */
+export interface DeleteAllResult {
+  deletedIds: string[];
+  error?: unknown;
+}
+
+/**
+ * Soft-deletes up to `limit` matching events, oldest first, one transaction per chunk. An error
+ * ends the run; what earlier chunks committed stays committed and is reported.
+ */
+export async function deleteAllPullEvents(
+  sql: Sql,
+  endpointId: string,
+  filters: Omit<PullEventFilters, 'afterId'>,
+  limit: number,
+  principal: { apiKeyId: string },
+  chunkSize = DELETE_ALL_CHUNK_SIZE,
+): Promise<DeleteAllResult> {
+  const deletedIds: string[] = [];
+  let afterId: string | undefined;
+  try {
+    while (deletedIds.length < limit) {
+      const want = Math.min(chunkSize, limit - deletedIds.length);
+      const chunk = await sql.begin((tx) =>
+        softDeletePullEventChunk(tx, endpointId, { ...filters, ...(afterId ? { afterId } : {}) }, want, principal),
+      );
+      deletedIds.push(...chunk.deletedIds);
+      if (chunk.selected < want || chunk.lastId === null) break;
+      afterId = chunk.lastId;
+    }
+    return { deletedIds };
+  } catch (error) {
+    return { deletedIds, error };
+  }
+}
+
+/** Query-string and JSON-body parameters: the body wins when it has any (docs/api.md). */
+function deleteAllParams(query: PullDeleteAllIn, body: unknown): PullDeleteAllIn {
+  if (body === undefined || body === null) return query;
+  const parsed = PullDeleteAllBody.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const details = parsed.error.issues.map((issue) => {
+    const path = ['body', ...issue.path.map(String)].join('.');
+    if (issue.code === 'unrecognized_keys') return { path: [path, issue.keys.join(', ')].join('.'), message: `unknown field${issue.keys.length > 1 ? 's' : ''}` };
+    return { path, message: issue.message.replace(/^Invalid input: /, '') };
+  });
+  throw invalidRequest(details.map((d) => `${d.path}: ${d.message}`).join('; '), details);
+}
+
+function toFilters(params: { status: readonly PullEventFilters['statuses'][number][]; event_type?: string | undefined; received_after?: string | undefined; received_before?: string | undefined }): Omit<PullEventFilters, 'afterId'> {
+  return {
+    statuses: params.status,
+    ...(params.event_type !== undefined ? { eventType: params.event_type } : {}),
+    ...(params.received_after !== undefined ? { receivedAfter: params.received_after } : {}),
+    ...(params.received_before !== undefined ? { receivedBefore: params.received_before } : {}),
+  };
+}
+
+export async function pullEventRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const { services } = fastify;
+  const { sql } = services.db;
+
+  /** The path's endpoint, live and in the caller's project, or 404 ENDPOINT_NOT_FOUND. */
+  const endpointOf = async (projectId: string, id: string): Promise<string> => {
+    const endpoint = await findPullEndpoint(sql, projectId, id);
+    if (!endpoint) throw endpointNotFound(id);
+    return endpoint.id;
+  };
+
+  app.get(
+    '/pull-endpoints/:id/events',
+    { schema: { params: IdParams, querystring: PullEventsQuery, response: { 200: successEnvelope(z.array(PullEventOut), PullEventsPageMeta) } } },
+    async (request) => {
+      const q = request.query;
+      const afterId = q.cursor === undefined ? undefined : decodeCursor(q.cursor, EventCursor).e;
+      const projectId = principalOf(request).project_id;
+      // One round trip for a page with rows: the query itself checks the endpoint (live, in the
+      // caller's project); only an empty page needs the lookup that tells 404 from "no events".
+      const rows = await listPullEvents(sql, request.params.id, { ...toFilters(q), ...(afterId ? { afterId } : {}) }, q.limit + 1, { projectId });
+      if (rows.length === 0) await endpointOf(projectId, request.params.id);
+      const page = rows.slice(0, q.limit);
+      const hasMore = rows.length > q.limit;
+      const last = page[page.length - 1];
+      return {
+        data: page.map(toPullEventOut),
+        meta: { request_id: request.id, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor({ e: last.id }) : '' },
+      };
+    },
+  );
+
+  app.get(
+    '/pull-endpoints/:id/events/:event_id',
+    { schema: { params: PullEventParams, querystring: PullEventGetQuery, response: { 200: successEnvelope(PullEventDetailOut) } } },
+    async (request) => {
+      const endpointId = await endpointOf(principalOf(request).project_id, request.params.id);
+      let row = await findPullEvent(sql, endpointId, request.params.event_id);
+      if (!row) throw notFound('event', request.params.event_id);
+      // A deleted event answers its metadata only: its payload is unreachable at once.
+      if (row.deleted_at) return { data: toPullEventDetailOut(row, {}), meta: { request_id: request.id } };
+      const body = await loadBody(services.payloadStore, sql, row.payload_key, row.content_type, request.query.body_encoding === 'base64');
+      // The first fetch that hands the payload over moves the event on; a failed read does not.
+      if (row.status === 'stored' && !('body_error' in body)) {
+        row = (await markPullEventFetched(sql, endpointId, row.id, new Date())) ?? (await findPullEvent(sql, endpointId, row.id)) ?? row;
+      }
+      return { data: toPullEventDetailOut(row, row.deleted_at ? {} : body), meta: { request_id: request.id } };
+    },
+  );
+
+  app.post(
+    '/pull-endpoints/:id/events/:event_id/ack',
+    { schema: { params: PullEventParams, response: { 200: successEnvelope(PullEventAckOut) } } },
+    async (request) => {
+      const endpointId = await endpointOf(principalOf(request).project_id, request.params.id);
+      const [result] = await ackPullEvents(sql, endpointId, [request.params.event_id], new Date());
+      if (!result) throw notFound('event', request.params.event_id);
+      return {
+        data: { event_id: result.id, status: 'delivered' as const, delivered_at: result.delivered_at.toISOString(), already_delivered: result.already_delivered },
+        meta: { request_id: request.id },
+      };
+    },
+  );
+
+  app.post(
+    '/pull-endpoints/:id/events/ack-batch',
+    { schema: { params: IdParams, body: PullEventAckBatchIn, response: { 200: successEnvelope(PullEventAckBatchOut) } } },
+    async (request) => {
+      const endpointId = await endpointOf(principalOf(request).project_id, request.params.id);
+      const ids = [...new Set(request.body.event_ids.map((id) => id.toLowerCase()))];
+      const found = new Map((await ackPullEvents(sql, endpointId, ids, new Date())).map((r) => [r.id, r]));
+      const results = ids.map((id) => {
+        const r = found.get(id);
+        if (!r) return { event_id: id, outcome: 'not_found' as const };
+        return { event_id: id, outcome: r.already_delivered ? ('already_delivered' as const) : ('delivered' as const), delivered_at: r.delivered_at.toISOString() };
+      });
+      return {
+        data: {
+          results,
+          delivered_count: results.filter((r) => r.outcome === 'delivered').length,
+          already_delivered_count: results.filter((r) => r.outcome === 'already_delivered').length,
+          not_found_count: results.filter((r) => r.outcome === 'not_found').length,
+        },
+        meta: { request_id: request.id },
+      };
+    },
+  );
+
+  app.delete(
+    '/pull-endpoints/:id/events/:event_id',
+    { schema: { params: PullEventParams, response: { 200: successEnvelope(PullEventDeleteOut) } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const endpointId = await endpointOf(principal.project_id, request.params.id);
+      const [result] = await softDeletePullEvents(sql, endpointId, [request.params.event_id], { apiKeyId: principal.api_key_id });
+      if (!result) throw notFound('event', request.params.event_id);
+      return {
+        data: { event_id: result.id, deleted_at: result.deleted_at.toISOString(), already_deleted: result.already_deleted },
+        meta: { request_id: request.id },
+      };
+    },
+  );
+
+  app.post(
+    '/pull-endpoints/:id/events/delete-batch',
+    { schema: { params: IdParams, body: PullEventDeleteBatchIn, response: { 200: successEnvelope(PullEventDeleteBatchOut) } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const endpointId = await endpointOf(principal.project_id, request.params.id);
+      const ids = [...new Set(request.body.message_ids.map((id) => id.toLowerCase()))];
+      const found = new Map((await softDeletePullEvents(sql, endpointId, ids, { apiKeyId: principal.api_key_id })).map((r) => [r.id, r]));
+      const results = ids.map((id) => {
+        const r = found.get(id);
+        if (!r) return { event_id: id, outcome: 'not_found' as const };
+        return { event_id: id, outcome: r.already_deleted ? ('already_deleted' as const) : ('deleted' as const), deleted_at: r.deleted_at.toISOString() };
+      });
+      return {
+        data: {
+          results,
+          deleted_count: results.filter((r) => r.outcome === 'deleted').length,
+          already_deleted_count: results.filter((r) => r.outcome === 'already_deleted').length,
+          not_found_count: results.filter((r) => r.outcome === 'not_found').length,
+        },
+        meta: { request_id: request.id },
+      };
+    },
+  );
+
+  app.post(
+    '/pull-endpoints/:id/events/delete-all',
+    { schema: { params: IdParams, querystring: PullDeleteAllQuery, response: { 200: successEnvelope(PullDeleteAllOut) } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const params = deleteAllParams(request.query, request.body);
+      const endpointId = await endpointOf(principal.project_id, request.params.id);
+      const { deletedIds, error } = await deleteAllPullEvents(sql, endpointId, toFilters(params), params.limit, { apiKeyId: principal.api_key_id });
+      const data = { deleted: deletedIds.length, deleted_event_ids: deletedIds };
+      if (error !== undefined) {
+        request.log.error({ err: error, pull_endpoint_id: endpointId, deleted: deletedIds.length }, 'delete-all failed');
+        throw deletedIds.length === 0
+          ? new AppError('DELETE_FAILED', 'delete-all failed; no event was deleted', { data, cause: error })
+          : new AppError('PARTIAL_DELETE_FAILURE', `delete-all failed after deleting ${deletedIds.length} events; data lists them`, { data, cause: error });
+      }
+      return { data, meta: { request_id: request.id } };
+    },
+  );
+}

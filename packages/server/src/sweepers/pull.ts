@@ -1,0 +1,32 @@
+import { claimDeletedPullPayloads, clearPullPayloadKeys, deleteExpiredPullEvents } from '../db/pull-events.js';
+import type { Sweeper } from './runner.js';
+
+/** Rows removed per run (per sweeper interval); a backlog drains over the following runs. */
+const BATCH = 500;
+
+/**
+ * Events past their endpoint's retention (`retention_days`), and every event of a deleted pull
+ * endpoint, are removed for good: rows and payloads in the same transaction. Retention ends the
+ * record too, unlike a soft delete, which keeps the metadata until retention removes it.
+ */
+export const expiredPullEventsSweeper: Sweeper = {
+  name: 'expired-pull-events',
+  lockKey: 0x73770601,
+  async run(tx, now, deps) {
+    const { count, payloadKeys } = await deleteExpiredPullEvents(tx, now, BATCH);
+    await deps.payloadStore.deleteMany(tx, payloadKeys);
+    return count;
+  },
+};
+
+/** Payloads of soft-deleted pull events: already unreachable, now removed from the store. */
+export const deletedPullPayloadsSweeper: Sweeper = {
+  name: 'deleted-pull-payloads',
+  lockKey: 0x73770602,
+  async run(tx, _now, deps) {
+    const claimed = await claimDeletedPullPayloads(tx, BATCH);
+    await deps.payloadStore.deleteMany(tx, claimed.map((c) => c.payload_key));
+    await clearPullPayloadKeys(tx, claimed.map((c) => c.id));
+    return claimed.length;
+  },
+};

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { extractEventType } from '../../src/ingest/event-type.js';
+
+const body = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
+
+describe('extractEventType', () => {
+  it('is null without configuration', () => {
+    expect(extractEventType(null, null, body({ type: 'a' }), [])).toBeNull();
+  });
+
+  it('reads dot paths, array indexes, numbers and booleans from a JSON body', () => {
+    expect(extractEventType('body', 'type', body({ type: 'a' }), [])).toBe('a');
+    expect(extractEventType('body', 'a.b', body({ a: { b: 'deep' } }), [])).toBe('deep');
+    expect(extractEventType('body', 'a.b.c.d', body({ a: { b: { c: { d: 'deeper' } } } }), [])).toBe('deeper');
+    expect(extractEventType('body', 'items.1.kind', body({ items: [{ kind: 'x' }, { kind: 'y' }] }), [])).toBe('y');
+    expect(extractEventType('body', 'n', body({ n: 1.5 }), [])).toBe('1.5');
+    expect(extractEventType('body', 'f', body({ f: false }), [])).toBe('false');
+    expect(extractEventType('body', 'type', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), body({ type: 'bom' })]), [])).toBe('bom');
+  });
+
+  it('fails soft: null for anything it cannot read', () => {
+    for (const [path, input] of [
+      ['type', '{}'],
+      ['a.b', '{"a":"str"}'],
+      ['a.b', '{"a":[{"b":1}]}'],
+      ['items.x', '{"items":[1]}'],
+      ['items.5', '{"items":[1]}'],
+      ['type', '{"type":null}'],
+      ['type', '{"type":{}}'],
+      ['type', '{"type":""}'],
+      ['type', `{"type":"${'y'.repeat(256)}"}`],
+      ['type', 'nope'],
+      ['type', ''],
+      ['__proto__', '{}'],
+      ['constructor.name', '{}'],
+      ['type', '[' .repeat(100_000)],
+    ] as const) {
+      expect(extractEventType('body', path, body(input), []), `${path} in ${input.slice(0, 40)}`).toBeNull();
+    }
+  });
+
+  it('reads the first header line of the name, case-insensitively', () => {
+    const headers: [string, string][] = [
+      ['Content-Type', 'application/json'],
+      ['X-Event', 'first'],
+      ['x-event', 'second'],
+    ];
+    expect(extractEventType('header', 'x-EVENT', Buffer.alloc(0), headers)).toBe('first');
+    expect(extractEventType('header', 'x-missing', Buffer.alloc(0), headers)).toBeNull();
+    expect(extractEventType('header', 'x-long', Buffer.alloc(0), [['x-long', 'z'.repeat(256)]])).toBeNull();
+  });
+});
