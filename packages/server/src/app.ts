@@ -8,6 +8,8 @@ import { DatabasePayloadStore } from './storage/payload-store.js';
 import { IngestEndpointCache } from './ingest/endpoint-cache.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
 import { registerApiKeyAuth } from './plugins/auth.js';
+import { registerOpenApi } from './plugins/openapi.js';
+import { SERVER_VERSION } from './version.js';
 import { AppError } from './errors.js';
 import { healthRoutes } from './routes/health.js';
 import { whoamiRoutes } from './routes/whoami.js';
@@ -111,6 +113,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   // At the root, before any auth hook: its onRequest hook marks upgrade requests first, so that an
   // upgrade refused with an HTTP error (bad key, unknown endpoint) still has its socket closed.
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  if (config.roles.has('api')) await registerOpenApi(app, SERVER_VERSION);
   await app.register(healthRoutes);
   if (config.roles.has('ingest')) await app.register(ingestRoutes);
   if (config.roles.has('ingest')) await app.register(pullIngestRoutes);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
+import { SERVER_VERSION } from './version.js';
 import { bootstrapProject } from './bootstrap.js';
 import { ConfigError, parseConfig, processEnvironment, type Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -73,10 +73,6 @@ Examples:
   DATABASE_URL=postgres://localhost/hookrelay HOOKRELAY_ENCRYPTION_KEY=$(openssl rand -hex 32) hookrelay-server start
 `;
 
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
-}
 
 async function runStart(config: Config): Promise<void> {
   // Before the database: a missing or malformed key must stop the process before it changes anything.
@@ -156,7 +152,7 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
     },
   });
   if (values.version) {
-    process.stdout.write(`${version()}\n`);
+    process.stdout.write(`${SERVER_VERSION}\n`);
     return 0;
   }
   const [command, sub, arg] = positionals;
