@@ -11,22 +11,33 @@
 // Afterwards it checks that every 2xx answer is a stored inbound message (no loss).
 // Exit code: 1 when a request failed, a message is missing or a step timed out; with --enforce also
 // when the ratio is below 50 %.
-import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
-import postgres from 'postgres';
-import { startPgCluster } from '@hookrelay/server/testing';
+import {
+  build,
+  cleanup,
+  cleanups,
+  createInboundEndpoint,
+  fail,
+  here,
+  machine,
+  revision,
+  selfCpuMs,
+  startChild,
+  startDurablePg,
+  startServer,
+  summarizeProfile,
+  treeCpuMs,
+  usageText,
+  watchdog,
+  withTimeout,
+} from './lib.mjs';
 
 const TARGET_RATIO = 0.5;
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
-const serverDir = path.dirname(createRequire(import.meta.url).resolve('@hookrelay/server/package.json'));
 
 const { values: args } = parseArgs({
   options: {
@@ -42,7 +53,7 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 13).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n');
+  process.stdout.write(usageText(import.meta.url, 13));
   process.exit(0);
 }
 const duration = Number(args.duration);
@@ -63,110 +74,9 @@ const BODY = (() => {
   return text;
 })();
 
-// ---------- bounded helpers ----------
-
-const cleanups = [];
-let cleaningUp = false;
-async function cleanup() {
-  if (cleaningUp) return;
-  cleaningUp = true;
-  for (const fn of cleanups.reverse()) {
-    try {
-      await fn();
-    } catch (error) {
-      process.stderr.write(`cleanup: ${error instanceof Error ? error.message : error}\n`);
-    }
-  }
-}
-async function fail(message) {
-  process.stderr.write(`bench: ${message}\n`);
-  await cleanup();
-  process.exit(1);
-}
-for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void fail(`interrupted by ${signal}`));
-
 // A watchdog for the whole run: every phase is bounded, this bounds their sum.
 const phases = connectionCounts.length * 2 * duration + 2 * warmup;
-const watchdog = setTimeout(() => void fail(`run exceeded ${phases + 180}s`), (phases + 180) * 1000);
-watchdog.unref();
-
-function withTimeout(promise, ms, what) {
-  let timer;
-  return Promise.race([promise, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms)))]).finally(() =>
-    clearTimeout(timer),
-  );
-}
-
-/** Spawns a node child, resolves with its URL once it prints `... listening on http://...`. */
-async function startChild(name, nodeArgs, env) {
-  const child = spawn(process.execPath, nodeArgs, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  cleanups.push(() => stopChild(child, exited));
-  const url = await withTimeout(
-    new Promise((resolve, reject) => {
-      const onData = (chunk) => {
-        output += chunk;
-        const match = /listening on (http:\/\/[^\s]+)/.exec(output);
-        if (match) resolve(match[1]);
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', (chunk) => (output += chunk));
-      exited.then(({ code, signal }) => reject(new Error(`${name} exited (${code ?? signal}) before listening:\n${output}`)));
-    }),
-    30_000,
-    `${name} start`,
-  );
-  // Keep draining its output (warnings) so the pipe never blocks it.
-  child.stdout.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
-  child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
-  return { child, url, exited, stop: () => stopChild(child, exited) };
-}
-
-async function stopChild(child, exited) {
-  if (child.exitCode !== null || child.signalCode !== null) return exited;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 35_000);
-  try {
-    return await exited;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-// ---------- CPU accounting from /proc (Linux) ----------
-
-const CLK_TCK = 100;
-function procTimes(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(fields[1]), cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK };
-  } catch {
-    return undefined;
-  }
-}
-/** CPU ms of a process and all its descendants (PostgreSQL: the postmaster and its backends). */
-function treeCpuMs(rootPid) {
-  const all = new Map();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const t = procTimes(Number(entry));
-    if (t) all.set(Number(entry), t);
-  }
-  let total = 0;
-  const stack = [rootPid];
-  while (stack.length > 0) {
-    const pid = stack.pop();
-    total += all.get(pid)?.cpuMs ?? 0;
-    for (const [child, t] of all) if (t.ppid === pid) stack.push(child);
-  }
-  return total;
-}
-const selfCpuMs = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
+watchdog(phases + 180);
 
 // ---------- load generation ----------
 
@@ -197,82 +107,41 @@ async function load(url, connections, seconds) {
   };
 }
 
-function machine() {
-  const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
-  return { nproc: os.availableParallelism(), cpu, node: process.version, loadavg: readFileSync('/proc/loadavg', 'utf8').trim() };
-}
-
-function revision() {
-  try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8', timeout: 5000 }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'packages/server', 'packages/shared'], { cwd: root, encoding: 'utf8', timeout: 5000 }).trim();
-    return dirty ? `${commit} with uncommitted server changes` : commit;
-  } catch {
-    return 'unknown revision';
-  }
-}
-
 // ---------- the run ----------
 
 async function main() {
   if (!args['no-build']) {
-    // Incremental and quick when up to date: never measure a stale dist/.
-    execFileSync(path.join(root, 'node_modules/.bin/tsc'), ['-b', 'packages/shared', 'packages/server'], { cwd: root, stdio: 'inherit', timeout: 300_000 });
+    build(['packages/shared', 'packages/server']);
   }
   const m = machine();
   process.stdout.write(`machine: ${m.nproc} cores, ${m.cpu}, node ${m.node}, loadavg ${m.loadavg}\n`);
   process.stdout.write(`hookrelay: ${revision()}, 1 server process, pool ${args['pool-size'] ?? 'default'}; body ${Buffer.byteLength(BODY)} bytes of JSON\n`);
 
-  const pg = await startPgCluster(process.env, { durable: true });
-  cleanups.push(() => pg.stop());
-  const postmasterPid = Number(readFileSync(path.join(pg.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const stats = postgres(pg.url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-  cleanups.push(() => stats.end({ timeout: 5 }));
-  const [settings] = await stats`SELECT version() AS version, current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync, current_setting('full_page_writes') AS fpw`;
-  if (settings.fsync !== 'on' || settings.sync !== 'on') throw new Error(`PostgreSQL is not durable: fsync=${settings.fsync} synchronous_commit=${settings.sync}`);
+  const { pg, postmasterPid, stats, settings, version: pgVersion } = await startDurablePg();
   // WAL flush timing for the report (a reloadable setting; costs two clock reads per flush).
   await stats`ALTER SYSTEM SET track_wal_io_timing = on`;
   await stats`SELECT pg_reload_conf()`;
-  const pgVersion = /PostgreSQL [\d.]+/.exec(settings.version)?.[0] ?? settings.version;
   process.stdout.write(`database: ${pgVersion}, fsync=${settings.fsync}, synchronous_commit=${settings.sync}, full_page_writes=${settings.fpw}\n`);
 
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-bench-'));
   cleanups.push(() => rmSync(tmp, { recursive: true, force: true }));
-  const apiKey = `hr_${randomBytes(20).toString('hex')}`;
   const profDir = args['cpu-prof'] ? mkdtempSync(path.join(os.tmpdir(), 'hookrelay-bench-prof-')) : undefined;
   const batchStatsFile = path.join(tmp, 'batch-stats.json');
-  const nodeArgs = [
-    ...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []),
-    ...(args['batch-stats'] ? ['--import', pathToFileURL(path.join(here, 'batch-stats.mjs')).href] : []),
-    path.join(serverDir, 'dist/main.js'),
-    'start',
-  ];
-  const server = await startChild('hookrelay', nodeArgs, {
-    ...process.env,
-    HOOKRELAY_HOST: '127.0.0.1',
-    HOOKRELAY_PORT: '0',
-    DATABASE_URL: pg.url,
-    HOOKRELAY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    HOOKRELAY_BOOTSTRAP_API_KEY: apiKey,
-    HOOKRELAY_DATA_DIR: path.join(tmp, 'data'),
-    HOOKRELAY_LOG_LEVEL: 'warn',
-    HOOKRELAY_BENCH_BATCH_STATS: batchStatsFile,
-    ...(args['pool-size'] ? { HOOKRELAY_DB_POOL_SIZE: args['pool-size'] } : {}),
+  const server = await startServer({
+    databaseUrl: pg.url,
+    dataDir: path.join(tmp, 'data'),
+    nodeArgs: [
+      ...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []),
+      ...(args['batch-stats'] ? ['--import', pathToFileURL(path.join(here, 'batch-stats.mjs')).href] : []),
+    ],
+    env: {
+      HOOKRELAY_BENCH_BATCH_STATS: batchStatsFile,
+      ...(args['pool-size'] ? { HOOKRELAY_DB_POOL_SIZE: args['pool-size'] } : {}),
+    },
   });
   const bare = await startChild('bare', [path.join(here, 'bare-server.mjs')], { ...process.env });
 
-  const created = await withTimeout(
-    fetch(`${server.url}/v1/inbound-endpoints`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'bench', mode: 'cli' }),
-    }),
-    10_000,
-    'create inbound endpoint',
-  );
-  const createdBody = await created.json();
-  if (created.status !== 201 && created.status !== 200) throw new Error(`create inbound endpoint: ${created.status} ${JSON.stringify(createdBody)}`);
-  const { id: endpointId, secret_token: token } = createdBody.data;
+  const { id: endpointId, token } = await createInboundEndpoint(server.url, server.apiKey, 'cli');
   const ingestUrl = `${server.url}/in/${token}`;
   const bareUrl = `${bare.url}/in/${token}`;
 
@@ -418,33 +287,6 @@ async function main() {
   if (!lossOk) return `stored ${storedTotal} messages for ${answered2xx} 2xx answers (${inFlightTotal} in flight at stops)`;
   if (args.enforce && worst < TARGET_RATIO) return `ratio ${fmt(worst * 100, 1)} % is below the ${TARGET_RATIO * 100} % target`;
   return undefined;
-}
-
-/** Self time per function (top 25) and per package of a .cpuprofile. */
-function summarizeProfile(file) {
-  const profile = JSON.parse(readFileSync(file, 'utf8'));
-  const dt = new Map();
-  for (let i = 0; i < profile.samples.length; i++) dt.set(profile.samples[i], (dt.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
-  const total = [...dt.values()].reduce((a, b) => a + b, 0);
-  const byFn = new Map();
-  const byArea = new Map();
-  for (const node of profile.nodes) {
-    const us = dt.get(node.id) ?? 0;
-    if (us === 0) continue;
-    const { functionName, url, lineNumber } = node.callFrame;
-    const short = url.replace(/^file:\/\//, '').replace(/.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, '').replace(root + '/', '');
-    const key = `${functionName || '(anonymous)'} ${short ? `${short}:${lineNumber + 1}` : ''}`;
-    byFn.set(key, (byFn.get(key) ?? 0) + us);
-    const area = !url ? functionName : url.startsWith('node:') ? 'node core' : /node_modules/.test(url) ? short.split('/').slice(0, short.startsWith('@') ? 2 : 1).join('/') : 'hookrelay';
-    byArea.set(area, (byArea.get(area) ?? 0) + us);
-  }
-  const lines = (map, n) =>
-    [...map]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, n)
-      .map(([k, us]) => `  ${((us / total) * 100).toFixed(1).padStart(5)} %  ${k}`)
-      .join('\n');
-  return `self time by area:\n${lines(byArea, 12)}\nself time by function (top 25):\n${lines(byFn, 25)}\n`;
 }
 
 main().then(

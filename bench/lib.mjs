@@ -1,0 +1,276 @@
+// Shared helpers of the benchmarks in bench/ (plain ESM, no build step): bounded waits, child
+// processes that are always cleaned up, CPU accounting from /proc, a durable throwaway PostgreSQL,
+// the real server process, and a summary of V8 CPU profiles.
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { startPgCluster } from '@hookrelay/server/testing';
+
+export const here = path.dirname(fileURLToPath(import.meta.url));
+export const root = path.resolve(here, '..');
+export const serverDir = path.dirname(createRequire(import.meta.url).resolve('@hookrelay/server/package.json'));
+
+/** The header comment of a benchmark script (its lines 2..`lines`), as its --help. */
+export function usageText(scriptUrl, lines) {
+  return (
+    readFileSync(fileURLToPath(scriptUrl), 'utf8')
+      .split('\n')
+      .slice(1, lines)
+      .map((l) => l.replace(/^\/\/ ?/, ''))
+      .join('\n') + '\n'
+  );
+}
+
+// ---------- cleanup and bounded waits ----------
+
+/** Functions run (last registered first) by `cleanup`: children, clusters, temp dirs. */
+export const cleanups = [];
+let cleaningUp = false;
+export async function cleanup() {
+  if (cleaningUp) return;
+  cleaningUp = true;
+  for (const fn of cleanups.reverse()) {
+    try {
+      await fn();
+    } catch (error) {
+      process.stderr.write(`cleanup: ${error instanceof Error ? error.message : error}\n`);
+    }
+  }
+}
+export async function fail(message) {
+  process.stderr.write(`bench: ${message}\n`);
+  await cleanup();
+  process.exit(1);
+}
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void fail(`interrupted by ${signal}`));
+
+/** Bounds the whole run: `fail` after `seconds`. */
+export function watchdog(seconds) {
+  const timer = setTimeout(() => void fail(`run exceeded ${Math.round(seconds)}s`), seconds * 1000);
+  timer.unref();
+  return timer;
+}
+
+export function withTimeout(promise, ms, what) {
+  let timer;
+  return Promise.race([promise, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
+}
+
+export const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `predicate` every `everyMs` until it holds (true) or `timeoutMs` passed (false). */
+export async function waitUntil(predicate, timeoutMs, everyMs = 5) {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() >= deadline) return false;
+    await delay(everyMs);
+  }
+  return true;
+}
+
+// ---------- child processes ----------
+
+/** Spawns a node child that is stopped by `cleanup`; its output is left to the caller. */
+export function spawnNode(nodeArgs, env) {
+  const child = spawn(process.execPath, nodeArgs, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  cleanups.push(() => stopChild(child, exited));
+  return { child, exited, stop: () => stopChild(child, exited) };
+}
+
+/** Spawns a node child, resolves with its URL once it prints `... listening on http://...`. */
+export async function startChild(name, nodeArgs, env) {
+  const { child, exited, stop } = spawnNode(nodeArgs, env);
+  let output = '';
+  const url = await withTimeout(
+    new Promise((resolve, reject) => {
+      const onData = (chunk) => {
+        output += chunk;
+        const match = /listening on (http:\/\/[^\s]+)/.exec(output);
+        if (match) resolve(match[1]);
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', (chunk) => (output += chunk));
+      exited.then(({ code, signal }) => reject(new Error(`${name} exited (${code ?? signal}) before listening:\n${output}`)));
+    }),
+    30_000,
+    `${name} start`,
+  );
+  // Keep draining its output (warnings) so the pipe never blocks it.
+  child.stdout.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
+  child.stderr.on('data', (chunk) => process.stderr.write(`[${name}] ${chunk}`));
+  return { child, url, exited, stop };
+}
+
+export async function stopChild(child, exited) {
+  if (child.exitCode !== null || child.signalCode !== null) return exited;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 35_000);
+  try {
+    return await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// ---------- CPU accounting from /proc (Linux) ----------
+
+const CLK_TCK = 100;
+export function procTimes(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(fields[1]), cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK };
+  } catch {
+    return undefined;
+  }
+}
+/** CPU ms of a process and all its descendants (PostgreSQL: the postmaster and its backends). */
+export function treeCpuMs(rootPid) {
+  const all = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const t = procTimes(Number(entry));
+    if (t) all.set(Number(entry), t);
+  }
+  let total = 0;
+  const stack = [rootPid];
+  while (stack.length > 0) {
+    const pid = stack.pop();
+    total += all.get(pid)?.cpuMs ?? 0;
+    for (const [child, t] of all) if (t.ppid === pid) stack.push(child);
+  }
+  return total;
+}
+export const selfCpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+export const loadavg = () => readFileSync('/proc/loadavg', 'utf8').trim();
+
+/** The whole machine's CPU time so far (/proc/stat), in ms summed over all cores: busy and total. */
+export function machineCpuMs() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields;
+  const busy = user + nice + system + irq + softirq + steal;
+  return { busyMs: (busy * 1000) / CLK_TCK, totalMs: ((busy + idle + iowait) * 1000) / CLK_TCK };
+}
+
+// ---------- machine and tree ----------
+
+export function machine() {
+  const cpu = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
+  return { nproc: os.availableParallelism(), cpu, node: process.version, loadavg: loadavg() };
+}
+
+/** The commit, and whether the given paths have uncommitted changes. */
+export function revision(paths = ['packages/server', 'packages/shared'], what = 'server') {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8', timeout: 5000 }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', ...paths], { cwd: root, encoding: 'utf8', timeout: 5000 }).trim();
+    return dirty ? `${commit} with uncommitted ${what} changes` : commit;
+  } catch {
+    return 'unknown revision';
+  }
+}
+
+/** `tsc -b` of the given packages (incremental, quick when up to date): never measure a stale dist/. */
+export function build(packages) {
+  execFileSync(path.join(root, 'node_modules/.bin/tsc'), ['-b', ...packages], { cwd: root, stdio: 'inherit', timeout: 300_000 });
+}
+
+// ---------- PostgreSQL and the server ----------
+
+/**
+ * A throwaway PostgreSQL cluster with fsync and synchronous_commit on (checked), stopped and
+ * removed by `cleanup`, plus one connection for statistics.
+ */
+export async function startDurablePg() {
+  const pg = await startPgCluster(process.env, { durable: true });
+  cleanups.push(() => pg.stop());
+  const postmasterPid = Number(readFileSync(path.join(pg.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const stats = postgres(pg.url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  cleanups.push(() => stats.end({ timeout: 5 }));
+  const [settings] = await stats`SELECT version() AS version, current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync, current_setting('full_page_writes') AS fpw`;
+  if (settings.fsync !== 'on' || settings.sync !== 'on') throw new Error(`PostgreSQL is not durable: fsync=${settings.fsync} synchronous_commit=${settings.sync}`);
+  const version = /PostgreSQL [\d.]+/.exec(settings.version)?.[0] ?? settings.version;
+  return { pg, postmasterPid, stats, settings, version };
+}
+
+/** The real server process (`dist/main.js start`) on 127.0.0.1, port 0, with a bootstrap API key. */
+export async function startServer({ databaseUrl, dataDir, nodeArgs = [], env = {}, name = 'hookrelay' }) {
+  const apiKey = `hr_${randomBytes(20).toString('hex')}`;
+  const server = await startChild(name, [...nodeArgs, path.join(serverDir, 'dist/main.js'), 'start'], {
+    ...process.env,
+    HOOKRELAY_HOST: '127.0.0.1',
+    HOOKRELAY_PORT: '0',
+    DATABASE_URL: databaseUrl,
+    HOOKRELAY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    HOOKRELAY_BOOTSTRAP_API_KEY: apiKey,
+    HOOKRELAY_DATA_DIR: dataDir,
+    HOOKRELAY_LOG_LEVEL: 'warn',
+    ...env,
+  });
+  return { ...server, apiKey };
+}
+
+/** POST /v1/inbound-endpoints; resolves to `{ id, token }`. */
+export async function createInboundEndpoint(serverUrl, apiKey, mode) {
+  const created = await withTimeout(
+    fetch(`${serverUrl}/v1/inbound-endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench', mode }),
+    }),
+    10_000,
+    'create inbound endpoint',
+  );
+  const body = await created.json();
+  if (created.status !== 201 && created.status !== 200) throw new Error(`create inbound endpoint: ${created.status} ${JSON.stringify(body)}`);
+  return { id: body.data.id, token: body.data.secret_token };
+}
+
+// ---------- figures ----------
+
+export const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+
+/** Right-aligned text table. */
+export function table(rows) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => String(row[i]).length)));
+  return rows.map((row) => row.map((cell, i) => String(cell).padStart(widths[i])).join('  ')).join('\n') + '\n';
+}
+
+/** Self time per function (top `top`) and per package of a .cpuprofile. */
+export function summarizeProfile(file, top = 25) {
+  const profile = JSON.parse(readFileSync(file, 'utf8'));
+  const dt = new Map();
+  for (let i = 0; i < profile.samples.length; i++) dt.set(profile.samples[i], (dt.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  const total = [...dt.values()].reduce((a, b) => a + b, 0);
+  const byFn = new Map();
+  const byArea = new Map();
+  for (const node of profile.nodes) {
+    const us = dt.get(node.id) ?? 0;
+    if (us === 0) continue;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const short = url.replace(/^file:\/\//, '').replace(/.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, '').replace(root + '/', '');
+    const key = `${functionName || '(anonymous)'} ${short ? `${short}:${lineNumber + 1}` : ''}`;
+    byFn.set(key, (byFn.get(key) ?? 0) + us);
+    const area = !url ? functionName : url.startsWith('node:') ? 'node core' : /node_modules/.test(url) ? short.split('/').slice(0, short.startsWith('@') ? 2 : 1).join('/') : 'hookrelay';
+    byArea.set(area, (byArea.get(area) ?? 0) + us);
+  }
+  const lines = (map, n) =>
+    [...map]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, us]) => `  ${((us / total) * 100).toFixed(1).padStart(5)} %  ${k}`)
+      .join('\n');
+  return `self time by area:\n${lines(byArea, 12)}\nself time by function (top ${top}):\n${lines(byFn, top)}\n`;
+}

@@ -1,0 +1,681 @@
+#!/usr/bin/env node
+// Listen latency and throughput benchmark (issue 4): sender POST → local app received, through the
+// real server process (durable throwaway PostgreSQL) and the real CLI (`hookrelay listen --json`,
+// a child process). The sender and the local app run in this process, so both use one clock.
+//
+//   pnpm bench:listen [--duration 10] [--rates 50,500] [--ramp 1000,1500,2000,2500,3000] [--drain 1]
+//                     [--backlog 20000] [--connections 128] [--warmup 3] [--cpu-prof] [--cpu-prof-server]
+//                     [--no-loop-stats] [--tap] [--enforce] [--no-build]
+//
+// Open-loop sender (undici, message i sent at t0 + i/rate, 1 KiB JSON carrying a sequence number).
+// Phases: each of --rates for --duration s (latency), then --ramp, stopping at the first rate that
+// is not sustained. A phase is sustained when every message was accepted (200), every accepted
+// message reached the app exactly once, byte-exact, in the server's order, and the last one within
+// --drain s of the phase's end. Then --backlog messages are stored while the CLI is stopped and the
+// CLI is started again: its catch-up rate (no ingestion meanwhile). Per phase: sent, received, lost,
+// duplicates, out of order, latency p50/p90/p99/max, CPU ms per message of the CLI, the server,
+// PostgreSQL (all its processes) and this process, commits and WAL flushes per message, the event
+// loops, and /proc/loadavg. --tap adds a passive stream subscriber in this process (it records when
+// the server pushed each message: server part vs CLI part of the latency; it doubles the server's
+// stream reads). --cpu-prof / --cpu-prof-server profile the CLI / the server.
+// Exit 1 on a lost, duplicated, reordered or damaged message, a failed latency phase or catch-up,
+// or a timeout; with --enforce also when a target is missed.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import {
+  build,
+  cleanup,
+  cleanups,
+  createInboundEndpoint,
+  delay,
+  fail,
+  fmt,
+  here,
+  loadavg,
+  machine,
+  machineCpuMs,
+  revision,
+  root,
+  selfCpuMs,
+  spawnNode,
+  startDurablePg,
+  startServer,
+  summarizeProfile,
+  table,
+  treeCpuMs,
+  usageText,
+  waitUntil,
+  watchdog,
+  withTimeout,
+} from './lib.mjs';
+
+// undici and ws are dependencies of the CLI (its forwarder and stream); the benchmark borrows them.
+const cliRequire = createRequire(path.join(root, 'packages/cli/package.json'));
+const { Pool } = cliRequire('undici');
+const WebSocket = cliRequire('ws');
+
+const TARGETS = { p50Ms: 3, p99Ms: 10, atRate: 50, sustained: 2000 };
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    rates: { type: 'string', default: '50,500' },
+    ramp: { type: 'string', default: '1000,1500,2000,2500,3000' },
+    drain: { type: 'string', default: '1' },
+    connections: { type: 'string', default: '128' },
+    warmup: { type: 'string', default: '3' },
+    'cpu-prof': { type: 'boolean', default: false },
+    'cpu-prof-server': { type: 'boolean', default: false },
+    backlog: { type: 'string', default: '20000' },
+    'no-loop-stats': { type: 'boolean', default: false },
+    tap: { type: 'boolean', default: false },
+    enforce: { type: 'boolean', default: false },
+    'no-build': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (args.help) {
+  process.stdout.write(usageText(import.meta.url, 22));
+  process.exit(0);
+}
+const list = (text) => (text.trim() === '' ? [] : text.split(',').map(Number));
+const duration = Number(args.duration);
+const drainS = Number(args.drain);
+const warmup = Number(args.warmup);
+const connections = Number(args.connections);
+const latencyRates = list(args.rates);
+const backlogCount = Number(args.backlog);
+const BACKLOG_RATE = 4000;
+const rampRates = list(args.ramp);
+if (
+  !(duration > 0) ||
+  !(drainS > 0) ||
+  !(warmup >= 0) ||
+  !(Number.isInteger(backlogCount) && backlogCount >= 0) ||
+  !(Number.isInteger(connections) && connections > 0) ||
+  [...latencyRates, ...rampRates].some((r) => !(r > 0)) ||
+  latencyRates.length + rampRates.length + backlogCount === 0
+) {
+  process.stderr.write('usage: --duration S (>0) --drain S (>0) --warmup S (>=0) --connections N --rates R[,R…] --ramp R[,R…]\n');
+  process.exit(2);
+}
+const loopStats = !args['no-loop-stats'];
+
+// Every phase is bounded (sending, drain, a grace for stragglers); this bounds their sum.
+const phaseCount = latencyRates.length + rampRates.length + 1;
+watchdog(phaseCount * (duration + drainS + 70) + warmup + 240 + (backlogCount > 0 ? 400 : 0));
+
+// ---------- messages ----------
+
+/** 1 KiB of JSON, as a webhook provider would send it, carrying its sequence number first. */
+const BODY_HEAD = '{"seq":"';
+const SEQ_WIDTH = 10;
+function bodyFor(seq) {
+  const head = `${BODY_HEAD}${String(seq).padStart(SEQ_WIDTH, '0')}","id":"evt_${seq}","type":"invoice.paid","created":1767225600,"data":{"object":{"id":"in_${seq}","amount":4200,"currency":"eur","note":"`;
+  const tail = '"}}}';
+  return Buffer.from(head + 'x'.repeat(1024 - head.length - tail.length) + tail);
+}
+if (bodyFor(1).length !== 1024 || JSON.parse(bodyFor(123).toString()).seq !== '0000000123') throw new Error('bodies are not 1 KiB of JSON');
+function seqOf(body) {
+  if (body.length < BODY_HEAD.length + SEQ_WIDTH || body.toString('latin1', 0, BODY_HEAD.length) !== BODY_HEAD) return -1;
+  const seq = Number(body.toString('latin1', BODY_HEAD.length, BODY_HEAD.length + SEQ_WIDTH));
+  return Number.isInteger(seq) ? seq : -1;
+}
+
+// Per sequence number (probes and every phase share one numbering).
+const capacity = 1000 + backlogCount + Math.ceil([200, ...latencyRates, ...rampRates].reduce((sum, r) => sum + r * Math.max(duration, warmup), 0)) + 10;
+const sendAt = new Float64Array(capacity);
+const answeredAt = new Float64Array(capacity);
+const recvAt = new Float64Array(capacity);
+/** When the --tap subscriber got the message from the server. */
+const tapAt = new Float64Array(capacity);
+const recvCount = new Uint8Array(capacity);
+const ids = new Array(capacity);
+/** Sequence numbers in the order the app received them. */
+const arrivals = [];
+let corrupt = 0;
+let nextSeq = 0;
+
+// ---------- the local app (node:http, this process) ----------
+
+function startApp() {
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const t = performance.now();
+      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      const seq = seqOf(body);
+      if (seq < 0 || seq >= nextSeq || !body.equals(bodyFor(seq))) corrupt += 1;
+      else {
+        if (recvCount[seq] === 0) recvAt[seq] = t;
+        if (recvCount[seq] < 255) recvCount[seq] += 1;
+        arrivals.push(seq);
+      }
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  const sockets = new Set();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  cleanups.push(
+    () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  );
+  return withTimeout(
+    new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve(server.address().port));
+    }),
+    10_000,
+    'local app listen',
+  );
+}
+
+// ---------- the sender (undici, open loop) ----------
+
+const sender = { inFlight: 0, maxInFlight: 0, non200: 0, errors: 0, firstError: undefined };
+
+function send(pool, ingestPath, seq) {
+  sendAt[seq] = performance.now();
+  sender.inFlight += 1;
+  if (sender.inFlight > sender.maxInFlight) sender.maxInFlight = sender.inFlight;
+  pool
+    .request({ path: ingestPath, method: 'POST', headers: { 'content-type': 'application/json' }, body: bodyFor(seq), headersTimeout: 30_000, bodyTimeout: 30_000 })
+    .then(async (res) => {
+      const text = await res.body.text();
+      answeredAt[seq] = performance.now();
+      if (res.statusCode === 200) ids[seq] = JSON.parse(text).data.message_id.toLowerCase();
+      else {
+        sender.non200 += 1;
+        sender.firstError ??= `HTTP ${res.statusCode}: ${text.slice(0, 200)}`;
+      }
+    })
+    .catch((error) => {
+      sender.errors += 1;
+      sender.firstError ??= error instanceof Error ? error.message : String(error);
+    })
+    .finally(() => (sender.inFlight -= 1));
+}
+
+/** Sends `rate × seconds` messages on the open-loop schedule; resolves when the last one is sent. */
+async function sendPhase(pool, ingestPath, rate, seconds) {
+  const n = Math.round(rate * seconds);
+  const first = nextSeq;
+  nextSeq += n;
+  const interval = 1000 / rate;
+  const t0 = performance.now() + 5;
+  let i = 0;
+  let maxLagMs = 0;
+  sender.maxInFlight = sender.inFlight;
+  while (i < n) {
+    const now = performance.now();
+    while (i < n && t0 + i * interval <= now) {
+      maxLagMs = Math.max(maxLagMs, now - (t0 + i * interval));
+      send(pool, ingestPath, first + i);
+      i += 1;
+    }
+    if (i < n) await delay(Math.max(0, Math.floor(t0 + i * interval - performance.now())));
+  }
+  return { first, n, t0, endAt: t0 + n * interval, maxLagMs, sendSeconds: (performance.now() - t0) / 1000 };
+}
+
+// ---------- statistics ----------
+
+function percentiles(values) {
+  if (values.length === 0) return { p50: NaN, p90: NaN, p99: NaN, max: NaN };
+  const sorted = Float64Array.from(values).sort();
+  const at = (p) => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
+  return { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted[sorted.length - 1] };
+}
+
+async function main() {
+  if (!args['no-build']) build(['packages/shared', 'packages/server', 'packages/cli']);
+  const m = machine();
+  const log = (text) => process.stdout.write(`${text}\n`);
+  log(`machine: ${m.nproc} cores, ${m.cpu}, node ${m.node}, loadavg ${m.loadavg}`);
+  log(`hookrelay: ${revision(['packages/server', 'packages/shared', 'packages/cli'], 'server/CLI')}, 1 server process, 1 CLI (hookrelay listen --json)`);
+
+  const { pg, postmasterPid, stats, settings, version: pgVersion } = await startDurablePg();
+  log(`database: ${pgVersion}, fsync=${settings.fsync}, synchronous_commit=${settings.sync}, full_page_writes=${settings.fpw}`);
+  // WAL flush timing for the report (a reloadable setting; costs two clock reads per flush).
+  await stats`ALTER SYSTEM SET track_wal_io_timing = on`;
+  await stats`SELECT pg_reload_conf()`;
+  const dbCounters = async () => {
+    const [row] = await withTimeout(
+      stats`SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::bigint AS commits,
+                   (SELECT wal_sync FROM pg_stat_wal)::bigint AS wal_syncs,
+                   (SELECT wal_sync_time FROM pg_stat_wal)::float8 AS wal_sync_ms`,
+      10_000,
+      'database counters',
+    );
+    return { commits: Number(row.commits), walSyncs: Number(row.wal_syncs), walSyncMs: row.wal_sync_ms };
+  };
+
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-bench-listen-'));
+  cleanups.push(() => rmSync(tmp, { recursive: true, force: true }));
+  const profDir = args['cpu-prof'] || args['cpu-prof-server'] ? mkdtempSync(path.join(os.tmpdir(), 'hookrelay-bench-prof-')) : undefined;
+  if (profDir) for (const who of ['cli', 'server']) mkdirSync(path.join(profDir, who));
+  const loopImport = loopStats ? ['--import', pathToFileURL(path.join(here, 'loop-stats.mjs')).href] : [];
+  const serverLoopFile = path.join(tmp, 'server-loop.json');
+  const cliLoopFile = path.join(tmp, 'cli-loop.json');
+
+  const server = await startServer({
+    databaseUrl: pg.url,
+    dataDir: path.join(tmp, 'data'),
+    nodeArgs: [...(args['cpu-prof-server'] ? ['--cpu-prof', '--cpu-prof-dir', path.join(profDir, 'server')] : []), ...loopImport],
+    env: { HOOKRELAY_BENCH_LOOP_STATS: serverLoopFile },
+  });
+  const { id: endpointId, token } = await createInboundEndpoint(server.url, server.apiKey, 'cli');
+  const ingestPath = `/in/${token}`;
+  const appPort = await startApp();
+
+  // The CLI, as a developer runs it, with a config dir of its own (a restart resumes from its cursor).
+  const configDir = path.join(tmp, 'cli-config');
+  const cliRecords = new Map();
+  const cliOut = { lines: 0, badLines: 0, stderr: '' };
+  let cliRuns = 0;
+  const startCli = () => {
+    cliRuns += 1;
+    const handle = spawnNode(
+      [
+        ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', path.join(profDir, 'cli')] : []),
+        ...loopImport,
+        path.join(root, 'packages/cli/bin/run.js'),
+        'listen',
+        endpointId,
+        '--forward-to',
+        String(appPort),
+        '--json',
+      ],
+      {
+        ...process.env,
+        HOOKRELAY_API_URL: server.url,
+        HOOKRELAY_API_KEY: server.apiKey,
+        HOOKRELAY_CONFIG_DIR: configDir,
+        HOOKRELAY_PROFILE: '',
+        NO_COLOR: '1',
+        HOOKRELAY_BENCH_LOOP_STATS: cliLoopFile,
+      },
+    );
+    // Its NDJSON (one line per delivery) is read as it comes, so the pipe never blocks it.
+    let partial = '';
+    handle.child.stdout.setEncoding('utf8');
+    handle.child.stdout.on('data', (chunk) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop();
+      for (const line of lines) {
+        if (line === '') continue;
+        cliOut.lines += 1;
+        try {
+          const record = JSON.parse(line);
+          cliRecords.set(record.message_id, record);
+        } catch {
+          cliOut.badLines += 1;
+        }
+      }
+    });
+    handle.child.stderr.setEncoding('utf8');
+    handle.child.stderr.on('data', (chunk) => {
+      cliOut.stderr += chunk;
+      process.stderr.write(`[cli] ${chunk}`);
+    });
+    handle.done = false;
+    void handle.exited.then(() => (handle.done = true));
+    return handle;
+  };
+  let cli = startCli();
+
+  if (args.tap) {
+    // A passive subscriber: records when the server pushed each message; sends no results.
+    const tap = new WebSocket(`${server.url.replace(/^http/, 'ws')}/v1/inbound-endpoints/${endpointId}/stream`, {
+      headers: { authorization: `Bearer ${server.apiKey}` },
+      perMessageDeflate: false,
+    });
+    cleanups.push(() => tap.terminate());
+    tap.on('message', (data) => {
+      const t = performance.now();
+      const frame = JSON.parse(data.toString());
+      if (frame.type !== 'message' || frame.message.body_encoding !== 'base64') return;
+      const seq = seqOf(Buffer.from(frame.message.body, 'base64'));
+      if (seq >= 0 && seq < capacity && tapAt[seq] === 0) tapAt[seq] = t;
+    });
+    await withTimeout(new Promise((resolve, reject) => (tap.once('message', resolve), tap.once('error', reject))), 10_000, 'tap subscriber ready');
+  }
+
+  const pool = new Pool(server.url, { connections, pipelining: 1, keepAliveTimeout: 60_000, connect: { timeout: 10_000 } });
+  cleanups.push(() => pool.destroy());
+
+  // The CLI starts from "now" (the stream's ready cursor): probe until a message gets through.
+  const probeDeadline = Date.now() + 30_000;
+  for (;;) {
+    if (cli.done) throw new Error(`the CLI exited before it forwarded anything:\n${cliOut.stderr}`);
+    if (Date.now() > probeDeadline) throw new Error(`no probe reached the app within 30 s:\n${cliOut.stderr}`);
+    send(pool, ingestPath, nextSeq++);
+    if (await waitUntil(() => arrivals.length > 0, 200)) break;
+  }
+  if (warmup > 0) {
+    log(`warming up at 200 msg/s for ${warmup}s ...`);
+    const w = await sendPhase(pool, ingestPath, 200, warmup);
+    if (!(await waitUntil(() => sender.inFlight === 0 && recvCount.subarray(w.first, w.first + w.n).every((c) => c > 0), 30_000))) {
+      throw new Error(`the warm-up did not get through within 30 s (${sender.firstError ?? 'no sender error'})`);
+    }
+  }
+  await delay(1000);
+
+  const readLoop = async (child, file) => {
+    if (!loopStats || child.exitCode !== null) return undefined;
+    rmSync(file, { force: true });
+    child.kill('SIGUSR2');
+    for (let i = 0; i < 100; i++) {
+      try {
+        return JSON.parse(readFileSync(file, 'utf8'));
+      } catch {
+        await delay(10);
+      }
+    }
+    return undefined;
+  };
+  const snapshot = () => ({
+    at: performance.now(),
+    cli: treeCpuMs(cli.child.pid),
+    server: treeCpuMs(server.child.pid),
+    pg: treeCpuMs(postmasterPid),
+    self: selfCpuMs(),
+    machine: machineCpuMs(),
+    loadavg: loadavg(),
+  });
+
+  const results = [];
+  /** One phase: `backlog` (already sent while the CLI was stopped) restarts the CLI and times its catch-up. */
+  const runPhase = async (kind, rate, backlog) => {
+    await readLoop(cli.child, cliLoopFile); // reset
+    await readLoop(server.child, serverLoopFile);
+    const errorsBefore = sender.non200 + sender.errors;
+    const arrivalsBefore = arrivals.length;
+    const corruptBefore = corrupt;
+    const cliRecordsBefore = cliRecords.size;
+    const dbBefore = await dbCounters();
+    const before = snapshot();
+    let s = backlog;
+    if (backlog) {
+      cli = startCli();
+      before.cli = 0;
+    } else s = await sendPhase(pool, ingestPath, rate, duration);
+    const answered = () => sender.inFlight === 0;
+    const allIn = () => {
+      for (let seq = s.first; seq < s.first + s.n; seq++) if (recvCount[seq] === 0 && ids[seq] !== undefined) return false;
+      return true;
+    };
+    // Drain: every accepted message at the app within --drain s of the phase's scheduled end.
+    const drainDeadline = backlog ? before.at + 120_000 : s.endAt + drainS * 1000;
+    const drained = await waitUntil(() => answered() && allIn(), Math.max(0, drainDeadline - performance.now()), 2);
+    const drainedAt = performance.now();
+    const after = snapshot();
+    const dbAfter = await dbCounters();
+    const cliLoop = await readLoop(cli.child, cliLoopFile);
+    const serverLoop = await readLoop(server.child, serverLoopFile);
+    // A phase that did not drain: wait (bounded) for the stragglers, to tell late from lost.
+    if (!drained) await waitUntil(() => answered() && allIn(), 60_000, 20);
+    // The CLI prints its NDJSON line after the delivery: give the last lines a moment.
+    await waitUntil(() => cliRecords.size >= cliRecordsBefore + s.n, 2000, 5);
+
+    let accepted = 0;
+    let received = 0;
+    let lost = 0;
+    let duplicates = 0;
+    let late = 0;
+    let unaccepted = 0;
+    const latencies = [];
+    const ingestMs = [];
+    const cliMs = [];
+    let firstRecv = Infinity;
+    let lastRecv = 0;
+    const serverPart = [];
+    const cliPart = [];
+    const afterAnswer = [];
+    let cliNon2xx = 0;
+    let cliMissing = 0;
+    for (let seq = s.first; seq < s.first + s.n; seq++) {
+      const count = recvCount[seq];
+      if (ids[seq] !== undefined) {
+        accepted += 1;
+        ingestMs.push(answeredAt[seq] - sendAt[seq]);
+      }
+      if (count === 0) {
+        if (ids[seq] !== undefined) lost += 1;
+        continue;
+      }
+      if (ids[seq] === undefined) unaccepted += 1;
+      received += 1;
+      duplicates += count - 1;
+      if (recvAt[seq] > drainDeadline) late += 1;
+      latencies.push(recvAt[seq] - sendAt[seq]);
+      firstRecv = Math.min(firstRecv, recvAt[seq]);
+      lastRecv = Math.max(lastRecv, recvAt[seq]);
+      if (tapAt[seq] > 0) {
+        serverPart.push(tapAt[seq] - sendAt[seq]);
+        cliPart.push(recvAt[seq] - tapAt[seq]);
+        if (answeredAt[seq] > 0) afterAnswer.push(tapAt[seq] - answeredAt[seq]);
+      }
+      const record = ids[seq] === undefined ? undefined : cliRecords.get(ids[seq]);
+      if (record === undefined) cliMissing += 1;
+      else {
+        cliMs.push(record.latency_ms);
+        if (record.status !== 200 || record.error !== null) cliNon2xx += 1;
+      }
+    }
+    // Order: the app must see this phase's messages in the server's order (their ids, UUIDv7).
+    let outOfOrder = 0;
+    let strays = 0;
+    let maxId = '';
+    for (let i = arrivalsBefore; i < arrivals.length; i++) {
+      const seq = arrivals[i];
+      if (seq < s.first || seq >= s.first + s.n) {
+        strays += 1;
+        continue;
+      }
+      const id = ids[seq] ?? '';
+      if (id < maxId) outOfOrder += 1;
+      else maxId = id;
+    }
+    const httpErrors = sender.non200 + sender.errors - errorsBefore;
+    const wallMs = after.at - before.at;
+    const perMsg = (ms) => (received > 0 ? ms / received : NaN);
+    const r = {
+      kind,
+      rate,
+      sent: s.n,
+      sendSeconds: s.sendSeconds,
+      maxLagMs: s.maxLagMs,
+      maxInFlight: sender.maxInFlight,
+      accepted,
+      httpErrors,
+      received,
+      lost,
+      duplicates,
+      late,
+      unaccepted,
+      outOfOrder,
+      strays,
+      corrupt: corrupt - corruptBefore,
+      drained,
+      drainMs: drained ? Math.max(0, drainedAt - s.endAt) : NaN,
+      // Backlog: from the CLI's start to the first message at the app, and the rate after that.
+      startupMs: firstRecv - before.at,
+      catchUpRate: received > 1 ? ((received - 1) * 1000) / (lastRecv - firstRecv) : NaN,
+      latency: percentiles(latencies),
+      ingest: percentiles(ingestMs),
+      cliForward: percentiles(cliMs),
+      tapServer: percentiles(serverPart),
+      tapCli: percentiles(cliPart),
+      tapAfterAnswer: percentiles(afterAnswer),
+      db: {
+        commitsPerMsg: (dbAfter.commits - dbBefore.commits) / Math.max(1, received),
+        walSyncsPerMsg: (dbAfter.walSyncs - dbBefore.walSyncs) / Math.max(1, received),
+        walSyncMs: (dbAfter.walSyncMs - dbBefore.walSyncMs) / Math.max(1, dbAfter.walSyncs - dbBefore.walSyncs),
+      },
+      cliNon2xx,
+      cliMissing,
+      cpu: {
+        cli: perMsg(after.cli - before.cli),
+        server: perMsg(after.server - before.server),
+        pg: perMsg(after.pg - before.pg),
+        self: perMsg(after.self - before.self),
+        cliCores: (after.cli - before.cli) / wallMs,
+        serverCores: (after.server - before.server) / wallMs,
+        pgCores: (after.pg - before.pg) / wallMs,
+        selfCores: (after.self - before.self) / wallMs,
+        // The whole machine, and what other processes (not this benchmark's) used meanwhile.
+        machineBusy: (after.machine.busyMs - before.machine.busyMs) / Math.max(1, after.machine.totalMs - before.machine.totalMs),
+        otherCores:
+          (after.machine.busyMs - before.machine.busyMs - (after.cli - before.cli) - (after.server - before.server) - (after.pg - before.pg) - (after.self - before.self)) /
+          wallMs,
+      },
+      cliLoop,
+      serverLoop,
+      loadStart: before.loadavg,
+      loadEnd: after.loadavg,
+    };
+    r.correct = r.lost === 0 && r.duplicates === 0 && r.outOfOrder === 0 && r.corrupt === 0 && r.unaccepted === 0 && r.strays === 0;
+    // Sustained: correct, all accepted, the sender on schedule, and drained in time.
+    r.sustained = r.correct && r.httpErrors === 0 && r.accepted === r.sent && r.drained && r.late === 0 && (backlog !== undefined || r.maxLagMs < 100);
+    if (backlog) r.rate = r.catchUpRate;
+    results.push(r);
+    log(
+      backlog
+        ? `backlog: ${fmt(r.sent)} messages stored while the CLI was stopped, received ${fmt(r.received)}, lost ${r.lost}, dup ${r.duplicates}, out of order ${r.outOfOrder}; ` +
+            `CLI start → first message ${fmt(r.startupMs)} ms, then ${fmt(r.catchUpRate)} msg/s${r.drained ? '' : ' (NOT all within 120 s)'}`
+        : `${kind} ${fmt(rate)} msg/s: sent ${fmt(r.sent)}, received ${fmt(r.received)}, lost ${r.lost}, dup ${r.duplicates}, out of order ${r.outOfOrder}` +
+            `${r.httpErrors ? `, ingest errors ${r.httpErrors} (${sender.firstError})` : ''}${r.corrupt ? `, damaged ${r.corrupt}` : ''}${r.strays ? `, strays ${r.strays}` : ''}; ` +
+          `latency ms p50 ${fmt(r.latency.p50, 2)} p90 ${fmt(r.latency.p90, 2)} p99 ${fmt(r.latency.p99, 2)} max ${fmt(r.latency.max, 1)}; ` +
+          `${r.drained ? `drained ${fmt(r.drainMs)} ms after the last send` : `NOT drained within ${drainS}s (${r.late} late)`} → ${r.sustained ? 'sustained' : 'NOT sustained'}`,
+    );
+    log(
+      `  CPU ms/msg: CLI ${fmt(r.cpu.cli, 3)} (${fmt(r.cpu.cliCores * 100)} % of a core), server ${fmt(r.cpu.server, 3)} (${fmt(r.cpu.serverCores * 100)} %), ` +
+        `PostgreSQL ${fmt(r.cpu.pg, 3)} (${fmt(r.cpu.pgCores * 100)} %), bench ${fmt(r.cpu.self, 3)} (${fmt(r.cpu.selfCores * 100)} %); ` +
+        `machine ${fmt(r.cpu.machineBusy * 100)} % busy, other processes ${fmt(Math.max(0, r.cpu.otherCores) * 100)} % of a core; loadavg ${r.loadStart} → ${r.loadEnd}`,
+    );
+    const loopText = (l) =>
+      l ? `loop ${fmt(l.utilization * 100)} % busy, delay p99 ${fmt(l.delayP99Ms, 1)} / max ${fmt(l.delayMaxMs, 1)} ms, GC ${fmt(l.gc.ms, 0)} ms in ${l.gc.count} pauses` : 'n/a';
+    log(
+      `  ingest POST ms p50 ${fmt(r.ingest.p50, 2)} p99 ${fmt(r.ingest.p99, 2)}; CLI → app (its latency_ms) p50 ${fmt(r.cliForward.p50)} p99 ${fmt(r.cliForward.p99)}; ` +
+        `sender lag max ${fmt(r.maxLagMs, 1)} ms, ${r.maxInFlight} in flight max; CLI ${loopText(cliLoop)}; server ${loopText(serverLoop)}` +
+        `${r.cliNon2xx || r.cliMissing ? `; CLI records: ${r.cliNon2xx} not 200, ${r.cliMissing} missing` : ''}`,
+    );
+    log(
+      `  PostgreSQL: ${fmt(r.db.commitsPerMsg, 2)} commits and ${fmt(r.db.walSyncsPerMsg, 2)} WAL flushes per message (${fmt(r.db.walSyncMs, 2)} ms each)` +
+        (args.tap
+          ? `; tap: sender → server push p50 ${fmt(r.tapServer.p50, 2)} p99 ${fmt(r.tapServer.p99, 2)} ms (POST answered → push p50 ${fmt(r.tapAfterAnswer.p50, 2)} ms), ` +
+            `server push → app (the CLI) p50 ${fmt(r.tapCli.p50, 2)} p99 ${fmt(r.tapCli.p99, 2)} ms`
+          : ''),
+    );
+    return r;
+  };
+
+  for (const rate of latencyRates) {
+    const r = await runPhase('latency', rate);
+    if (!r.drained && !(await waitUntil(() => sender.inFlight === 0, 1000))) break;
+    await delay(1000);
+  }
+  let highest = 0;
+  for (const rate of rampRates) {
+    const r = await runPhase('ramp', rate);
+    if (!r.sustained) break;
+    highest = rate;
+    await delay(1000);
+  }
+  for (const r of results) if (r.kind === 'latency' && r.sustained) highest = Math.max(highest, r.rate);
+
+  // Catch-up: the CLI stopped, a backlog stored, the CLI started again (it resumes from its cursor).
+  if (backlogCount > 0) {
+    await withTimeout(cli.stop(), 40_000, 'CLI stop');
+    log(`backlog: sending ${fmt(backlogCount)} messages at up to ${fmt(BACKLOG_RATE)} msg/s while the CLI is stopped ...`);
+    const s = await sendPhase(pool, ingestPath, BACKLOG_RATE, backlogCount / BACKLOG_RATE);
+    if (!(await waitUntil(() => sender.inFlight === 0, 120_000, 20))) throw new Error('the backlog was not stored within 120 s');
+    await delay(500);
+    await runPhase('backlog', BACKLOG_RATE, s);
+  }
+
+  // ---------- report ----------
+  const profiles = [];
+  const cliExit = await withTimeout(cli.stop(), 40_000, 'CLI stop');
+  await server.stop();
+  if (profDir) {
+    for (const who of ['cli', 'server']) {
+      const dir = path.join(profDir, who);
+      try {
+        for (const f of readdirSync(dir)) if (f.endsWith('.cpuprofile')) profiles.push([who, path.join(dir, f)]);
+      } catch {
+        // Not profiled.
+      }
+    }
+  }
+
+  log('');
+  log(
+    table([
+      ['phase', 'msg/s', 'sent', 'received', 'lost', 'dup', 'out of order', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'CPU ms/msg CLI', 'server', 'PostgreSQL', 'bench', 'others (cores)', 'sustained'],
+      ...results.map((r) => [
+        r.kind,
+        fmt(r.rate),
+        fmt(r.sent),
+        fmt(r.received),
+        r.lost,
+        r.duplicates,
+        r.outOfOrder,
+        ...(r.kind === 'backlog' ? ['-', '-', '-', '-'] : [fmt(r.latency.p50, 2), fmt(r.latency.p90, 2), fmt(r.latency.p99, 2), fmt(r.latency.max, 1)]),
+        fmt(r.cpu.cli, 3),
+        fmt(r.cpu.server, 3),
+        fmt(r.cpu.pg, 3),
+        fmt(r.cpu.self, 3),
+        fmt(Math.max(0, r.cpu.otherCores), 2),
+        r.sustained ? 'yes' : 'no',
+      ]),
+    ]),
+  );
+  const target = results.find((r) => r.kind === 'latency' && r.rate === TARGETS.atRate);
+  const latencyMet = target !== undefined && target.sustained && target.latency.p50 <= TARGETS.p50Ms && target.latency.p99 <= TARGETS.p99Ms;
+  const rateMet = highest >= TARGETS.sustained;
+  log(`highest rate sustained for ${duration}s with nothing lost: ${highest > 0 ? `${fmt(highest)} msg/s` : 'none'}${rampRates.length > 0 && highest === rampRates.at(-1) ? ' (the top of the ramp)' : ''}`);
+  log(
+    `targets: p50 ≤ ${TARGETS.p50Ms} ms and p99 ≤ ${TARGETS.p99Ms} ms at ${TARGETS.atRate} msg/s: ${target === undefined ? 'not measured' : latencyMet ? 'met' : 'NOT met'}` +
+      `${target ? ` (${fmt(target.latency.p50, 2)} / ${fmt(target.latency.p99, 2)} ms)` : ''}; ≥ ${fmt(TARGETS.sustained)} msg/s sustained: ${rateMet ? 'met' : 'NOT met'}`,
+  );
+  log(`CLI exit: ${cliExit.code ?? cliExit.signal} (${cliRuns} runs); NDJSON lines ${fmt(cliOut.lines)}${cliOut.badLines ? `, ${cliOut.badLines} not JSON` : ''}; loadavg at the end: ${loadavg()}`);
+  for (const [who, file] of profiles) {
+    log(`\n${who} CPU profile: ${file}`);
+    process.stdout.write(summarizeProfile(file));
+  }
+
+  await cleanup();
+  const incorrect = results.filter((r) => !r.correct);
+  if (incorrect.length > 0) return `messages lost, duplicated, reordered or damaged at ${incorrect.map((r) => `${r.rate} msg/s`).join(', ')}`;
+  const failedLatency = results.filter((r) => r.kind === 'latency' && !r.sustained);
+  if (failedLatency.length > 0) return `latency phase(s) not sustained: ${failedLatency.map((r) => `${r.rate} msg/s`).join(', ')}`;
+  if (cliOut.badLines > 0) return `${cliOut.badLines} CLI stdout lines are not JSON`;
+  const backlogRun = results.find((r) => r.kind === 'backlog');
+  if (backlogRun && !backlogRun.sustained) return 'the CLI did not catch up with the backlog';
+  if (args.enforce && !(latencyMet && rateMet)) return 'a target is missed';
+  return undefined;
+}
+
+main().then(
+  async (failure) => {
+    if (failure) await fail(failure);
+    process.exit(0);
+  },
+  async (error) => fail(error instanceof Error ? (error.stack ?? error.message) : String(error)),
+);
