@@ -14,8 +14,10 @@ export interface RunningServer {
   dataDir: string;
   /** The server's stdout and stderr so far (the tail), for failure messages. */
   logs(): string;
-  /** SIGTERM, then SIGKILL if it has not exited in time; then the data dir is removed. */
+  /** SIGTERM, then SIGKILL if it has not exited in time; then the data dir is removed (unless given by the caller). */
   stop(): Promise<void>;
+  /** SIGKILL, as a crash: nothing is cleaned up, the data dir is kept. */
+  kill(): Promise<void>;
 }
 
 export interface StartServerOptions {
@@ -24,6 +26,10 @@ export interface StartServerOptions {
   /** How long to wait for the `listening on` line. PGlite's first start takes a few seconds. */
   startTimeoutMs?: number;
   stopTimeoutMs?: number;
+  /** The bootstrap key (default: a fresh one); servers sharing a database must share it. */
+  apiKey?: string;
+  /** An existing data dir (a restart); the caller removes it. Only one server may use it at a time. */
+  dataDir?: string;
 }
 
 const LISTENING_LINE = /^hookrelay-server listening on (http:\/\/\S+)\s*$/mu;
@@ -57,8 +63,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   if (!existsSync(SERVER_MAIN)) {
     throw new Error(`${SERVER_MAIN} does not exist: build first (npx tsc -b packages/server)`);
   }
-  const dataDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-'));
-  const apiKey = `hr_${randomBytes(20).toString('hex')}`;
+  const ownDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'hookrelay-e2e-')));
+  const apiKey = options.apiKey ?? `hr_${randomBytes(20).toString('hex')}`;
   const child = spawn(process.execPath, [SERVER_MAIN, 'start'], {
     cwd: REPO_ROOT,
     env: {
@@ -88,7 +95,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         await waitForExit(child, 5_000);
       }
     }
-    await rm(dataDir, { recursive: true, force: true });
+    if (ownDataDir) await rm(dataDir, { recursive: true, force: true });
+  };
+  const kill = async (): Promise<void> => {
+    if (!exited(child)) {
+      child.kill('SIGKILL');
+      await waitForExit(child, 5_000);
+    }
   };
 
   const url = await new Promise<string>((resolve, reject) => {
@@ -121,5 +134,5 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     throw error;
   });
 
-  return { url, apiKey, dataDir, logs: () => output, stop };
+  return { url, apiKey, dataDir, logs: () => output, stop, kill };
 }

@@ -14,6 +14,11 @@ export const CliErrorCode = {
   CONFIG_ERROR: 'CONFIG_ERROR',
   ABORTED: 'ABORTED',
   INTERRUPTED: 'INTERRUPTED',
+  SLOT_IN_USE: 'SLOT_IN_USE',
+  /** `pull events get --body-only` of a deleted event: the record is there, its payload is not. */
+  PAYLOAD_DELETED: 'PAYLOAD_DELETED',
+  /** The server could not read a payload from its storage (`body_error: payload_unavailable`). */
+  PAYLOAD_UNAVAILABLE: 'PAYLOAD_UNAVAILABLE',
   CLI_ERROR: 'CLI_ERROR',
 } as const;
 
@@ -67,7 +72,7 @@ function hintForApiError(error: HookrelayApiError): string | undefined {
     case 'UNAUTHORIZED':
       return 'The API key was refused. Check --api-key / HOOKRELAY_API_KEY, or run `hookrelay login` again.';
     case 'ENDPOINT_NOT_FOUND':
-      return "No such endpoint in this key's project. `hookrelay endpoints list` shows the ids you can use.";
+      return "No such endpoint in this key's project. `hookrelay endpoints list`, `inbound list` and `pull list` show the ids you can use.";
     case 'NOT_FOUND':
       return "Nothing with that id exists in this key's project.";
     case 'INVALID_REQUEST':

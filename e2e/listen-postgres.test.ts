@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startPgCluster, type PgCluster } from '@hookrelay/server/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { makeConfigDir } from './helpers/cli.js';
+import { createCliEndpoint, delay, LocalApp, sendWebhook, startCli, until, type ListenProcess } from './helpers/listen.js';
+import { startServer, type RunningServer } from './helpers/server.js';
+
+/**
+ * Two server processes on one PostgreSQL, with `hookrelay listen` connected to one of them: what
+ * is ingested on either reaches it, and killing its server mid-stream loses nothing.
+ */
+
+const apiKey = `hr_${randomBytes(20).toString('hex')}`;
+const encryptionKey = randomBytes(32).toString('hex');
+let cluster: PgCluster;
+let a: RunningServer;
+let b: RunningServer;
+let bPort: number;
+let bDataDir: string;
+const cleanups: (() => Promise<unknown> | void)[] = [];
+
+function serverEnv(port: number): Record<string, string> {
+  return {
+    DATABASE_URL: cluster.url,
+    HOOKRELAY_ENCRYPTION_KEY: encryptionKey,
+    HOOKRELAY_PORT: String(port),
+    HOOKRELAY_STREAM_HEARTBEAT_SECONDS: '1',
+    HOOKRELAY_LOG_LEVEL: 'warn',
+  };
+}
+
+const startB = (): Promise<RunningServer> => startServer({ apiKey, dataDir: bDataDir, env: serverEnv(bPort) });
+
+beforeAll(async () => {
+  cluster = await startPgCluster(process.env);
+  a = await startServer({ apiKey, env: serverEnv(0) });
+  bPort = await freePort();
+  bDataDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-b-'));
+  b = await startB();
+});
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  await Promise.all([a?.stop(), b?.stop()]);
+  if (bDataDir !== undefined) await rm(bDataDir, { recursive: true, force: true });
+  cluster?.stop();
+});
+
+async function setup(): Promise<{ app: LocalApp; endpoint: { id: string; token: string }; cli: ListenProcess }> {
+  const app = await LocalApp.start();
+  cleanups.push(() => app.stop());
+  const dir = await makeConfigDir();
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const endpoint = await createCliEndpoint(a.url, apiKey);
+  // The listener talks to B only.
+  const cli = startCli(['listen', endpoint.id, '-f', app.url], { env: { HOOKRELAY_API_URL: b.url, HOOKRELAY_API_KEY: apiKey }, configDir: dir });
+  cleanups.push(() => cli.kill());
+  await cli.waitForStderr(/connected \(websocket\)/u, 30_000);
+  return { app, endpoint, cli };
+}
+
+const numbers = (app: LocalApp): number[] => app.requests.map((r) => (JSON.parse(r.body.toString()) as { n: number }).n);
+
+describe('listen across server processes (PostgreSQL)', () => {
+  it('a message ingested on either process reaches a listener connected to the other', async () => {
+    const { app, endpoint, cli } = await setup();
+    for (let n = 0; n < 10; n++) {
+      const via = n % 2 === 0 ? a : b;
+      await sendWebhook(via.url, endpoint.token, { body: `{"n":${n}}` });
+    }
+    await app.waitFor(10, 30_000);
+    await delay(300);
+    expect(numbers(app)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(await cli.stop()).toBe(0);
+  });
+
+  it("its server killed (SIGKILL) mid-stream and restarted: every acknowledged webhook arrives once, in order", async () => {
+    const { app, endpoint, cli } = await setup();
+    const acknowledged: number[] = [];
+    let sending = true;
+    let n = 0;
+    const sender = (async () => {
+      while (sending) {
+        const current = n++;
+        // Through A, which stays up: the stream's server is the one that dies.
+        await sendWebhook(a.url, endpoint.token, { body: `{"n":${current}}` }).then(
+          () => acknowledged.push(current),
+          () => {},
+        );
+        await delay(15);
+      }
+    })();
+    try {
+      await until(() => app.requests.length >= 20, 'a first stretch of the stream', 30_000, () => cli.explain());
+      await b.kill();
+      await delay(1000);
+      const killedAt = acknowledged.length;
+      b = await startB();
+      await until(() => acknowledged.length >= killedAt + 40, 'more webhooks after the restart', 60_000);
+    } finally {
+      sending = false;
+      await sender;
+    }
+    await until(() => app.requests.length >= acknowledged.length, `all ${acknowledged.length} acknowledged webhooks`, 60_000, () => cli.explain());
+    await delay(500);
+    const got = numbers(app);
+    // In order and never twice…
+    expect(got).toEqual([...got].sort((x, y) => x - y));
+    expect(new Set(got).size).toBe(got.length);
+    // …and nothing acknowledged is missing.
+    const seen = new Set(got);
+    expect(acknowledged.filter((k) => !seen.has(k))).toEqual([]);
+    expect(cli.stderr).toMatch(/disconnected \(websocket\)/u);
+    expect(await cli.stop()).toBe(0);
+  });
+});

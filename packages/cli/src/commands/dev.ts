@@ -1,0 +1,209 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { HookrelayApiError, newApiKey, type HookrelayClient } from '@hookrelay/shared';
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../base-command.js';
+import { CONFIG_DIR_MODE, configDirectory } from '../config.js';
+import { EmbeddedServer, EmbeddedServerError } from '../dev/embedded-server.js';
+import { readDevState, readServerBootstrapKey, SERVER_DATABASE_DIR, writeDevState, type DevState } from '../dev/state.js';
+import { CliErrorCode, CliFailure, usageFailure } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
+import { forwardingFlags, forwardingSettings } from '../listen/flags.js';
+import { runListenSession } from '../listen/session.js';
+import { StopSignals } from '../signals.js';
+
+/** PGlite's first start (creating the database) takes a few seconds, more on a slow CI machine. */
+const START_TIMEOUT_MS = 120_000;
+/** The cursor profile of `dev`: its cursors live in the dev data dir, apart from real profiles'. */
+const DEV_PROFILE = 'dev';
+export const DEV_ENDPOINT_NAME = 'hookrelay dev';
+
+/** The first NDJSON line of `dev --json`. */
+export interface DevReadyLine {
+  type: 'ready';
+  ingest_url: string;
+  inbound_endpoint_id: string;
+  api_url: string;
+}
+
+export default class Dev extends BaseCommand<typeof Dev> {
+  static override summary = 'Local development in one command: an embedded hookrelay server, a cli-mode endpoint, and a listener forwarding to your app.';
+  static override description = `Starts hookrelay-server on 127.0.0.1 (embedded PostgreSQL in the data dir, nothing to install), creates a cli-mode inbound endpoint, prints its ingest URL, and forwards every webhook posted to it to --forward-to, exactly like \`hookrelay listen\` (same order, exact bytes, held while your app restarts). Ctrl-C stops the listener, then the server, and exits 0.
+
+The data dir (default $HOOKRELAY_CONFIG_DIR/dev, i.e. ~/.config/hookrelay/dev) keeps the database, the server's API key and the endpoint (dev.json, mode 0600), the listener's cursor and the server's log (server.log): a restart reuses the same key, endpoint and ingest URL. Delete the directory to start afresh. Other commands can use the dev server while it runs: HOOKRELAY_API_URL=http://127.0.0.1:8787 and HOOKRELAY_API_KEY from dev.json ("api_key").
+
+The dev server allows private network destinations (HOOKRELAY_ALLOW_PRIVATE_NETWORKS=true), so forward-mode endpoints may point at localhost. It ignores DATABASE_URL and other HOOKRELAY_* settings of your shell.
+
+Output for people goes to stderr. With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","api_url"} as the first line, then one line per delivery as \`listen --json\` prints them.`;
+
+  static override examples = [
+    {
+      description: 'Forward to http://localhost:3000:',
+      command: '<%= config.bin %> <%= command.id %> --forward-to 3000',
+    },
+    {
+      description: 'Into a path of your app, with the server on another port:',
+      command: '<%= config.bin %> <%= command.id %> --forward-to 3000/webhooks --port 9000',
+    },
+    {
+      description: 'Behind a tunnel, so that ingest URLs carry its address:',
+      command: '<%= config.bin %> <%= command.id %> -f 3000 --public-url https://abc123.ngrok.app',
+    },
+    {
+      description: 'In a script: the ingest URL from the first line:',
+      command: "<%= config.bin %> <%= command.id %> -f 3000 --json | head -1 | jq -r .ingest_url",
+    },
+  ];
+
+  static override flags = {
+    ...forwardingFlags,
+    port: Flags.integer({ summary: 'Port of the embedded server on 127.0.0.1.', default: 8787, min: 1, max: 65_535 }),
+    'data-dir': Flags.string({ summary: 'Where the embedded server keeps its data. Default: $HOOKRELAY_CONFIG_DIR/dev.' }),
+    'public-url': Flags.string({ summary: 'Base of ingest URLs when a tunnel or proxy forwards to the server (default http://127.0.0.1:PORT).' }),
+  };
+
+  /** Streams NDJSON itself under --json: the return value is not printed. */
+  public async run(): Promise<void> {
+    const forwarding = forwardingSettings(this.flags);
+    const port = this.flags.port;
+    const publicUrl = this.publicUrl(port);
+    const dataDir = resolve(this.flags['data-dir'] ?? join(configDirectory(this.env, homedir()), 'dev'));
+    await mkdir(dataDir, { recursive: true, mode: CONFIG_DIR_MODE });
+    const state = await this.loadState(dataDir);
+    const apiKey = state.api_key ?? '';
+    const logFile = join(dataDir, 'server.log');
+    const styleErr = this.style.err;
+
+    const stop = new StopSignals({ signals: ['SIGINT', 'SIGTERM', 'SIGHUP'] }).install();
+    let server: EmbeddedServer | undefined;
+    let crashed: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let stoppingServer = false;
+    let listening = false;
+    try {
+      this.note(styleErr.dim(`starting the embedded server on 127.0.0.1:${port} (data in ${dataDir})…`));
+      server = EmbeddedServer.spawn({ dataDir, port, apiKey, publicUrl, env: this.env, logFile });
+      const running = server;
+      let apiUrl: string | undefined;
+      try {
+        apiUrl = await server.waitUntilListening(START_TIMEOUT_MS, stop.signal);
+      } catch (error) {
+        if (error instanceof EmbeddedServerError) throw new CliFailure(CliErrorCode.CLI_ERROR, error.message, ExitCode.GENERIC, error.hint);
+        throw error;
+      }
+      if (apiUrl === undefined) return; // Ctrl-C while it started.
+      listening = true;
+      // From now on the server going away is a failure, not a way to stop.
+      void running.exited.then((info) => {
+        if (!stop.stopping && !stoppingServer) {
+          crashed = info;
+          stop.trigger();
+        }
+      });
+
+      const client = this.createClient(apiUrl, apiKey);
+      const endpoint = await this.devEndpoint(client, dataDir, state);
+      if (stop.stopping) return;
+
+      if (this.jsonEnabled()) {
+        const ready: DevReadyLine = { type: 'ready', ingest_url: endpoint.ingestUrl, inbound_endpoint_id: endpoint.id, api_url: apiUrl };
+        process.stdout.write(`${JSON.stringify(ready)}\n`);
+      }
+      await runListenSession({
+        client,
+        apiUrl,
+        apiKey,
+        userAgent: `hookrelay-cli/${this.config.version}`,
+        endpointId: endpoint.id,
+        cursorRoot: dataDir,
+        profile: DEV_PROFILE,
+        forwarding,
+        start: { withoutCursor: 'first-message' },
+        json: this.jsonEnabled(),
+        style: styleErr,
+        stop,
+        bannerPrefix: [
+          `${styleErr.green('hookrelay dev')}: embedded server at ${apiUrl} ${styleErr.dim(`(data ${dataDir}, log ${logFile})`)}`,
+          '',
+          styleErr.bold('Ingest URL (send webhooks here):'),
+          `  ${styleErr.cyan.bold(endpoint.ingestUrl)}`,
+          styleErr.dim(`  Other commands: HOOKRELAY_API_URL=${apiUrl} HOOKRELAY_API_KEY=<"api_key" of ${join(dataDir, 'dev.json')}>`),
+          '',
+        ],
+      });
+    } finally {
+      // Whatever happened, the server does not outlive the command.
+      if (server !== undefined) {
+        stoppingServer = true;
+        if (server.running) this.note(styleErr.dim('stopping the embedded server…'));
+        const info = await server.stop();
+        if (listening && crashed === undefined && info.code !== 0 && info.code !== null) {
+          this.warning(`the embedded server exited with code ${info.code}; its output is in ${logFile}`);
+        }
+      }
+      stop.dispose();
+    }
+    if (crashed !== undefined) {
+      throw new CliFailure(
+        CliErrorCode.CLI_ERROR,
+        `the embedded server stopped unexpectedly (${crashed.signal ?? `code ${crashed.code}`})`,
+        ExitCode.GENERIC,
+        `Its output is in ${logFile}.`,
+      );
+    }
+  }
+
+  private publicUrl(port: number): string {
+    const given = this.flags['public-url'];
+    if (given === undefined) return `http://127.0.0.1:${port}`;
+    let parsed: URL;
+    try {
+      parsed = new URL(given);
+    } catch {
+      throw usageFailure(`--public-url: "${given}" is not a URL`, 'Give the tunnel\'s address, such as https://abc123.ngrok.app.');
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw usageFailure('--public-url must be an http or https URL');
+    return given.replace(/\/+$/u, '');
+  }
+
+  /**
+   * The dev API key: the stored one, else (a data dir the server set up itself) the key it wrote,
+   * else a new one, saved before the server starts so that it becomes the bootstrap key.
+   */
+  private async loadState(dataDir: string): Promise<DevState> {
+    const state = await readDevState(dataDir);
+    if (state.api_key !== undefined) return state;
+    const serverKey = await readServerBootstrapKey(dataDir);
+    if (serverKey !== undefined) {
+      state.api_key = serverKey;
+    } else if (existsSync(join(dataDir, SERVER_DATABASE_DIR))) {
+      throw new CliFailure(
+        CliErrorCode.CONFIG_ERROR,
+        `${dataDir} holds a hookrelay database but not its API key (dev.json)`,
+        ExitCode.GENERIC,
+        'Delete that directory to start afresh, or pass another --data-dir.',
+      );
+    } else {
+      state.api_key = newApiKey();
+    }
+    await writeDevState(dataDir, state);
+    return state;
+  }
+
+  /** The stored cli-mode endpoint if it still exists, else a new one (remembered for the next run). */
+  private async devEndpoint(client: HookrelayClient, dataDir: string, state: DevState): Promise<{ id: string; ingestUrl: string }> {
+    if (state.inbound_endpoint_id !== undefined) {
+      try {
+        const { data } = await client.inboundEndpoints.get(state.inbound_endpoint_id);
+        if (data.mode === 'cli') return { id: data.id, ingestUrl: data.ingest_url };
+        this.warning(`the dev endpoint ${data.id} was switched to forward mode; creating a new cli-mode endpoint`);
+      } catch (error) {
+        if (!(error instanceof HookrelayApiError && error.code === 'ENDPOINT_NOT_FOUND')) throw error;
+      }
+    }
+    const { data } = await client.inboundEndpoints.create({ name: DEV_ENDPOINT_NAME, mode: 'cli', description: 'created by `hookrelay dev`' });
+    await writeDevState(dataDir, { ...state, inbound_endpoint_id: data.id });
+    return { id: data.id, ingestUrl: data.ingest_url };
+  }
+}

@@ -1,0 +1,22 @@
+import type { PauseOut } from '@hookrelay/shared';
+import { Args } from '@oclif/core';
+import { BaseCommand } from '../../base-command.js';
+import { formatInboundPauseResult } from '../../format/inbound-endpoints.js';
+import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../inbound-flags.js';
+
+export default class InboundPause extends BaseCommand<typeof InboundPause> {
+  static override summary = 'Pause an inbound endpoint: its ingest URL answers 503 and stores nothing.';
+  static override description = 'Senders get 503 ENDPOINT_PAUSED with Retry-After, so providers that retry send again later. `inbound resume` undoes it.';
+
+  static override examples = ['<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70'];
+
+  static override args = {
+    id: Args.string({ description: INBOUND_ENDPOINT_ID_DESCRIPTION, required: true }),
+  };
+
+  public async run(): Promise<PauseOut> {
+    const { data } = await this.client.inboundEndpoints.pause(this.args.id);
+    this.print(formatInboundPauseResult(data, this.style.out));
+    return data;
+  }
+}

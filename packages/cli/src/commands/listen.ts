@@ -1,0 +1,113 @@
+import { homedir } from 'node:os';
+import { isUuid } from '@hookrelay/shared';
+import { Args, Flags } from '@oclif/core';
+import { BaseCommand } from '../base-command.js';
+import { configDirectory } from '../config.js';
+import { usageFailure } from '../errors.js';
+import { sinceCursor } from '../listen/duration.js';
+import { durationFlag, forwardingFlags, forwardingSettings } from '../listen/flags.js';
+import { runListenSession } from '../listen/session.js';
+import { StopSignals } from '../signals.js';
+
+export default class Listen extends BaseCommand<typeof Listen> {
+  static override summary = 'Forward the webhooks of a cli-mode inbound endpoint to your local app, in order, without losing one.';
+  static override description = `Every webhook posted to the endpoint's ingest URL is sent to --forward-to exactly as it was received: the same method, the sub-path after the token appended to the target path, the query, the original header lines (hop-by-hop ones removed, Host set to the target unless --preserve-host) and the exact body bytes, checked against their SHA-256. Provider signatures (GitHub, Stripe, Slack, …) therefore verify in your app.
+
+Messages are forwarded one at a time, in the order they were received. After each one the listener saves the id of the last message processed in the config dir (cursors/<profile>/<endpoint-id>[.<name>].json) and reports your app's answer to the server. A restart resumes after that id, so what arrived while the listener was stopped is delivered, once. The first run on an endpoint starts from now; --since, --from-start and --skip-backlog choose another start. A second listener on the same endpoint and machine gets a cursor of its own (--name, default: the first free slot).
+
+When your app cannot be reached (connection refused, while it restarts), the message is held and retried with backoff (250 ms doubling to 5 s), in order, rather than skipped; --max-wait bounds how long. An HTTP answer of any status is final: it is reported, not retried.
+
+The connection is a WebSocket (--transport auto, the default), watched by heartbeat: the server pings every 15 s and a connection silent for --heartbeat-timeout is dropped and reopened. When the WebSocket cannot be used (a proxy refuses the upgrade, or it keeps dropping) the listener polls instead and tries the WebSocket again from time to time.
+
+Output for people goes to stderr. With --json, stdout carries one JSON object per delivery: {"message_id","cursor","method","path","status","latency_ms","attempt","error"}, and nothing else.
+
+Ctrl-C (or SIGTERM) stops after the delivery in flight and exits 0. Exit codes: 2 bad flags or a forward-mode endpoint, 3 bad API key, 4 unknown endpoint, 5 --name already running, 7 --exit-on-disconnect reached.`;
+
+  static override examples = [
+    {
+      description: 'Forward to http://localhost:3000:',
+      command: '<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 --forward-to 3000',
+    },
+    {
+      description: 'Into a path of your app (/webhooks/github/push for a webhook posted to <ingest URL>/github/push):',
+      command: '<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 --forward-to 3000/webhooks',
+    },
+    {
+      description: 'Replay the last 10 minutes first, to a full URL:',
+      command: '<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 -f http://127.0.0.1:8080/hooks --since 10m',
+    },
+    {
+      description: 'Machine-readable, one line per delivery; show the failures:',
+      command: "<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 -f 3000 --json | jq -c 'select(.status == null or .status >= 400)'",
+    },
+    {
+      description: 'Under a supervisor: poll over plain HTTPS, give a message 1 minute, exit 7 after 5 minutes without the server:',
+      command: '<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 -f 3000 --transport poll --max-wait 1m --exit-on-disconnect 5m',
+    },
+    {
+      description: 'A second listener on the same endpoint with a cursor of its own:',
+      command: '<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 -f 4000 --name staging-copy',
+    },
+  ];
+
+  static override args = {
+    'endpoint-id': Args.string({ description: 'Id of a cli-mode inbound endpoint (a UUID).', required: true }),
+  };
+
+  static override flags = {
+    'forward-to': forwardingFlags['forward-to'],
+    transport: forwardingFlags.transport,
+    name: Flags.string({ summary: 'Name of this listener, and so of its cursor (default: the first free slot: default, 2, 3, …).' }),
+    since: Flags.string({
+      summary: 'Start with what arrived since: a duration (10m, 2h), an ISO 8601 time, or a message id (that message first).',
+      exclusive: ['from-start', 'skip-backlog'],
+    }),
+    'from-start': Flags.boolean({ summary: "Start with the endpoint's first stored message.", exclusive: ['since', 'skip-backlog'] }),
+    'skip-backlog': Flags.boolean({ summary: 'Start from now, skipping what arrived since the last run.', exclusive: ['since', 'from-start'] }),
+    'preserve-host': forwardingFlags['preserve-host'],
+    'max-wait': forwardingFlags['max-wait'],
+    timeout: forwardingFlags.timeout,
+    'exit-on-disconnect': Flags.string({ summary: 'Exit (code 7) when the server has been unreachable this long, for supervisors.' }),
+    'heartbeat-timeout': forwardingFlags['heartbeat-timeout'],
+  };
+
+  /** Streams NDJSON itself under --json: the return value is not printed. */
+  public async run(): Promise<void> {
+    const endpointId = this.args['endpoint-id'].toLowerCase();
+    if (!isUuid(endpointId)) {
+      throw usageFailure(`"${this.args['endpoint-id']}" is not an inbound endpoint id`, 'Inbound endpoint ids are UUIDs, such as 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70.');
+    }
+    const forwarding = forwardingSettings(this.flags);
+    const exitOnDisconnectMs = durationFlag('exit-on-disconnect', this.flags['exit-on-disconnect']);
+    let since: { text: string; cursor: string } | undefined;
+    if (this.flags.since !== undefined) {
+      try {
+        since = { text: this.flags.since, cursor: sinceCursor(this.flags.since, this.now().getTime()) };
+      } catch (error) {
+        throw usageFailure(`--since: ${(error as Error).message}`);
+      }
+    }
+    const client = this.client;
+    const stop = new StopSignals().install();
+    try {
+      await runListenSession({
+        client,
+        apiUrl: this.settings.apiUrl,
+        apiKey: this.settings.apiKey ?? '',
+        userAgent: `hookrelay-cli/${this.config.version}`,
+        endpointId,
+        cursorRoot: configDirectory(this.env, homedir()),
+        profile: this.settings.profile,
+        name: this.flags.name,
+        forwarding,
+        exitOnDisconnectMs,
+        start: { fromStart: this.flags['from-start'], since, skipBacklog: this.flags['skip-backlog'] },
+        json: this.jsonEnabled(),
+        style: this.style.err,
+        stop,
+      });
+    } finally {
+      stop.dispose();
+    }
+  }
+}

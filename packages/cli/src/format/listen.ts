@@ -1,0 +1,74 @@
+import type { DeliveryRecord } from '../listen/listener.js';
+import type { Style } from './style.js';
+import { truncate } from './text.js';
+
+const PATH_MAX = 60;
+
+/** `HH:MM:SS`, local time: what a person watching the terminal compares with their clock. */
+export function formatClock(date: Date): string {
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
+}
+
+/** The app's status, coloured by class; `ERR` when it gave no answer. */
+export function formatStatus(status: number | null, style: Style): string {
+  if (status === null) return style.red.bold('ERR');
+  const text = String(status);
+  if (status >= 500) return style.red(text);
+  if (status >= 400) return style.yellow(text);
+  if (status >= 300) return style.cyan(text);
+  return style.green(text);
+}
+
+/**
+ * One delivery, one line: time, method, path and query, the app's status, latency, message id;
+ * then what is unusual about it (a replay, several attempts, the error).
+ * `12:01:02  POST /github/push?x=1  200  12 ms  0190b2c4-…`
+ */
+export function formatDeliveryLine(record: DeliveryRecord, style: Style, at: Date): string {
+  const target = truncate(`${record.path}${record.query === '' ? '' : `?${record.query}`}`, PATH_MAX);
+  const parts = [
+    style.dim(formatClock(at)),
+    `${style.bold(record.method)} ${target}`,
+    formatStatus(record.status, style),
+    `${record.latency_ms} ms`,
+    style.dim(record.message_id),
+  ];
+  let line = parts.join('  ');
+  const notes: string[] = [];
+  if (record.replay) notes.push('replay');
+  if (record.attempt > 1) notes.push(`attempt ${record.attempt}`);
+  if (notes.length > 0) line += style.dim(` (${notes.join(', ')})`);
+  if (record.error !== null) line += `  ${style.red(record.error)}`;
+  return line;
+}
+
+/** The `--json` line of a delivery: exactly these fields, in this order. */
+export interface DeliveryJson {
+  message_id: string;
+  cursor: string | null;
+  method: string;
+  path: string;
+  status: number | null;
+  latency_ms: number;
+  attempt: number;
+  error: string | null;
+}
+
+export function deliveryJson(record: DeliveryRecord): DeliveryJson {
+  return {
+    message_id: record.message_id,
+    cursor: record.cursor,
+    method: record.method,
+    path: record.path,
+    status: record.status,
+    latency_ms: record.latency_ms,
+    attempt: record.attempt,
+    error: record.error,
+  };
+}
+
+/** A state line (connected, reconnecting, …), with the time in front like delivery lines. */
+export function formatStateLine(text: string, style: Style, at: Date): string {
+  return `${style.dim(formatClock(at))}  ${text}`;
+}

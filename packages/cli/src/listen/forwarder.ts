@@ -1,0 +1,241 @@
+import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { CliMessageOut } from '@hookrelay/shared';
+import { Agent, type Dispatcher } from 'undici';
+import { formatDuration } from './duration.js';
+import { forwardHeaders } from './forward-headers.js';
+import { sleep as defaultSleep, type Sleep } from './sleep.js';
+import { forwardPath, type ForwardTarget } from './target.js';
+
+/** What became of one message: the app's answer, or why there is none. */
+export interface ForwardOutcome {
+  /** The app's HTTP status; null when it gave none. */
+  status: number | null;
+  latencyMs: number;
+  error: string | null;
+  /** Attempts made (0 when the message could not be sent at all). */
+  attempt: number;
+}
+
+/** The message fields the forwarder reads (a stream frame's or a listen page's message). */
+export type ForwardableMessage = Pick<
+  CliMessageOut,
+  'message_id' | 'method' | 'path' | 'query' | 'raw_headers' | 'payload_sha256' | 'size_bytes' | 'body' | 'body_encoding' | 'body_error'
+>;
+
+export interface HoldInfo {
+  messageId: string;
+  error: string;
+  attempt: number;
+  heldMs: number;
+  nextRetryMs: number;
+}
+
+export interface ForwarderOptions {
+  target: ForwardTarget;
+  preserveHost: boolean;
+  /** Per attempt: the app's whole answer must come within this. */
+  timeoutMs: number;
+  /** How long one message may be held while the app is unreachable; undefined: without end. */
+  maxWaitMs?: number | undefined;
+  retryInitialMs?: number;
+  retryMaxMs?: number;
+  /** The message again with a base64 body (after `payload_unavailable`, or a body embedded as JSON). */
+  refetch?: (messageId: string) => Promise<ForwardableMessage | null>;
+  onHold?: (info: HoldInfo) => void;
+  onResume?: (info: { messageId: string; heldMs: number; attempt: number }) => void;
+  dispatcher?: Dispatcher;
+  sleep?: Sleep;
+}
+
+/** Errors where nothing (usable) reached the app: it is down, restarting or not there yet. */
+const RETRYABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
+interface ErrorShape {
+  code?: unknown;
+  message?: unknown;
+  errors?: unknown;
+  cause?: unknown;
+}
+
+/** The code of an error, looking into AggregateError (IPv4 and IPv6 both refused) and causes. */
+export function errorCode(error: unknown): string | undefined {
+  const shape = error as ErrorShape | null;
+  if (shape === null || typeof shape !== 'object') return undefined;
+  if (typeof shape.code === 'string') return shape.code;
+  if (Array.isArray(shape.errors)) {
+    for (const inner of shape.errors) {
+      const code = errorCode(inner);
+      if (code !== undefined) return code;
+    }
+  }
+  return shape.cause === undefined ? undefined : errorCode(shape.cause);
+}
+
+export function errorText(error: unknown): string {
+  const shape = error as ErrorShape | null;
+  if (shape !== null && typeof shape === 'object') {
+    if (Array.isArray(shape.errors) && shape.errors.length > 0) {
+      return [...new Set(shape.errors.map((inner) => errorText(inner)))].join('; ');
+    }
+    if (typeof shape.message === 'string' && shape.message !== '') return shape.message;
+    const code = errorCode(error);
+    if (code !== undefined) return code;
+  }
+  return String(error);
+}
+
+export function isRetryable(error: unknown): boolean {
+  const code = errorCode(error);
+  return code !== undefined && RETRYABLE_CODES.has(code);
+}
+
+type Body = { bytes: Buffer } | { error: string; refetch: boolean };
+
+/** The exact payload bytes of a message, or why they cannot be had. */
+export function messageBody(message: ForwardableMessage): Body {
+  if (message.body_error !== undefined) return { error: 'the payload is unavailable on the server (storage error)', refetch: true };
+  if (message.body === undefined) {
+    return message.size_bytes === 0 ? { bytes: Buffer.alloc(0) } : { error: 'the payload is no longer stored (deleted); nothing was forwarded', refetch: false };
+  }
+  if (message.body_encoding === 'base64' && typeof message.body === 'string') return { bytes: Buffer.from(message.body, 'base64') };
+  // A JSON body embedded as a value cannot give back the original bytes: ask for them.
+  return { error: 'the payload came as JSON, not as its original bytes', refetch: true };
+}
+
+export function sha256Hex(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+interface Attempt {
+  status: number | null;
+  latencyMs: number;
+  error: unknown;
+}
+
+/**
+ * Sends messages to the local app exactly as they were received: method, sub-path and query
+ * appended to the target, the original header lines (less hop-by-hop ones) and the exact bytes,
+ * checked against `payload_sha256` first. While the app cannot be reached it holds the message and
+ * retries (250 ms doubling to 5 s), so that nothing is skipped; an HTTP answer of any status is final.
+ */
+export class Forwarder {
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly sleep: Sleep;
+
+  constructor(private readonly options: ForwarderOptions) {
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.dispatcher = options.dispatcher ?? new Agent({ connect: { timeout: 10_000 }, autoSelectFamily: true, keepAliveTimeout: 4_000 });
+    this.sleep = options.sleep ?? defaultSleep;
+  }
+
+  /**
+   * Forwards one message. Resolves to null only when `signal` aborted while the message was held
+   * (the app unreachable): it was not processed and must be delivered again on the next start.
+   * An attempt already in flight is always finished.
+   */
+  async deliver(message: ForwardableMessage, signal: AbortSignal): Promise<ForwardOutcome | null> {
+    const body = await this.body(message, signal);
+    if (body === null) return null;
+    if ('error' in body) return { status: null, latencyMs: 0, error: body.error, attempt: 0 };
+    const actual = sha256Hex(body.bytes);
+    if (actual !== message.payload_sha256.toLowerCase()) {
+      return {
+        status: null,
+        latencyMs: 0,
+        error: `payload_sha256 mismatch (expected ${message.payload_sha256}, got ${actual}): not forwarded`,
+        attempt: 0,
+      };
+    }
+
+    const { target } = this.options;
+    const headers = forwardHeaders(message.raw_headers, { host: this.options.preserveHost ? null : target.host, bodyLength: body.bytes.length });
+    const path = forwardPath(target, message.path, message.query);
+    const retryMax = this.options.retryMaxMs ?? 5_000;
+    let delay = this.options.retryInitialMs ?? 250;
+    const heldSince = performance.now();
+    let attempt = 0;
+    for (;;) {
+      attempt += 1;
+      const result = await this.send(message.method, path, headers, body.bytes);
+      if (result.error === null || !isRetryable(result.error)) {
+        if (attempt > 1) this.options.onResume?.({ messageId: message.message_id, heldMs: Math.round(performance.now() - heldSince), attempt });
+        return { status: result.status, latencyMs: result.latencyMs, error: result.error === null ? null : errorText(result.error), attempt };
+      }
+      const heldMs = performance.now() - heldSince;
+      const maxWait = this.options.maxWaitMs;
+      if (maxWait !== undefined && heldMs >= maxWait) {
+        return {
+          status: null,
+          latencyMs: result.latencyMs,
+          error: `${errorText(result.error)} (gave up after ${formatDuration(heldMs)} and ${attempt} attempts: --max-wait)`,
+          attempt,
+        };
+      }
+      const wait = maxWait === undefined ? delay : Math.min(delay, Math.max(0, maxWait - heldMs));
+      this.options.onHold?.({ messageId: message.message_id, error: errorText(result.error), attempt, heldMs: Math.round(heldMs), nextRetryMs: wait });
+      if (!(await this.sleep(wait, signal))) return null;
+      delay = Math.min(delay * 2, retryMax);
+    }
+  }
+
+  private async body(message: ForwardableMessage, signal: AbortSignal): Promise<{ bytes: Buffer } | { error: string } | null> {
+    let body = messageBody(message);
+    // A storage hiccup on the server: ask for the message again a few times before giving up.
+    for (let tries = 0; 'error' in body && body.refetch && this.options.refetch !== undefined && tries < 3; tries++) {
+      if (tries > 0 && !(await this.sleep(1000 * tries, signal))) return null;
+      const again = await this.options.refetch(message.message_id).catch(() => null);
+      if (again !== null) body = messageBody(again);
+    }
+    return body;
+  }
+
+  private async send(method: string, path: string, headers: string[], bytes: Buffer): Promise<Attempt> {
+    const started = performance.now();
+    const timeoutMs = this.options.timeoutMs;
+    // undici's own timers are cheap but tick about once a second: below that, an abort signal.
+    const deadline = timeoutMs < 1000 ? AbortSignal.timeout(timeoutMs) : undefined;
+    try {
+      const response = await this.dispatcher.request({
+        origin: this.options.target.origin,
+        path,
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body: bytes.length > 0 ? bytes : null,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal: deadline,
+      });
+      // The answer is read to its end (and dropped): the connection is then free for the next message.
+      // The status is the app's answer even if its body breaks off: never send the message twice for that.
+      await response.body.dump({ limit: 4 * 1024 * 1024 }).catch(() => {});
+      return { status: response.statusCode, latencyMs: Math.round(performance.now() - started), error: null };
+    } catch (error) {
+      const latencyMs = Math.round(performance.now() - started);
+      const code = errorCode(error);
+      if (deadline?.aborted === true || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+        // It may have reached the app: final, like an error status, never sent twice.
+        return { status: null, latencyMs, error: Object.assign(new Error(`no answer within ${formatDuration(timeoutMs)} (--timeout)`), { code: 'TIMEOUT' }) };
+      }
+      return { status: null, latencyMs, error };
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.destroy().catch(() => {});
+  }
+}

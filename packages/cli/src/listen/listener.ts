@@ -1,0 +1,647 @@
+import { HookrelayApiError, type CliMessageOut } from '@hookrelay/shared';
+import { CliErrorCode, CliFailure } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
+import { formatDuration } from './duration.js';
+import { errorText, type ForwardOutcome } from './forwarder.js';
+import { sleep as defaultSleep, type Sleep } from './sleep.js';
+import type { ResultFrame, StreamConnection, StreamEnd, StreamHandlers } from './stream.js';
+
+export type TransportMode = 'auto' | 'ws' | 'poll';
+export type TransportName = 'websocket' | 'polling';
+
+/** The cursor before every UUIDv7: `after=` it means "from the endpoint's first message". */
+export const ZERO_CURSOR = '00000000-0000-7000-8000-000000000000';
+/** Messages per listen page (interface, rule 6): a full page means more are waiting. */
+export const LISTEN_PAGE_SIZE = 50;
+
+/** What the listener needs of the server. */
+export interface ListenApi {
+  /** The endpoint's newest message id (null when it has none), from GET /v1/inbound-endpoints/{id}. */
+  latestMessageId(): Promise<string | null>;
+  /** One page after `after` (null: from the first message), bodies as base64. */
+  listen(after: string | null): Promise<CliMessageOut[]>;
+  postResult(frame: ResultFrame): Promise<void>;
+  openStream(after: string | null, handlers: StreamHandlers): StreamConnection;
+}
+
+export interface Deliverer {
+  deliver(message: CliMessageOut, signal: AbortSignal): Promise<ForwardOutcome | null>;
+}
+
+export interface CursorSink {
+  save(cursor: string): Promise<void>;
+}
+
+/** One processed message, as `--json` prints it (plus what people see). */
+export interface DeliveryRecord {
+  message_id: string;
+  /** The stored cursor after this delivery (a replay leaves it where it was). */
+  cursor: string | null;
+  method: string;
+  path: string;
+  query: string;
+  status: number | null;
+  latency_ms: number;
+  attempt: number;
+  error: string | null;
+  replay: boolean;
+}
+
+export interface ListenerEvents {
+  connecting(info: { transport: TransportName; after: string | null }): void;
+  connected(info: { transport: TransportName; cursor: string | null }): void;
+  disconnected(info: { transport: TransportName; reason: string }): void;
+  reconnecting(info: { delayMs: number; reason: string }): void;
+  fallback(info: { reason: string; retryWebSocketMs: number }): void;
+  heartbeatMissing(info: { silentMs: number }): void;
+  delivery(record: DeliveryRecord): void;
+  caughtUp(info: { count: number }): void;
+  warning(text: string): void;
+}
+
+export interface ListenerTiming {
+  reconnectInitialMs: number;
+  reconnectMaxMs: number;
+  pollIntervalMs: number;
+  /** In auto mode, how soon polling tries the WebSocket again (doubling up to the max). */
+  wsRetryInitialMs: number;
+  wsRetryMaxMs: number;
+  /** A connection closed before this age counts as a drop; `flapLimit` drops within `flapWindowMs` mean polling. */
+  flapLifetimeMs: number;
+  flapWindowMs: number;
+  flapLimit: number;
+  /** Messages received but not yet forwarded: above `queueHigh` the stream is closed until the queue is down to `queueLow`. */
+  queueHigh: number;
+  queueLow: number;
+  /** How long, at shutdown, results not yet reported may take. */
+  reportFlushMs: number;
+  /** How long results wait for the stream to come back before they are POSTed. */
+  reportGraceMs: number;
+  heartbeatTimeoutMs: number;
+}
+
+export const DEFAULT_TIMING: ListenerTiming = {
+  reconnectInitialMs: 1_000,
+  reconnectMaxMs: 15_000,
+  pollIntervalMs: 1_000,
+  wsRetryInitialMs: 30_000,
+  wsRetryMaxMs: 300_000,
+  flapLifetimeMs: 30_000,
+  flapWindowMs: 120_000,
+  flapLimit: 3,
+  queueHigh: 1_000,
+  queueLow: 100,
+  reportFlushMs: 5_000,
+  reportGraceMs: 3_000,
+  heartbeatTimeoutMs: 45_000,
+};
+
+export interface ListenerOptions {
+  mode: TransportMode;
+  /** Start after this id (a stored cursor, --since, --from-start); null: from now (first run, --skip-backlog). */
+  startCursor: string | null;
+  /** Give up (exit 7) when the server has been unreachable this long. */
+  exitOnDisconnectMs?: number | undefined;
+  timing?: Partial<ListenerTiming>;
+  api: ListenApi;
+  deliverer: Deliverer;
+  cursors: CursorSink;
+  events: ListenerEvents;
+  sleep?: Sleep;
+  now?: () => number;
+}
+
+interface WorkItem {
+  /** `sequence`: the stream's (or a page's) next message, which moves the cursor; `replay`: pushed again on request. */
+  kind: 'sequence' | 'replay';
+  id: string;
+  message: CliMessageOut;
+}
+
+/** The messages received and not yet forwarded, in order. */
+class WorkQueue {
+  private items: WorkItem[] = [];
+  private head = 0;
+  private waiters: (() => void)[] = [];
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: WorkItem): void {
+    this.items.push(item);
+    this.wake();
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const waiter of waiters) waiter();
+  }
+
+  private shift(): WorkItem | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head]!;
+    this.head += 1;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    this.wake();
+    return item;
+  }
+
+  private wait(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.waiters.push(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /** The next item; null once `signal` aborts. */
+  async next(signal: AbortSignal): Promise<WorkItem | null> {
+    for (;;) {
+      if (signal.aborted) return null;
+      const item = this.shift();
+      if (item !== undefined) return item;
+      await this.wait(signal);
+    }
+  }
+
+  /** Resolves once at most `count` items wait (or `signal` aborts). */
+  async drainTo(count: number, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted && this.length > count) await this.wait(signal);
+  }
+}
+
+const FATAL_STATUSES = new Set([400, 401, 403, 404, 410]);
+
+/** An API answer no retry can change (bad key, unknown or forward-mode endpoint). */
+export function isFatal(error: unknown): error is HookrelayApiError {
+  return error instanceof HookrelayApiError && FATAL_STATUSES.has(error.status);
+}
+
+/**
+ * `hookrelay listen`'s engine. A connection side (WebSocket, or polling, with fallback and
+ * reconnection) puts messages in a queue; a processing side forwards them one at a time, in order,
+ * then saves the cursor and reports the app's answer. The connection side always resumes after the
+ * last message it queued, so that nothing is missed and nothing arrives twice; what was queued but
+ * not forwarded when the listener stops is fetched again on the next start, from the saved cursor.
+ */
+export class Listener {
+  private readonly timing: ListenerTiming;
+  private readonly sleep: Sleep;
+  private readonly now: () => number;
+  private readonly halt = new AbortController();
+  private readonly queue = new WorkQueue();
+  private failure: unknown;
+
+  /** The last message forwarded (what the cursor file says). */
+  private processed: string | null = null;
+  /** The last message queued: where the next connection or page starts. */
+  private fetchCursor: string | null = null;
+  /** The endpoint's newest message when the listener started: the backlog ends there. */
+  private latestAtStart: string | null = null;
+  private catchUp: { target: string; count: number } | null = null;
+
+  private stream: StreamConnection | null = null;
+  private connectedVia: TransportName | null = null;
+  private disconnectedSince: number | null = null;
+  private retryDelay: number;
+  private wsRetryDelay: number;
+  private wsRetryAt = 0;
+  private drops: number[] = [];
+
+  private saving: Promise<void> = Promise.resolve();
+  private saveWarned = false;
+  private readonly reports: ResultFrame[] = [];
+  private reporting: Promise<void> | null = null;
+  private pumping = false;
+  private reportTimer: NodeJS.Timeout | undefined;
+  /** The open stream has said `ready`: results can go on it. */
+  private streamReady = false;
+  /** The processing side; the stream stays open until it has finished (its last result goes there). */
+  private processing: Promise<void> = Promise.resolve();
+  private readonly reportsGivenUp = new AbortController();
+
+  constructor(private readonly options: ListenerOptions) {
+    this.timing = { ...DEFAULT_TIMING, ...options.timing };
+    this.sleep = options.sleep ?? defaultSleep;
+    this.now = options.now ?? Date.now;
+    this.retryDelay = this.timing.reconnectInitialMs;
+    this.wsRetryDelay = this.timing.wsRetryInitialMs;
+  }
+
+  private get halted(): boolean {
+    return this.halt.signal.aborted;
+  }
+
+  /** The cursor the listener stands at (for the last words when it stops). */
+  get cursor(): string | null {
+    return this.processed;
+  }
+
+  /**
+   * Listens until `stop` aborts (then finishes the delivery in flight and returns) or a fatal error
+   * (rejects with it: bad key, unknown endpoint, forward mode, --exit-on-disconnect).
+   */
+  async run(stop: AbortSignal): Promise<void> {
+    const onStop = (): void => this.halt.abort();
+    if (stop.aborted) onStop();
+    stop.addEventListener('abort', onStop, { once: true });
+    try {
+      const start = this.options.startCursor?.toLowerCase() ?? null;
+      if (start !== null) {
+        this.processed = start;
+        this.fetchCursor = start;
+        await this.commit(start);
+      }
+      const fail = (error: unknown): void => {
+        this.failure ??= error;
+        this.halt.abort();
+      };
+      this.processing = this.process().catch(fail);
+      await Promise.all([this.processing, this.manage().catch(fail)]);
+      await this.saving;
+      await this.flushReports();
+      if (this.failure !== undefined) throw this.failure;
+    } finally {
+      stop.removeEventListener('abort', onStop);
+    }
+  }
+
+  // ---- processing side ------------------------------------------------------------------------
+
+  private async process(): Promise<void> {
+    for (;;) {
+      const item = await this.queue.next(this.halt.signal);
+      if (item === null) return;
+      if (item.kind === 'sequence') {
+        // Already forwarded (cannot happen with a correct server; never forward the stream twice).
+        if (this.processed !== null && item.id <= this.processed) continue;
+        if (this.catchUp !== null && item.id > this.catchUp.target) this.caughtUp();
+      }
+      const outcome = await this.options.deliverer.deliver(item.message, this.halt.signal);
+      // Stopped while holding it for an unreachable app: not processed, delivered on the next start.
+      if (outcome === null) return;
+      if (item.kind === 'sequence') await this.commit(item.id);
+      this.report({ type: 'result', message_id: item.message.message_id, status: outcome.status, latency_ms: outcome.latencyMs, error: outcome.error });
+      this.options.events.delivery({
+        message_id: item.message.message_id,
+        cursor: this.processed,
+        method: item.message.method,
+        path: item.message.path,
+        query: item.message.query,
+        status: outcome.status,
+        latency_ms: outcome.latencyMs,
+        attempt: outcome.attempt,
+        error: outcome.error,
+        replay: item.kind === 'replay',
+      });
+      if (item.kind === 'sequence' && this.catchUp !== null && item.id <= this.catchUp.target) {
+        this.catchUp.count += 1;
+        if (item.id === this.catchUp.target) this.caughtUp();
+      }
+    }
+  }
+
+  private caughtUp(): void {
+    if (this.catchUp === null) return;
+    this.options.events.caughtUp({ count: this.catchUp.count });
+    this.catchUp = null;
+  }
+
+  /** Saves are chained: one file, written in cursor order. */
+  private commit(cursor: string): Promise<void> {
+    this.processed = cursor;
+    this.saving = this.saving.then(() =>
+      this.options.cursors.save(cursor).catch((error: unknown) => {
+        if (!this.saveWarned) {
+          this.saveWarned = true;
+          this.options.events.warning(`cannot save the cursor (${errorText(error)}); a restart would resume from an older message`);
+        }
+      }),
+    );
+    return this.saving;
+  }
+
+  /** Results are sent in order: on the stream when it is open, else over HTTP (see `sendReports`). */
+  private report(frame: ResultFrame): void {
+    this.reports.push(frame);
+    this.sendReports();
+  }
+
+  /**
+   * Sends the results that wait: on the stream when it is open (cheap, and what the stream is for);
+   * over HTTP (POST /v1/inbound-messages/{id}/result) when polling or stopping, or when the stream
+   * has not come back within `reportGraceMs` (it is reconnecting, or closed while the queue drains).
+   */
+  private sendReports(): void {
+    while (this.reports.length > 0 && this.stream?.sendResult(this.reports[0]!) === true) this.reports.shift();
+    if (this.reports.length === 0) return;
+    if (this.connectedVia === 'polling' || this.halted) {
+      this.startReportPump();
+      return;
+    }
+    if (this.reportTimer === undefined && !this.pumping) {
+      this.reportTimer = setTimeout(() => {
+        this.reportTimer = undefined;
+        this.startReportPump();
+      }, this.timing.reportGraceMs);
+      this.reportTimer.unref();
+    }
+  }
+
+  private startReportPump(): void {
+    if (this.reportTimer !== undefined) {
+      clearTimeout(this.reportTimer);
+      this.reportTimer = undefined;
+    }
+    if (this.pumping || this.reports.length === 0) return;
+    this.pumping = true;
+    this.reporting = this.pumpReports();
+  }
+
+  /**
+   * POSTs the waiting results one by one. While the server cannot be reached they are retried (the
+   * listener is reconnecting meanwhile); when the stream is back the rest go on it; only at
+   * shutdown, after `reportFlushMs`, are the rest given up.
+   */
+  private async pumpReports(): Promise<void> {
+    for (;;) {
+      // `pumping` is cleared in the very turn the pump stops, so that a later report starts a new one.
+      if (this.reports.length === 0 || (this.stream !== null && !this.halted && this.streamReady)) {
+        this.pumping = false;
+        this.sendReports();
+        return;
+      }
+      const frame = this.reports.shift()!;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.options.api.postResult(frame);
+          break;
+        } catch (error) {
+          // A message deleted meanwhile, or a report the server refuses: nothing to retry.
+          if (error instanceof HookrelayApiError && error.status < 500 && error.status !== 429) break;
+          if (this.reportsGivenUp.signal.aborted) {
+            const lost = 1 + this.reports.length;
+            this.reports.length = 0;
+            this.pumping = false;
+            this.options.events.warning(`could not report ${lost === 1 ? 'the result' : `${lost} results`} to the server (${errorText(error)}); the deliveries themselves are done`);
+            return;
+          }
+          await this.sleep(Math.min(250 * 2 ** attempt, 10_000), this.reportsGivenUp.signal);
+        }
+      }
+    }
+  }
+
+  private async flushReports(): Promise<void> {
+    this.sendReports();
+    if (!this.pumping || this.reporting === null) return;
+    const timeout = new AbortController();
+    await Promise.race([this.reporting, this.sleep(this.timing.reportFlushMs, timeout.signal)]);
+    timeout.abort();
+    // Whatever is left is not waited for: the process is ending.
+    this.reportsGivenUp.abort();
+  }
+
+  // ---- connection side ------------------------------------------------------------------------
+
+  private async manage(): Promise<void> {
+    if (!(await this.prepare())) return;
+    let polling = this.options.mode === 'poll';
+    while (!this.halted) {
+      if (polling) {
+        await this.poll();
+        if (this.halted) return;
+        polling = false; // time to try the WebSocket again (auto mode only)
+        continue;
+      }
+      const end = await this.streamOnce();
+      if (this.halted) return;
+      switch (end.kind) {
+        case 'fatal':
+          throw end.error;
+        case 'refused':
+          if (this.options.mode === 'auto') {
+            polling = true;
+            this.fallBack(`the WebSocket upgrade was refused (HTTP ${end.status}${end.message === `HTTP ${end.status}` ? '' : `: ${end.message}`})`);
+            continue;
+          }
+          this.markDisconnected(`the WebSocket upgrade was refused (HTTP ${end.status})`);
+          await this.backoff(`HTTP ${end.status}`);
+          break;
+        case 'unreachable':
+          // The server answers plain HTTP but the WebSocket cannot get through: poll.
+          if (this.options.mode === 'auto' && (await this.httpReachable())) {
+            polling = true;
+            this.fallBack(`the WebSocket could not connect (${end.message})`);
+            continue;
+          }
+          this.markDisconnected(end.message);
+          await this.backoff(end.message);
+          break;
+        case 'closed': {
+          if (end.cause === 'client') {
+            // We closed it to let the queue drain (a long backlog, a slow app): resume when it has.
+            await this.queue.drainTo(this.timing.queueLow, this.halt.signal);
+            continue;
+          }
+          const reason =
+            end.cause === 'heartbeat'
+              ? `no heartbeat from the server for ${formatDuration(this.timing.heartbeatTimeoutMs)}: the connection is dead`
+              : `the WebSocket closed (${end.code}${end.reason === '' ? '' : ` ${end.reason}`})`;
+          this.markDisconnected(reason);
+          if (end.openMs < this.timing.flapLifetimeMs) {
+            const now = this.now();
+            this.drops = [...this.drops.filter((at) => now - at < this.timing.flapWindowMs), now];
+            if (this.options.mode === 'auto' && this.drops.length >= this.timing.flapLimit) {
+              this.drops = [];
+              polling = true;
+              this.fallBack(`the WebSocket dropped ${this.timing.flapLimit} times in ${formatDuration(this.timing.flapWindowMs)}`);
+              continue;
+            }
+          } else {
+            this.retryDelay = this.timing.reconnectInitialMs;
+          }
+          await this.backoff(reason);
+          break;
+        }
+      }
+    }
+  }
+
+  /** Reads the endpoint's newest id (and with it checks key and endpoint), retrying while the server is unreachable. */
+  private async prepare(): Promise<boolean> {
+    this.options.events.connecting({ transport: this.options.mode === 'poll' ? 'polling' : 'websocket', after: this.fetchCursor });
+    for (;;) {
+      if (this.halted) return false;
+      try {
+        this.latestAtStart = (await this.options.api.latestMessageId())?.toLowerCase() ?? null;
+        break;
+      } catch (error) {
+        if (isFatal(error)) throw error;
+        this.markDisconnected(errorText(error));
+        await this.backoff(errorText(error));
+      }
+    }
+    const start = this.fetchCursor;
+    if (start !== null && this.latestAtStart !== null && this.latestAtStart > start) this.catchUp = { target: this.latestAtStart, count: 0 };
+    return true;
+  }
+
+  private async httpReachable(): Promise<boolean> {
+    try {
+      await this.options.api.latestMessageId();
+      return true;
+    } catch (error) {
+      if (isFatal(error)) throw error;
+      return false;
+    }
+  }
+
+  private fallBack(reason: string): void {
+    this.wsRetryAt = this.now() + this.wsRetryDelay;
+    this.options.events.fallback({ reason, retryWebSocketMs: this.wsRetryDelay });
+    this.wsRetryDelay = Math.min(this.wsRetryDelay * 2, this.timing.wsRetryMaxMs);
+  }
+
+  private markConnected(transport: TransportName): void {
+    this.disconnectedSince = null;
+    this.retryDelay = this.timing.reconnectInitialMs;
+    if (this.connectedVia !== transport) {
+      this.connectedVia = transport;
+      this.options.events.connected({ transport, cursor: this.fetchCursor });
+    }
+  }
+
+  private markDisconnected(reason: string): void {
+    this.disconnectedSince ??= this.now();
+    if (this.connectedVia !== null) {
+      this.options.events.disconnected({ transport: this.connectedVia, reason });
+      this.connectedVia = null;
+    }
+    this.checkDisconnectLimit();
+  }
+
+  private checkDisconnectLimit(): void {
+    const limit = this.options.exitOnDisconnectMs;
+    if (limit === undefined || this.disconnectedSince === null) return;
+    const down = this.now() - this.disconnectedSince;
+    if (down >= limit) {
+      throw new CliFailure(
+        CliErrorCode.NETWORK_ERROR,
+        `the server has been unreachable for ${formatDuration(down)} (--exit-on-disconnect ${formatDuration(limit)})`,
+        ExitCode.NETWORK,
+        'Nothing was lost: the next `hookrelay listen` resumes after the last message forwarded.',
+      );
+    }
+  }
+
+  private async backoff(reason: string): Promise<void> {
+    let delay = this.retryDelay;
+    this.retryDelay = Math.min(this.retryDelay * 2, this.timing.reconnectMaxMs);
+    const limit = this.options.exitOnDisconnectMs;
+    if (limit !== undefined && this.disconnectedSince !== null) delay = Math.max(0, Math.min(delay, this.disconnectedSince + limit - this.now()));
+    this.options.events.reconnecting({ delayMs: delay, reason });
+    await this.sleep(delay, this.halt.signal);
+    if (!this.halted) this.checkDisconnectLimit();
+  }
+
+  /** One WebSocket connection, from its upgrade to its end. */
+  private async streamOnce(): Promise<StreamEnd> {
+    if (this.connectedVia !== 'websocket') this.options.events.connecting({ transport: 'websocket', after: this.fetchCursor });
+    let overflow = false;
+    const connection = this.options.api.openStream(this.fetchCursor, {
+      ready: (cursor) => {
+        if (this.fetchCursor === null) {
+          // First run: the server starts "now" and says where that is. Saved at once, so that a
+          // restart resumes from here even before the first message.
+          const start = cursor ?? ZERO_CURSOR;
+          this.fetchCursor = start;
+          void this.commit(start);
+        }
+        this.markConnected('websocket');
+        this.wsRetryDelay = this.timing.wsRetryInitialMs;
+        this.streamReady = true;
+        this.sendReports();
+      },
+      message: (message, replay) => {
+        const id = message.message_id.toLowerCase();
+        // The stream never repeats itself after `after`: an id at or below what it sent is a replay.
+        if (replay || this.fetchCursor === null || id <= this.fetchCursor) {
+          this.queue.push({ kind: 'replay', id, message });
+          return;
+        }
+        if (overflow) return;
+        if (this.queue.length >= this.timing.queueHigh) {
+          // Not queued, and the cursor not moved: the next connection starts with this message.
+          overflow = true;
+          connection.close();
+          return;
+        }
+        this.queue.push({ kind: 'sequence', id, message });
+        this.fetchCursor = id;
+      },
+      silent: (silentMs) => this.options.events.heartbeatMissing({ silentMs }),
+    });
+    this.stream = connection;
+    this.streamReady = false;
+    // Stopping: the delivery in flight finishes first, and its result goes on this stream.
+    const onHalt = (): void => void this.processing.then(() => connection.close());
+    if (this.halted) onHalt();
+    else this.halt.signal.addEventListener('abort', onHalt, { once: true });
+    try {
+      return await connection.ended;
+    } finally {
+      this.halt.signal.removeEventListener('abort', onHalt);
+      if (this.stream === connection) {
+        this.stream = null;
+        this.streamReady = false;
+      }
+    }
+  }
+
+  /** Polls until halted or, in auto mode, until it is time to try the WebSocket again. */
+  private async poll(): Promise<void> {
+    if (this.connectedVia !== 'polling') this.options.events.connecting({ transport: 'polling', after: this.fetchCursor });
+    while (!this.halted) {
+      if (this.options.mode === 'auto' && this.now() >= this.wsRetryAt) return;
+      if (this.queue.length >= this.timing.queueLow) {
+        await this.queue.drainTo(this.timing.queueLow - 1, this.halt.signal);
+        continue;
+      }
+      if (this.fetchCursor === null) {
+        // First run: start from the endpoint's newest message as it was when we started.
+        const start = this.latestAtStart ?? ZERO_CURSOR;
+        this.fetchCursor = start;
+        await this.commit(start);
+      }
+      let page: CliMessageOut[];
+      try {
+        page = await this.options.api.listen(this.fetchCursor);
+      } catch (error) {
+        if (isFatal(error)) throw error;
+        this.markDisconnected(errorText(error));
+        await this.backoff(errorText(error));
+        continue;
+      }
+      this.markConnected('polling');
+      for (const message of page) {
+        const id = message.message_id.toLowerCase();
+        if (this.fetchCursor !== null && id <= this.fetchCursor) continue;
+        this.queue.push({ kind: 'sequence', id, message });
+        this.fetchCursor = id;
+      }
+      if (page.length >= LISTEN_PAGE_SIZE) continue;
+      let wait = this.timing.pollIntervalMs;
+      if (this.options.mode === 'auto') wait = Math.max(0, Math.min(wait, this.wsRetryAt - this.now()));
+      await this.sleep(wait, this.halt.signal);
+    }
+  }
+}

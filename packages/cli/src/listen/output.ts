@@ -1,0 +1,158 @@
+import ora, { type Ora } from 'ora';
+import { deliveryJson, formatDeliveryLine, formatStateLine } from '../format/listen.js';
+import type { Style } from '../format/style.js';
+import { formatDuration } from './duration.js';
+import type { HoldInfo } from './forwarder.js';
+import type { DeliveryRecord, ListenerEvents, TransportName } from './listener.js';
+
+export interface ListenOutputOptions {
+  /** `--json`: deliveries as NDJSON on stdout; on stderr only warnings. */
+  json: boolean;
+  /** Colours of stderr. */
+  style: Style;
+  /** An ora spinner while connecting (stderr is a terminal and not --json). */
+  spinner: boolean;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  apiUrl: string;
+  target: string;
+  now?: () => Date;
+}
+
+/** Holding a message: say so at once, then about every 30 s, not at every retry. */
+const HOLD_REPEAT_MS = 30_000;
+
+/**
+ * What `listen` shows. People get lines on stderr (and a spinner on a terminal); `--json` gets one
+ * object per delivery on stdout and nothing else there, with warnings still on stderr.
+ */
+export class ListenOutput implements ListenerEvents {
+  private spinnerInstance: Ora | undefined;
+  private connecting_ = false;
+  private holdShownAt = new Map<string, number>();
+
+  constructor(private readonly options: ListenOutputOptions) {}
+
+  private get style(): Style {
+    return this.options.style;
+  }
+
+  private now(): Date {
+    return this.options.now?.() ?? new Date();
+  }
+
+  private line(text: string): void {
+    this.options.stderr.write(`${formatStateLine(text, this.style, this.now())}\n`);
+  }
+
+  /** Human-only information. */
+  info(text: string): void {
+    if (!this.options.json) this.line(text);
+  }
+
+  /** Shown under --json too. */
+  warn(text: string): void {
+    if (this.options.json) this.options.stderr.write(`warning: ${text}\n`);
+    else this.line(`${this.style.yellow('warning:')} ${text}`);
+  }
+
+  private spinner(text: string): void {
+    if (!this.options.spinner) return;
+    if (this.spinnerInstance === undefined) {
+      this.spinnerInstance = ora({ stream: this.options.stderr as NodeJS.WriteStream, discardStdin: false, isEnabled: true });
+    }
+    if (this.spinnerInstance.isSpinning) this.spinnerInstance.text = text;
+    else this.spinnerInstance.start(text);
+  }
+
+  private stopSpinner(): void {
+    if (this.spinnerInstance?.isSpinning === true) this.spinnerInstance.stop();
+  }
+
+  banner(lines: readonly string[]): void {
+    if (this.options.json) return;
+    for (const text of lines) this.options.stderr.write(`${text}\n`);
+  }
+
+  connecting(info: { transport: TransportName }): void {
+    if (this.options.json || this.connecting_) return;
+    this.connecting_ = true;
+    const text = `connecting to ${this.options.apiUrl} (${info.transport})…`;
+    if (this.options.spinner) this.spinner(text);
+    else this.line(this.style.dim(text));
+  }
+
+  connected(info: { transport: TransportName }): void {
+    this.connecting_ = false;
+    if (this.options.json) return;
+    this.stopSpinner();
+    this.line(`${this.style.green('connected')} (${info.transport}), forwarding to ${this.options.target}`);
+  }
+
+  disconnected(info: { transport: TransportName; reason: string }): void {
+    this.warn(`disconnected (${info.transport}): ${info.reason}`);
+  }
+
+  reconnecting(info: { delayMs: number; reason: string }): void {
+    if (this.options.json) return;
+    const text = `reconnecting in ${formatDuration(info.delayMs)}`;
+    if (this.options.spinner) this.spinner(`${text} (${info.reason})…`);
+    else this.line(this.style.dim(`${text} (${info.reason})`));
+  }
+
+  fallback(info: { reason: string; retryWebSocketMs: number }): void {
+    this.connecting_ = false;
+    this.warn(`${info.reason}: falling back to polling (trying the WebSocket again in ${formatDuration(info.retryWebSocketMs)})`);
+  }
+
+  heartbeatMissing(info: { silentMs: number }): void {
+    this.warn(`no heartbeat from the server for ${formatDuration(info.silentMs)}: the connection may be dead`);
+  }
+
+  delivery(record: DeliveryRecord): void {
+    if (this.options.json) {
+      this.options.stdout.write(`${JSON.stringify(deliveryJson(record))}\n`);
+      return;
+    }
+    this.options.stderr.write(`${formatDeliveryLine(record, this.style, this.now())}\n`);
+  }
+
+  caughtUp(info: { count: number }): void {
+    this.info(`${this.style.green('caught up')}: ${info.count} ${info.count === 1 ? 'message' : 'messages'} from the backlog forwarded`);
+  }
+
+  warning(text: string): void {
+    this.warn(text);
+  }
+
+  holding(info: HoldInfo): void {
+    const shownAt = this.holdShownAt.get(info.messageId);
+    if (shownAt !== undefined && info.heldMs - shownAt < HOLD_REPEAT_MS) return;
+    this.holdShownAt.set(info.messageId, info.heldMs);
+    if (shownAt === undefined) {
+      this.warn(`the local app at ${this.options.target} is not answering (${info.error}): holding ${info.messageId} and retrying, in order`);
+    } else {
+      this.warn(`still holding ${info.messageId}: the app has not answered for ${formatDuration(info.heldMs)} (${info.attempt} attempts)`);
+    }
+  }
+
+  resumed(info: { messageId: string; heldMs: number }): void {
+    this.holdShownAt.delete(info.messageId);
+    this.info(`${this.style.green('the local app answered again')} after ${formatDuration(info.heldMs)}`);
+  }
+
+  stopping(): void {
+    this.stopSpinner();
+    this.info(this.style.dim('stopping after the delivery in flight… (press Ctrl-C again to quit at once)'));
+  }
+
+  /** Stops the spinner: its timer would otherwise keep the process alive. */
+  close(): void {
+    this.stopSpinner();
+  }
+
+  stopped(text: string): void {
+    this.stopSpinner();
+    this.info(text);
+  }
+}

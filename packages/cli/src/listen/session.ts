@@ -1,0 +1,145 @@
+import { uuidv7Time, type HookrelayClient } from '@hookrelay/shared';
+import type { Style } from '../format/style.js';
+import type { StopSignals } from '../signals.js';
+import { createListenApi } from './api.js';
+import { CursorStore } from './cursor-store.js';
+import type { ForwardingSettings } from './flags.js';
+import { Forwarder, type ForwardableMessage } from './forwarder.js';
+import { Listener, ZERO_CURSOR } from './listener.js';
+import { ListenOutput } from './output.js';
+
+/** Where a listen session starts (the flags of `listen`; `dev` always resumes). */
+export interface ListenStart {
+  fromStart?: boolean;
+  /** `--since`: the flag's text (for the banner) and the cursor it stands for. */
+  since?: { text: string; cursor: string } | undefined;
+  skipBacklog?: boolean;
+  /**
+   * Without a stored cursor: `now` (listen's first run) or the endpoint's first message (`dev`,
+   * whose endpoint receives nothing while it is not running, so nothing sent is ever skipped).
+   */
+  withoutCursor?: 'now' | 'first-message';
+}
+
+export interface ListenSessionOptions {
+  client: HookrelayClient;
+  apiUrl: string;
+  apiKey: string;
+  userAgent: string;
+  endpointId: string;
+  /** Cursors live in `<cursorRoot>/cursors/<profile>/…` (the config dir for `listen`). */
+  cursorRoot: string;
+  profile: string;
+  /** `--name`: the listener slot; undefined picks the first free one. */
+  name?: string | undefined;
+  forwarding: ForwardingSettings;
+  exitOnDisconnectMs?: number | undefined;
+  start: ListenStart;
+  json: boolean;
+  /** Colours of stderr. */
+  style: Style;
+  stop: StopSignals;
+  /** Lines shown (to people) before the listener's own banner. */
+  bannerPrefix?: readonly string[];
+}
+
+function describeCursor(id: string): string {
+  return id === ZERO_CURSOR ? "the endpoint's first message" : `${id} (${new Date(uuidv7Time(id)).toISOString()})`;
+}
+
+function describeStart(start: ListenStart, stored: string | null, cursor: string | null): string {
+  if (start.fromStart === true) return "replaying from the endpoint's first message";
+  if (start.since !== undefined && cursor !== null) return `replaying after ${describeCursor(cursor)} (--since ${start.since.text})`;
+  if (start.skipBacklog === true) return 'skipping the backlog: starting from now';
+  if (stored !== null) return `resuming after ${describeCursor(stored)}`;
+  if (start.withoutCursor === 'first-message') return "first run on this endpoint: starting with the endpoint's first message";
+  return 'first run on this endpoint: starting from now';
+}
+
+/**
+ * The listen engine as a command runs it: claims a cursor slot, forwards every message of the
+ * endpoint to the target in order until `stop` fires (or a fatal error), saves the cursor and says
+ * where the next run resumes. Shared by `hookrelay listen` and `hookrelay dev`.
+ */
+export async function runListenSession(options: ListenSessionOptions): Promise<void> {
+  const { client, endpointId, forwarding, stop } = options;
+  const store = await CursorStore.open({
+    configDir: options.cursorRoot,
+    profile: options.profile,
+    endpointId,
+    name: options.name,
+  });
+  const releaseOnExit = (): void => store.releaseSync();
+  process.once('exit', releaseOnExit);
+  const output = new ListenOutput({
+    json: options.json,
+    style: options.style,
+    // A terminal that reports no width (some CI pseudo-terminals) would make ora clear lines endlessly.
+    spinner: !options.json && process.stderr.isTTY === true && (process.stderr.columns ?? 0) > 0,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    apiUrl: options.apiUrl,
+    target: forwarding.target.display,
+  });
+  const offStop = stop.onStop(() => output.stopping());
+  const offQuit = stop.onQuit(() => output.close());
+  try {
+    const stored = await store.read();
+    const start = options.start;
+    const withoutCursor = start.withoutCursor === 'first-message' ? ZERO_CURSOR : null;
+    const startCursor =
+      start.fromStart === true ? ZERO_CURSOR : (start.since?.cursor ?? (start.skipBacklog === true ? null : (stored ?? withoutCursor)));
+    const style = options.style;
+    output.banner([
+      ...(options.bannerPrefix ?? []),
+      `${style.bold('Forwarding')} inbound endpoint ${endpointId} → ${style.bold(forwarding.target.display)}`,
+      style.dim(`  listener "${store.slot}", cursor file ${store.file}`),
+      style.dim(`  ${describeStart(start, stored, startCursor)}`),
+      style.dim('  Ctrl-C to stop'),
+    ]);
+
+    const forwarder = new Forwarder({
+      target: forwarding.target,
+      preserveHost: forwarding.preserveHost,
+      timeoutMs: forwarding.timeoutMs,
+      maxWaitMs: forwarding.maxWaitMs,
+      refetch: async (id) => {
+        const { data } = await client.inboundMessages.get(id, { body_encoding: 'base64' });
+        return { ...data, message_id: data.id } as ForwardableMessage;
+      },
+      onHold: (info) => output.holding(info),
+      onResume: (info) => output.resumed(info),
+    });
+    const listener = new Listener({
+      mode: forwarding.transport,
+      startCursor,
+      exitOnDisconnectMs: options.exitOnDisconnectMs,
+      timing: { heartbeatTimeoutMs: forwarding.heartbeatTimeoutMs },
+      api: createListenApi(client, endpointId, {
+        apiUrl: options.apiUrl,
+        apiKey: options.apiKey,
+        userAgent: options.userAgent,
+        handshakeTimeoutMs: 10_000,
+        heartbeatTimeoutMs: forwarding.heartbeatTimeoutMs,
+        heartbeatWarnMs: Math.round((forwarding.heartbeatTimeoutMs * 2) / 3),
+      }),
+      deliverer: forwarder,
+      cursors: store,
+      events: output,
+    });
+    try {
+      await listener.run(stop.signal);
+    } finally {
+      await forwarder.close();
+    }
+    output.stopped(
+      `stopped. ${listener.cursor === null ? 'No cursor yet.' : `Listener "${store.slot}" resumes after ${listener.cursor} (${store.file}).`}`,
+    );
+  } finally {
+    output.close();
+    offStop();
+    offQuit();
+    await store.release();
+    process.off('exit', releaseOnExit);
+  }
+}

@@ -1,0 +1,220 @@
+import type { IncomingMessage } from 'node:http';
+import { HookrelayApiError, type CliMessageOut } from '@hookrelay/shared';
+import WebSocket from 'ws';
+import { errorText } from './forwarder.js';
+
+/** Client → server: the local app's answer to one message (decisions.md §5). */
+export interface ResultFrame {
+  type: 'result';
+  message_id: string;
+  status: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
+/** How one stream connection ended. */
+export type StreamEnd =
+  /** The upgrade was refused in the API's envelope with 400/401/403/404/410: the command cannot go on. */
+  | { kind: 'fatal'; error: HookrelayApiError }
+  /** The upgrade was answered with another HTTP status (a proxy that refuses WebSockets, a 5xx). */
+  | { kind: 'refused'; status: number; message: string }
+  /** No connection, or it broke before the upgrade completed. */
+  | { kind: 'unreachable'; message: string }
+  /** An open stream closed: by the server or the network, by our heartbeat watch, or by us. */
+  | { kind: 'closed'; code: number; reason: string; openMs: number; cause: 'server' | 'heartbeat' | 'client' };
+
+export interface StreamHandlers {
+  ready(cursor: string | null): void;
+  /** `replay`: the server marked the frame as a replay (a newer server may; see docs/cli.md). */
+  message(message: CliMessageOut, replay: boolean): void;
+  /** Nothing (ping or frame) heard for `silentMs`: shown as a warning before the connection is dropped. */
+  silent(silentMs: number): void;
+}
+
+export interface StreamConnection {
+  readonly ended: Promise<StreamEnd>;
+  /** False when the socket is not open (the caller then reports over HTTP). */
+  sendResult(frame: ResultFrame): boolean;
+  close(): void;
+}
+
+export interface StreamOptions {
+  apiUrl: string;
+  apiKey: string;
+  endpointId: string;
+  after: string | null;
+  userAgent: string;
+  handshakeTimeoutMs: number;
+  /** No ping or frame for this long: the connection is dead even without a FIN; it is terminated. */
+  heartbeatTimeoutMs: number;
+  /** No ping or frame for this long: warn (once per silence). */
+  heartbeatWarnMs: number;
+}
+
+/** Upgrade answers that no retry can change: bad key, unknown or forward-mode endpoint. */
+const FATAL_STATUSES = new Set([400, 401, 403, 404, 410]);
+const MAX_ERROR_BODY = 64 * 1024;
+
+/** `ws(s)://host[/prefix]/v1/inbound-endpoints/{id}/stream[?after=…]`, from the API address. */
+export function streamUrl(apiUrl: string, endpointId: string, after: string | null): string {
+  const base = apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`;
+  const url = new URL(`v1/inbound-endpoints/${encodeURIComponent(endpointId)}/stream`, base);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  if (after !== null) url.searchParams.set('after', after);
+  return url.toString();
+}
+
+function readErrorBody(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    const done = (): void => {
+      clearTimeout(timer);
+      resolve(text);
+    };
+    const timer = setTimeout(done, 5_000);
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      if (text.length < MAX_ERROR_BODY) text += chunk;
+    });
+    res.on('end', done);
+    res.on('error', done);
+    res.on('close', done);
+  });
+}
+
+/** The API's error envelope in an upgrade answer, if that is what it is. */
+function apiError(status: number, text: string): HookrelayApiError | undefined {
+  try {
+    const parsed = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: unknown }; meta?: { request_id?: unknown } };
+    const code = parsed.error?.code;
+    if (typeof code !== 'string') return undefined;
+    const message = typeof parsed.error?.message === 'string' ? parsed.error.message : code;
+    const requestId = typeof parsed.meta?.request_id === 'string' ? parsed.meta.request_id : undefined;
+    return new HookrelayApiError(code, message, status, requestId, Array.isArray(parsed.error?.details) ? (parsed.error.details as never) : undefined);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Minimal shape check of a server frame: cheap, since it runs once per message. */
+function isCliMessage(value: unknown): value is CliMessageOut {
+  const m = value as Partial<CliMessageOut> | null;
+  return (
+    typeof m === 'object' &&
+    m !== null &&
+    typeof m.message_id === 'string' &&
+    typeof m.method === 'string' &&
+    typeof m.path === 'string' &&
+    typeof m.query === 'string' &&
+    typeof m.payload_sha256 === 'string' &&
+    Array.isArray(m.raw_headers)
+  );
+}
+
+/**
+ * One WebSocket connection to the endpoint's stream. The API key travels in the upgrade's
+ * Authorization header. The server pings every 15 s; any ping or frame counts as a heartbeat, and a
+ * connection silent for `heartbeatTimeoutMs` is terminated (a peer that vanished without a FIN).
+ */
+export function openStream(options: StreamOptions, handlers: StreamHandlers): StreamConnection {
+  const socket = new WebSocket(streamUrl(options.apiUrl, options.endpointId, options.after), {
+    headers: { authorization: `Bearer ${options.apiKey}`, 'user-agent': options.userAgent },
+    handshakeTimeout: options.handshakeTimeoutMs,
+    perMessageDeflate: false,
+    followRedirects: false,
+  });
+  let opened = false;
+  let openedAt = 0;
+  let lastHeard = Date.now();
+  let warned = false;
+  let cause: 'server' | 'heartbeat' | 'client' = 'server';
+  let settled = false;
+  let resolveEnded!: (end: StreamEnd) => void;
+  const ended = new Promise<StreamEnd>((resolve) => (resolveEnded = resolve));
+  let closeTimer: NodeJS.Timeout | undefined;
+
+  const heartbeat = setInterval(
+    () => {
+      if (!opened || settled) return;
+      const silent = Date.now() - lastHeard;
+      if (silent >= options.heartbeatTimeoutMs) {
+        cause = 'heartbeat';
+        socket.terminate();
+      } else if (silent >= options.heartbeatWarnMs && !warned) {
+        warned = true;
+        handlers.silent(silent);
+      }
+    },
+    Math.max(50, Math.min(1000, Math.floor(options.heartbeatTimeoutMs / 5))),
+  );
+
+  const finish = (end: StreamEnd): void => {
+    if (settled) return;
+    settled = true;
+    clearInterval(heartbeat);
+    if (closeTimer !== undefined) clearTimeout(closeTimer);
+    resolveEnded(end);
+  };
+  const heard = (): void => {
+    lastHeard = Date.now();
+    warned = false;
+  };
+
+  socket.on('unexpected-response', (request, response) => {
+    const status = response.statusCode ?? 0;
+    void readErrorBody(response).then((text) => {
+      const error = apiError(status, text);
+      if (error !== undefined && FATAL_STATUSES.has(status)) finish({ kind: 'fatal', error });
+      else finish({ kind: 'refused', status, message: error?.message ?? `HTTP ${status}` });
+      request.destroy();
+      socket.terminate();
+    });
+  });
+  socket.on('open', () => {
+    opened = true;
+    openedAt = Date.now();
+    heard();
+  });
+  socket.on('ping', heard);
+  socket.on('pong', heard);
+  socket.on('message', (data, isBinary) => {
+    heard();
+    if (isBinary || settled) return;
+    let frame: { type?: unknown; cursor?: unknown; message?: unknown; replay?: unknown };
+    try {
+      frame = JSON.parse(data.toString()) as typeof frame;
+    } catch {
+      return;
+    }
+    if (frame.type === 'ready') handlers.ready(typeof frame.cursor === 'string' ? frame.cursor.toLowerCase() : null);
+    else if (frame.type === 'message' && isCliMessage(frame.message)) handlers.message(frame.message, frame.replay === true);
+  });
+  socket.on('error', (error) => {
+    // Before the upgrade completes this is the only news; after it, 'close' follows with the code.
+    if (!opened) finish({ kind: 'unreachable', message: errorText(error) });
+  });
+  socket.on('close', (code, reason) => {
+    if (!opened) finish({ kind: 'unreachable', message: `the connection closed during the upgrade (${code})` });
+    else finish({ kind: 'closed', code, reason: reason.toString(), openMs: Date.now() - openedAt, cause });
+  });
+
+  return {
+    ended,
+    sendResult(frame) {
+      if (socket.readyState !== WebSocket.OPEN) return false;
+      socket.send(JSON.stringify(frame));
+      return true;
+    },
+    close() {
+      if (settled) return;
+      cause = 'client';
+      if (socket.readyState === WebSocket.CONNECTING) {
+        socket.terminate();
+        return;
+      }
+      socket.close(1000, 'listener stopping');
+      // A peer that does not answer the close handshake is not waited for long.
+      closeTimer = setTimeout(() => socket.terminate(), 2_000);
+    },
+  };
+}

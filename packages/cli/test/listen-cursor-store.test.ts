@@ -1,0 +1,153 @@
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CliFailure } from '../src/errors.js';
+import { cursorDirectory, cursorFileName, CursorStore } from '../src/listen/cursor-store.js';
+
+const ENDPOINT = '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70';
+const CURSOR_A = '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f71';
+const CURSOR_B = '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f72';
+
+let configDir: string;
+let alive: Set<number>;
+const isAlive = (pid: number): boolean => alive.has(pid);
+const open = (pid: number, name?: string, profile = 'default') => CursorStore.open({ configDir, profile, endpointId: ENDPOINT, name, pid, isAlive });
+
+beforeEach(async () => {
+  configDir = await mkdtemp(join(tmpdir(), 'hookrelay-cursors-'));
+  alive = new Set();
+});
+afterEach(async () => {
+  await rm(configDir, { recursive: true, force: true });
+});
+
+describe('cursor files', () => {
+  it('names: <endpoint>.json for the first slot, <endpoint>.<name>.json for others, per profile', () => {
+    expect(cursorFileName(ENDPOINT, 'default')).toBe(`${ENDPOINT}.json`);
+    expect(cursorFileName(ENDPOINT, '2')).toBe(`${ENDPOINT}.2.json`);
+    expect(cursorDirectory('/cfg', 'staging')).toBe('/cfg/cursors/staging');
+  });
+
+  it('reads null before the first save, then what was saved; the write is atomic and 0600', async () => {
+    alive.add(100);
+    const store = await open(100);
+    expect(store.slot).toBe('default');
+    expect(store.file).toBe(join(configDir, 'cursors', 'default', `${ENDPOINT}.json`));
+    expect(await store.read()).toBeNull();
+    await store.save(CURSOR_A);
+    await store.save(CURSOR_B);
+    expect(await store.read()).toBe(CURSOR_B);
+    expect(JSON.parse(await readFile(store.file, 'utf8'))).toMatchObject({ endpoint_id: ENDPOINT, slot: 'default', cursor: CURSOR_B });
+    expect((await stat(store.file)).mode & 0o777).toBe(0o600);
+    // Only the cursor and the lock: no temporary file left behind.
+    expect((await readdir(join(configDir, 'cursors', 'default'))).sort()).toEqual([`${ENDPOINT}.json`, `${ENDPOINT}.json.lock`]);
+  });
+
+  it('a run replaces the file once (temporary file + rename), then updates it in place, always whole', async () => {
+    alive.add(100).add(200);
+    const previous = await open(100);
+    await previous.save(CURSOR_A);
+    await previous.release();
+    const before = (await stat(previous.file)).ino;
+
+    const store = await open(200);
+    await store.save(CURSOR_A);
+    const replaced = (await stat(store.file)).ino;
+    expect(replaced).not.toBe(before);
+    for (let i = 0; i < 200; i++) {
+      await store.save(i % 2 === 0 ? CURSOR_B : CURSOR_A, new Date(Date.UTC(2026, 0, 1, 0, 0, i % 60)));
+      // Every state of the file is one complete record.
+      expect(JSON.parse(await readFile(store.file, 'utf8')).cursor).toBe(i % 2 === 0 ? CURSOR_B : CURSOR_A);
+    }
+    expect((await stat(store.file)).ino).toBe(replaced);
+    expect((await readFile(store.file, 'utf8')).split('\n')).toHaveLength(2);
+    await store.release();
+    const next = await open(100);
+    expect(await next.read()).toBe(CURSOR_A);
+  });
+
+  it('keeps profiles apart', async () => {
+    alive.add(100);
+    const one = await open(100, undefined, 'default');
+    const two = await open(100, undefined, 'staging');
+    await one.save(CURSOR_A);
+    expect(await two.read()).toBeNull();
+    expect(two.slot).toBe('default');
+  });
+
+  it('refuses a damaged cursor file instead of silently starting over', async () => {
+    alive.add(100);
+    const store = await open(100);
+    await writeFile(store.file, '{"cursor": "not-a-uuid"}');
+    await expect(store.read()).rejects.toThrow(/no valid cursor/u);
+    await writeFile(store.file, '{');
+    await expect(store.read()).rejects.toBeInstanceOf(CliFailure);
+  });
+});
+
+describe('listener slots', () => {
+  it('a second listener of the same endpoint gets the next free slot, and its own cursor', async () => {
+    alive.add(100).add(200).add(300);
+    const first = await open(100);
+    const second = await open(200);
+    const third = await open(300);
+    expect([first.slot, second.slot, third.slot]).toEqual(['default', '2', '3']);
+    await first.save(CURSOR_A);
+    await second.save(CURSOR_B);
+    expect(await first.read()).toBe(CURSOR_A);
+    expect(await second.read()).toBe(CURSOR_B);
+    expect(await third.read()).toBeNull();
+  });
+
+  it('a released slot is free again, so a restart resumes its own cursor', async () => {
+    alive.add(100).add(200);
+    const first = await open(100);
+    await first.save(CURSOR_A);
+    await first.release();
+    const again = await open(200);
+    expect(again.slot).toBe('default');
+    expect(await again.read()).toBe(CURSOR_A);
+  });
+
+  it("takes over the slot of a listener that died without releasing it", async () => {
+    alive.add(100);
+    const crashed = await open(100);
+    await crashed.save(CURSOR_A);
+    alive.delete(100);
+    alive.add(200);
+    const next = await open(200);
+    expect(next.slot).toBe('default');
+    expect(await next.read()).toBe(CURSOR_A);
+    expect((await readFile(next.lockFile, 'utf8')).trim()).toBe('200');
+    // The dead one's late release does not remove the new holder's lock.
+    await crashed.release();
+    expect((await readFile(next.lockFile, 'utf8')).trim()).toBe('200');
+  });
+
+  it('--name picks the slot; a name in use by a running listener is refused (exit 5)', async () => {
+    alive.add(100).add(200);
+    const named = await open(100, 'staging');
+    expect(named.slot).toBe('staging');
+    expect(named.file.endsWith(`${ENDPOINT}.staging.json`)).toBe(true);
+    const error = await open(200, 'staging').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CliFailure);
+    expect(error).toMatchObject({ code: 'SLOT_IN_USE', exitCode: 5 });
+    await expect(open(200, '../escape')).rejects.toMatchObject({ code: 'INVALID_ARGUMENTS', exitCode: 2 });
+  });
+
+  it('listeners starting at the same moment never share a slot', async () => {
+    const pids = Array.from({ length: 8 }, (_, i) => 1000 + i);
+    pids.forEach((pid) => alive.add(pid));
+    const stores = await Promise.all(pids.map((pid) => open(pid)));
+    expect(new Set(stores.map((s) => s.slot)).size).toBe(8);
+    for (const [i, store] of stores.entries()) expect((await readFile(store.lockFile, 'utf8')).trim()).toBe(String(pids[i]));
+  });
+
+  it('releaseSync removes the lock at process exit', async () => {
+    alive.add(100);
+    const store = await open(100);
+    store.releaseSync();
+    await expect(stat(store.lockFile)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});

@@ -1,0 +1,511 @@
+import { HookrelayApiError, HookrelayNetworkError, uuidv7AtTime, type CliMessageOut } from '@hookrelay/shared';
+import { describe, expect, it } from 'vitest';
+import { CliFailure } from '../src/errors.js';
+import type { ForwardOutcome } from '../src/listen/forwarder.js';
+import {
+  Listener,
+  ZERO_CURSOR,
+  type DeliveryRecord,
+  type ListenApi,
+  type ListenerEvents,
+  type ListenerOptions,
+  type ListenerTiming,
+} from '../src/listen/listener.js';
+import type { ResultFrame, StreamConnection, StreamEnd, StreamHandlers } from '../src/listen/stream.js';
+
+/**
+ * The listener's connection logic against a fake server: fallback to polling and back, flapping,
+ * reconnection without gap or duplicate, replays, overflow, stop and exit-on-disconnect.
+ */
+
+const BASE_TIME = 1_780_000_000_000;
+let clock = 0;
+function nextId(): string {
+  clock += 1;
+  return uuidv7AtTime(BASE_TIME + clock);
+}
+
+function cliMessage(id: string): CliMessageOut {
+  return {
+    message_id: id,
+    content_type: 'application/json',
+    headers: {},
+    raw_headers: [],
+    size_bytes: 2,
+    payload_sha256: '',
+    received_at: new Date().toISOString(),
+    method: 'POST',
+    path: '/',
+    query: '',
+    body: Buffer.from('{}').toString('base64'),
+    body_encoding: 'base64',
+  };
+}
+
+const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(predicate: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await wait(5);
+  }
+}
+
+type WsBehaviour = 'ok' | 'refuse' | 'unreachable' | 'fatal' | 'drop-after-ready';
+
+class FakeStream implements StreamConnection {
+  readonly ended: Promise<StreamEnd>;
+  open = false;
+  cursor: string | null = null;
+  private resolve!: (end: StreamEnd) => void;
+  private openedAt = Date.now();
+  private done = false;
+
+  constructor(
+    private readonly server: FakeServer,
+    readonly handlers: StreamHandlers,
+  ) {
+    this.ended = new Promise((resolve) => (this.resolve = resolve));
+  }
+
+  end(end: StreamEnd): void {
+    if (this.done) return;
+    this.done = true;
+    this.open = false;
+    this.server.streams = this.server.streams.filter((s) => s !== this);
+    this.resolve(end);
+  }
+
+  start(after: string | null): void {
+    this.open = true;
+    this.openedAt = Date.now();
+    this.cursor = after ?? this.server.latest();
+    this.handlers.ready(after === null ? this.server.latest() : after);
+    this.pump();
+  }
+
+  pump(): void {
+    if (!this.open) return;
+    for (const id of this.server.ids) {
+      if (this.cursor === null || id > this.cursor) {
+        this.handlers.message(cliMessage(id), false);
+        this.cursor = id;
+        if (!this.open) return;
+      }
+    }
+  }
+
+  drop(): void {
+    this.end({ kind: 'closed', code: 1006, reason: '', openMs: Date.now() - this.openedAt, cause: 'server' });
+  }
+
+  sendResult(frame: ResultFrame): boolean {
+    if (!this.open) return false;
+    this.server.streamResults.push(frame);
+    return true;
+  }
+
+  close(): void {
+    this.end({ kind: 'closed', code: 1000, reason: '', openMs: Date.now() - this.openedAt, cause: 'client' });
+  }
+}
+
+class FakeServer implements ListenApi {
+  ids: string[] = [];
+  ws: WsBehaviour = 'ok';
+  httpUp = true;
+  streams: FakeStream[] = [];
+  streamOpens: (string | null)[] = [];
+  listenCalls: (string | null)[] = [];
+  postedResults: ResultFrame[] = [];
+  streamResults: ResultFrame[] = [];
+
+  latest(): string | null {
+    return this.ids[this.ids.length - 1] ?? null;
+  }
+
+  add(count: number): string[] {
+    const added = Array.from({ length: count }, () => nextId());
+    this.ids.push(...added);
+    for (const stream of [...this.streams]) stream.pump();
+    return added;
+  }
+
+  private up(): void {
+    if (!this.httpUp) throw new HookrelayNetworkError('could not reach http://fake: connect ECONNREFUSED', 'http://fake');
+  }
+
+  async latestMessageId(): Promise<string | null> {
+    this.up();
+    return this.latest();
+  }
+
+  async listen(after: string | null): Promise<CliMessageOut[]> {
+    this.up();
+    this.listenCalls.push(after);
+    return this.ids.filter((id) => after === null || id > after).slice(0, 50).map(cliMessage);
+  }
+
+  async postResult(frame: ResultFrame): Promise<void> {
+    this.up();
+    this.postedResults.push(frame);
+  }
+
+  openStream(after: string | null, handlers: StreamHandlers): StreamConnection {
+    this.streamOpens.push(after);
+    const stream = new FakeStream(this, handlers);
+    const behaviour = this.ws;
+    setTimeout(() => {
+      if (behaviour === 'refuse') stream.end({ kind: 'refused', status: 502, message: 'HTTP 502' });
+      else if (behaviour === 'unreachable') stream.end({ kind: 'unreachable', message: 'connect ECONNRESET' });
+      else if (behaviour === 'fatal') stream.end({ kind: 'fatal', error: new HookrelayApiError('ENDPOINT_NOT_FOUND', 'no such endpoint', 404, 'r1') });
+      else {
+        this.streams.push(stream);
+        stream.start(after);
+        if (behaviour === 'drop-after-ready') setTimeout(() => stream.drop(), 2);
+      }
+    }, 1);
+    return stream;
+  }
+}
+
+class Recorder implements ListenerEvents {
+  log: string[] = [];
+  deliveries: DeliveryRecord[] = [];
+  caught: number[] = [];
+  connecting(info: { transport: string }): void {
+    this.log.push(`connecting ${info.transport}`);
+  }
+  connected(info: { transport: string }): void {
+    this.log.push(`connected ${info.transport}`);
+  }
+  disconnected(info: { transport: string }): void {
+    this.log.push(`disconnected ${info.transport}`);
+  }
+  reconnecting(): void {
+    this.log.push('reconnecting');
+  }
+  fallback(info: { reason: string }): void {
+    this.log.push(`fallback: ${info.reason}`);
+  }
+  heartbeatMissing(): void {
+    this.log.push('heartbeat');
+  }
+  delivery(record: DeliveryRecord): void {
+    this.deliveries.push(record);
+  }
+  caughtUp(info: { count: number }): void {
+    this.caught.push(info.count);
+  }
+  warning(text: string): void {
+    this.log.push(`warning: ${text}`);
+  }
+  get delivered(): string[] {
+    return this.deliveries.map((d) => d.message_id);
+  }
+}
+
+/** Forwards instantly (or holds: `down` makes it wait like an unreachable app until the signal aborts). */
+class FakeApp {
+  down = false;
+  delayMs = 0;
+  async deliver(message: CliMessageOut, signal: AbortSignal): Promise<ForwardOutcome | null> {
+    if (this.delayMs > 0) await wait(this.delayMs);
+    while (this.down) {
+      if (signal.aborted) return null;
+      await wait(5);
+    }
+    void message;
+    return { status: 200, latencyMs: 1, error: null, attempt: 1 };
+  }
+}
+
+const FAST: Partial<ListenerTiming> = {
+  reconnectInitialMs: 5,
+  reconnectMaxMs: 20,
+  pollIntervalMs: 5,
+  wsRetryInitialMs: 150,
+  wsRetryMaxMs: 600,
+  flapLifetimeMs: 1000,
+  flapWindowMs: 5000,
+  flapLimit: 3,
+  reportFlushMs: 200,
+  reportGraceMs: 100,
+};
+
+function setup(overrides: Partial<ListenerOptions> = {}) {
+  const server = new FakeServer();
+  const events = new Recorder();
+  const app = new FakeApp();
+  const saved: string[] = [];
+  const stop = new AbortController();
+  const make = (options: Partial<ListenerOptions> = {}) =>
+    new Listener({
+      mode: 'auto',
+      startCursor: null,
+      api: server,
+      deliverer: app,
+      cursors: { save: async (cursor) => void saved.push(cursor) },
+      events,
+      ...overrides,
+      ...options,
+      timing: { ...FAST, ...overrides.timing, ...options.timing },
+    });
+  return { server, events, app, saved, stop, make };
+}
+
+describe('Listener: transports', () => {
+  it('auto: a refused upgrade falls back to polling, which delivers everything; later the WebSocket is used again', async () => {
+    const { server, events, saved, stop, make } = setup();
+    const [start] = server.add(1);
+    const backlog = server.add(3);
+    server.ws = 'refuse';
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.delivered.length === 3, 'the backlog by polling');
+    expect(events.log).toContain('fallback: the WebSocket upgrade was refused (HTTP 502)');
+    expect(events.log).toContain('connected polling');
+    const polled = server.add(2);
+    await until(() => events.delivered.length === 5, 'live messages by polling');
+    // The WebSocket works again: the next retry switches over, starting after the last message polled.
+    server.ws = 'ok';
+    await until(() => events.log.includes('connected websocket'), 'the WebSocket again', 3000);
+    expect(server.streamOpens[server.streamOpens.length - 1]).toBe(polled[1]);
+    const live = server.add(2);
+    await until(() => events.delivered.length === 7, 'live messages on the WebSocket');
+    stop.abort();
+    await running;
+    expect(events.delivered).toEqual([...backlog, ...polled, ...live]);
+    expect(saved).toEqual([start, ...backlog, ...polled, ...live]);
+    // Reported over HTTP while polling, on the stream once it was back.
+    expect(server.postedResults.map((r) => r.message_id)).toEqual([...backlog, ...polled]);
+    expect(server.streamResults.map((r) => r.message_id)).toEqual(live);
+  });
+
+  it('ws: never polls, retries the WebSocket with backoff', async () => {
+    const { server, events, stop, make } = setup({ mode: 'ws' });
+    server.ws = 'refuse';
+    const running = make().run(stop.signal);
+    await until(() => server.streamOpens.length >= 4, 'several attempts');
+    stop.abort();
+    await running;
+    expect(server.listenCalls).toEqual([]);
+    expect(events.log.filter((l) => l === 'reconnecting').length).toBeGreaterThanOrEqual(3);
+    expect(events.log.some((l) => l.startsWith('fallback'))).toBe(false);
+  });
+
+  it('poll: never opens a WebSocket; a first run starts from the endpoint\'s newest message', async () => {
+    const { server, events, saved, stop, make } = setup({ mode: 'poll' });
+    const old = server.add(2);
+    const running = make().run(stop.signal);
+    await until(() => server.listenCalls.length >= 2, 'polling');
+    expect(server.listenCalls[0]).toBe(old[1]);
+    const fresh = server.add(60);
+    await until(() => events.delivered.length === 60, 'two pages');
+    stop.abort();
+    await running;
+    expect(server.streamOpens).toEqual([]);
+    expect(events.delivered).toEqual(fresh);
+    expect(saved[0]).toBe(old[1]);
+  });
+
+  it('auto: a WebSocket that cannot connect while HTTP works means polling; when nothing answers it retries the WebSocket', async () => {
+    const { server, events, stop, make } = setup();
+    server.ws = 'unreachable';
+    server.httpUp = false;
+    const running = make({ startCursor: ZERO_CURSOR }).run(stop.signal);
+    await wait(60);
+    // The server is down: no point polling; keep trying the WebSocket.
+    expect(events.log.some((l) => l.startsWith('fallback'))).toBe(false);
+    server.httpUp = true;
+    await until(() => events.log.some((l) => l.startsWith('fallback: the WebSocket could not connect')), 'the fallback');
+    const ids = server.add(3);
+    await until(() => events.delivered.length === 3, 'polled messages');
+    stop.abort();
+    await running;
+    expect(events.delivered).toEqual(ids);
+  });
+
+  it('auto: a WebSocket that keeps dropping means polling', async () => {
+    const { server, events, stop, make } = setup();
+    server.ws = 'drop-after-ready';
+    const running = make({ startCursor: ZERO_CURSOR }).run(stop.signal);
+    await until(() => events.log.some((l) => l.startsWith('fallback: the WebSocket dropped 3 times')), 'the fallback');
+    server.ws = 'refuse';
+    const ids = server.add(2);
+    await until(() => events.delivered.length === 2, 'polled messages');
+    stop.abort();
+    await running;
+    expect(events.delivered).toEqual(ids);
+    expect(server.listenCalls.length).toBeGreaterThan(0);
+  });
+});
+
+describe('Listener: never loses, never repeats', () => {
+  it('first run: starts from the ready cursor and saves it; a reconnect resumes after the last message received', async () => {
+    const { server, events, saved, stop, make } = setup();
+    server.add(3); // before the first run: not delivered
+    const running = make().run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    expect(server.streamOpens).toEqual([null]);
+    const first = server.add(2);
+    await until(() => events.delivered.length === 2, 'live messages');
+    server.streams[0]!.drop();
+    const whileDown = server.add(2);
+    await until(() => events.delivered.length === 4, 'messages sent during the drop');
+    stop.abort();
+    await running;
+    expect(server.streamOpens).toEqual([null, first[1]]);
+    expect(events.delivered).toEqual([...first, ...whileDown]);
+    expect(saved).toEqual([server.ids[2], ...first, ...whileDown]);
+    expect(events.log).toContain('disconnected websocket');
+  });
+
+  it('an empty endpoint: the first run saves the zero cursor, so a restart gets everything since', async () => {
+    const { events, saved, stop, make } = setup();
+    const running = make().run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    stop.abort();
+    await running;
+    expect(saved).toEqual([ZERO_CURSOR]);
+  });
+
+  it('forwards replays (ids at or below the stream position) again without moving the cursor', async () => {
+    const { server, events, saved, stop, make } = setup();
+    const [start] = server.add(1);
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    const [a, b] = server.add(2);
+    await until(() => events.delivered.length === 2, 'two messages');
+    server.streams[0]!.handlers.message(cliMessage(a!), false);
+    await until(() => events.delivered.length === 3, 'the replay');
+    stop.abort();
+    await running;
+    expect(events.deliveries.map((d) => [d.message_id, d.replay, d.cursor])).toEqual([
+      [a, false, a],
+      [b, false, b],
+      [a, true, b],
+    ]);
+    expect(saved).toEqual([start, a, b]);
+  });
+
+  it('a result that cannot be reported (stream gone, server down) is retried until the server is back', async () => {
+    const { server, events, app, stop, make } = setup({ mode: 'ws' });
+    const [start] = server.add(1);
+    app.delayMs = 60;
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    const [id] = server.add(1);
+    await wait(20); // in the app now
+    server.httpUp = false;
+    server.ws = 'unreachable';
+    server.streams[0]!.drop();
+    await until(() => events.delivered.length === 1, 'the delivery');
+    await wait(300);
+    expect(server.postedResults).toEqual([]);
+    server.httpUp = true;
+    server.ws = 'ok';
+    const reported = (): ResultFrame[] => [...server.postedResults, ...server.streamResults];
+    await until(() => reported().length === 1, 'the report', 5000);
+    stop.abort();
+    await running;
+    expect(reported()).toEqual([{ type: 'result', message_id: id, status: 200, latency_ms: 1, error: null }]);
+  });
+
+  it('stopping keeps the stream open until the delivery in flight is done, and reports it there', async () => {
+    const { server, events, app, saved, stop, make } = setup({ mode: 'ws' });
+    const [start] = server.add(1);
+    app.delayMs = 150;
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    const [id, next] = server.add(2);
+    await wait(40); // the first one is in the app
+    stop.abort();
+    await running;
+    expect(events.delivered).toEqual([id]);
+    expect(server.streamResults.map((r) => r.message_id)).toEqual([id]);
+    expect(server.postedResults).toEqual([]);
+    expect(saved).toEqual([start, id]);
+    expect(next).toBeDefined();
+  });
+
+  it('counts what it caught up', async () => {
+    const { server, events, stop, make } = setup();
+    const [start] = server.add(1);
+    server.add(4);
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.caught.length === 1, 'caught up');
+    server.add(2);
+    await until(() => events.delivered.length === 6, 'live');
+    stop.abort();
+    await running;
+    expect(events.caught).toEqual([4]);
+  });
+
+  it('a full queue closes the stream and resumes after the last message queued', async () => {
+    const { server, events, app, stop, make } = setup({ timing: { queueHigh: 5, queueLow: 2 } });
+    const [start] = server.add(1);
+    const ids = server.add(30);
+    app.delayMs = 2;
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.delivered.length === 30, 'all of them', 10_000);
+    stop.abort();
+    await running;
+    expect(events.delivered).toEqual(ids);
+    expect(server.streamOpens.length).toBeGreaterThan(3);
+    expect(events.log.some((l) => l.startsWith('disconnected'))).toBe(false);
+  });
+
+  it('stopping while the app is down: returns at once, and the held message is not marked processed', async () => {
+    const { server, events, app, saved, stop, make } = setup();
+    const [start] = server.add(1);
+    app.down = true;
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    server.add(2);
+    await wait(30);
+    stop.abort();
+    await running;
+    expect(events.delivered).toEqual([]);
+    expect(saved).toEqual([start]);
+  });
+});
+
+describe('Listener: failures', () => {
+  it('a fatal answer (unknown endpoint) ends the run with that error', async () => {
+    const { server, stop, make } = setup();
+    server.ws = 'fatal';
+    await expect(make().run(stop.signal)).rejects.toMatchObject({ code: 'ENDPOINT_NOT_FOUND', status: 404 });
+  });
+
+  it('a fatal answer to the first request (bad key) ends the run', async () => {
+    const { server, stop, make } = setup();
+    server.latestMessageId = async () => {
+      throw new HookrelayApiError('UNAUTHORIZED', 'API key is invalid or missing', 401, 'r');
+    };
+    await expect(make().run(stop.signal)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+  });
+
+  it('--exit-on-disconnect: exit 7 once the server has been unreachable that long', async () => {
+    const { server, stop, make } = setup({ exitOnDisconnectMs: 150 });
+    server.httpUp = false;
+    server.ws = 'unreachable';
+    const started = Date.now();
+    const error = await make().run(stop.signal).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CliFailure);
+    expect(error).toMatchObject({ code: 'NETWORK_ERROR', exitCode: 7 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('--exit-on-disconnect counts from when a working connection dropped', async () => {
+    const { server, events, stop, make } = setup({ exitOnDisconnectMs: 200 });
+    const running = make({ startCursor: ZERO_CURSOR }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    await wait(300);
+    server.httpUp = false;
+    server.ws = 'unreachable';
+    server.streams[0]!.drop();
+    await expect(running).rejects.toMatchObject({ exitCode: 7 });
+  });
+});

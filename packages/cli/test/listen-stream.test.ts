@@ -1,0 +1,157 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { openStream, streamUrl, type StreamHandlers, type StreamOptions } from '../src/listen/stream.js';
+
+/** The WebSocket client against a small local server: upgrade answers, frames, heartbeat. */
+
+const ENDPOINT = '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70';
+let server: Server | undefined;
+let wss: WebSocketServer | undefined;
+
+afterEach(async () => {
+  wss?.clients.forEach((client) => client.terminate());
+  wss?.close();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = undefined;
+  wss = undefined;
+});
+
+async function listen(onUpgrade: (socket: WebSocket, url: string, headers: Record<string, string | string[] | undefined>) => void, refuse?: { status: number; body: string }): Promise<string> {
+  server = createServer((_req, res) => res.writeHead(404).end());
+  wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (request, socket, head) => {
+    if (refuse !== undefined) {
+      socket.end(`HTTP/1.1 ${refuse.status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(refuse.body)}\r\nconnection: close\r\n\r\n${refuse.body}`);
+      return;
+    }
+    wss!.handleUpgrade(request, socket, head, (ws) => onUpgrade(ws, request.url ?? '', request.headers));
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
+}
+
+function options(apiUrl: string, extra: Partial<StreamOptions> = {}): StreamOptions {
+  return {
+    apiUrl,
+    apiKey: 'hr_test',
+    endpointId: ENDPOINT,
+    after: null,
+    userAgent: 'test',
+    handshakeTimeoutMs: 2000,
+    heartbeatTimeoutMs: 5000,
+    heartbeatWarnMs: 4000,
+    ...extra,
+  };
+}
+
+function recorder() {
+  const seen: string[] = [];
+  const handlers: StreamHandlers = {
+    ready: (cursor) => seen.push(`ready ${cursor}`),
+    message: (message, replay) => seen.push(`message ${message.message_id}${replay ? ' replay' : ''}`),
+    silent: () => seen.push('silent'),
+  };
+  return { seen, handlers };
+}
+
+const message = (id: string) => ({
+  message_id: id,
+  content_type: 'text/plain',
+  headers: {},
+  raw_headers: [],
+  size_bytes: 0,
+  payload_sha256: 'x',
+  received_at: new Date().toISOString(),
+  method: 'POST',
+  path: '/',
+  query: '',
+  body: '',
+  body_encoding: 'base64',
+});
+
+describe('streamUrl', () => {
+  it('swaps the scheme, keeps a path prefix, puts the cursor in the query and never the key', () => {
+    expect(streamUrl('http://127.0.0.1:8787', ENDPOINT, null)).toBe(`ws://127.0.0.1:8787/v1/inbound-endpoints/${ENDPOINT}/stream`);
+    expect(streamUrl('https://hooks.example.com/relay/', ENDPOINT, 'abc')).toBe(`wss://hooks.example.com/relay/v1/inbound-endpoints/${ENDPOINT}/stream?after=abc`);
+  });
+});
+
+describe('openStream', () => {
+  it('sends the key in the Authorization header, reads ready and message frames, sends results', async () => {
+    const results: string[] = [];
+    let headers: Record<string, string | string[] | undefined> = {};
+    let url = '';
+    const apiUrl = await listen((socket, requestUrl, requestHeaders) => {
+      url = requestUrl;
+      headers = requestHeaders;
+      socket.on('message', (data) => results.push(data.toString()));
+      socket.send(JSON.stringify({ type: 'ready', cursor: 'C1' }));
+      socket.send(JSON.stringify({ type: 'message', message: message('m1') }));
+      socket.send(JSON.stringify({ type: 'message', message: message('m2'), replay: true }));
+      socket.send('not json');
+      socket.send(JSON.stringify({ type: 'message', message: { nope: true } }));
+    });
+    const { seen, handlers } = recorder();
+    const connection = openStream(options(apiUrl, { after: 'c0' }), handlers);
+    await expect.poll(() => seen.length).toBe(3);
+    expect(seen).toEqual(['ready c1', 'message m1', 'message m2 replay']);
+    expect(headers.authorization).toBe('Bearer hr_test');
+    expect(url).toBe(`/v1/inbound-endpoints/${ENDPOINT}/stream?after=c0`);
+    expect(connection.sendResult({ type: 'result', message_id: 'm1', status: 200, latency_ms: 3, error: null })).toBe(true);
+    await expect.poll(() => results.length).toBe(1);
+    expect(JSON.parse(results[0]!)).toEqual({ type: 'result', message_id: 'm1', status: 200, latency_ms: 3, error: null });
+    connection.close();
+    expect(await connection.ended).toMatchObject({ kind: 'closed', cause: 'client' });
+    expect(connection.sendResult({ type: 'result', message_id: 'm2', status: 200, latency_ms: 3, error: null })).toBe(false);
+  });
+
+  it('an upgrade refused in the API envelope with 401/404/400 is fatal, with the server message', async () => {
+    const body = JSON.stringify({ error: { code: 'INVALID_REQUEST', message: 'inbound endpoint x is in forward mode' }, meta: { request_id: 'req-9' } });
+    const apiUrl = await listen(() => {}, { status: 400, body });
+    const end = await openStream(options(apiUrl), recorder().handlers).ended;
+    expect(end.kind).toBe('fatal');
+    if (end.kind === 'fatal') expect(end.error).toMatchObject({ code: 'INVALID_REQUEST', message: 'inbound endpoint x is in forward mode', status: 400, requestId: 'req-9' });
+  });
+
+  it('any other refusal (a proxy without WebSockets) is not fatal', async () => {
+    const apiUrl = await listen(() => {}, { status: 502, body: '<html>bad gateway</html>' });
+    expect(await openStream(options(apiUrl), recorder().handlers).ended).toMatchObject({ kind: 'refused', status: 502 });
+  });
+
+  it('no server at all is "unreachable"', async () => {
+    const apiUrl = await listen(() => {});
+    await new Promise<void>((resolve) => server!.close(() => resolve()));
+    server = undefined;
+    expect(await openStream(options(apiUrl), recorder().handlers).ended).toMatchObject({ kind: 'unreachable' });
+  });
+
+  it('pings keep a quiet connection alive', async () => {
+    const apiUrl = await listen((socket) => {
+      socket.send(JSON.stringify({ type: 'ready', cursor: null }));
+      const timer = setInterval(() => socket.ping(), 50);
+      socket.on('close', () => clearInterval(timer));
+    });
+    const { seen, handlers } = recorder();
+    const connection = openStream(options(apiUrl, { heartbeatTimeoutMs: 300, heartbeatWarnMs: 200 }), handlers);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(seen).toEqual(['ready null']);
+    connection.close();
+    expect(await connection.ended).toMatchObject({ kind: 'closed', cause: 'client' });
+  });
+
+  it('a silent connection (no FIN, no ping) is warned about, then terminated', async () => {
+    const apiUrl = await listen((socket) => {
+      socket.send(JSON.stringify({ type: 'ready', cursor: null }));
+      // The peer is gone without closing: no more pings, no pongs to ours.
+      (socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    });
+    const { seen, handlers } = recorder();
+    const started = Date.now();
+    const end = await openStream(options(apiUrl, { heartbeatTimeoutMs: 400, heartbeatWarnMs: 200 }), handlers).ended;
+    expect(end).toMatchObject({ kind: 'closed', cause: 'heartbeat' });
+    expect(seen).toEqual(['ready null', 'silent']);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(380);
+  });
+});
