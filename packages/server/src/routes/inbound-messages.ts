@@ -26,6 +26,7 @@ import { notFound } from '../errors.js';
 import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
 import { decodeCursor, encodeCursor } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
+import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { INBOUND_REPLAY_CHANNEL } from '../stream/hub.js';
 
 const IdCursor = z.strictObject({ i: z.string().uuid() });
@@ -165,24 +166,9 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
     { schema: { body: InboundMessageDeleteBatchIn, response: { 200: successEnvelope(InboundMessageDeleteBatchOut) } } },
     async (request) => {
       const principal = principalOf(request);
-      const ids = [...new Set(request.body.message_ids.map((id) => id.toLowerCase()))];
-      const found = new Map(
-        (await softDeleteInboundMessages(sql, principal.project_id, ids, { apiKeyId: principal.api_key_id })).map((r) => [r.id, r]),
-      );
-      const results = ids.map((id) => {
-        const r = found.get(id);
-        if (!r) return { message_id: id, outcome: 'not_found' as const };
-        return { message_id: id, outcome: r.already_deleted ? ('already_deleted' as const) : ('deleted' as const), deleted_at: r.deleted_at.toISOString() };
-      });
-      return {
-        data: {
-          results,
-          deleted_count: results.filter((r) => r.outcome === 'deleted').length,
-          already_deleted_count: results.filter((r) => r.outcome === 'already_deleted').length,
-          not_found_count: results.filter((r) => r.outcome === 'not_found').length,
-        },
-        meta: { request_id: request.id },
-      };
+      const ids = uniqueIds(request.body.message_ids);
+      const touched = await softDeleteInboundMessages(sql, principal.project_id, ids, { apiKeyId: principal.api_key_id });
+      return { data: batchDeleteResult('message_id', ids, touched), meta: { request_id: request.id } };
     },
   );
 }

@@ -31,6 +31,7 @@ import {
 } from '../db/messages.js';
 import { AppError, endpointNotFound, invalidRequest, notFound } from '../errors.js';
 import { principalOf } from '../plugins/auth.js';
+import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { sha256Hex } from '../security/crypto.js';
 import { PayloadUnavailableError } from '../storage/payload-store.js';
 
@@ -243,29 +244,12 @@ export async function messageRoutes(fastify: FastifyInstance): Promise<void> {
     { schema: { body: MessageDeleteBatchIn, response: { 200: successEnvelope(MessageDeleteBatchOut) } } },
     async (request) => {
       const principal = principalOf(request);
-      const ids = [...new Set(request.body.message_ids.map((id) => id.toLowerCase()))];
-      const found = new Map(
-        (
-          await sql.begin(async (tx) => {
-            await dropWaitingOutboundJobs(tx, principal.project_id, ids);
-            return softDeleteOutboundMessages(tx, principal.project_id, ids, { apiKeyId: principal.api_key_id });
-          })
-        ).map((r) => [r.id, r]),
-      );
-      const results = ids.map((id) => {
-        const r = found.get(id);
-        if (!r) return { message_id: id, outcome: 'not_found' as const };
-        return { message_id: id, outcome: r.already_deleted ? ('already_deleted' as const) : ('deleted' as const), deleted_at: r.deleted_at.toISOString() };
+      const ids = uniqueIds(request.body.message_ids);
+      const touched = await sql.begin(async (tx) => {
+        await dropWaitingOutboundJobs(tx, principal.project_id, ids);
+        return softDeleteOutboundMessages(tx, principal.project_id, ids, { apiKeyId: principal.api_key_id });
       });
-      return {
-        data: {
-          results,
-          deleted_count: results.filter((r) => r.outcome === 'deleted').length,
-          already_deleted_count: results.filter((r) => r.outcome === 'already_deleted').length,
-          not_found_count: results.filter((r) => r.outcome === 'not_found').length,
-        },
-        meta: { request_id: request.id },
-      };
+      return { data: batchDeleteResult('message_id', ids, touched), meta: { request_id: request.id } };
     },
   );
 }

@@ -38,6 +38,7 @@ import { AppError, endpointNotFound, invalidRequest, notFound } from '../errors.
 import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
 import { decodeCursor, encodeCursor } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
+import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 
 const EventCursor = z.strictObject({ e: z.string().uuid() });
 
@@ -249,22 +250,9 @@ export async function pullEventRoutes(fastify: FastifyInstance): Promise<void> {
     async (request) => {
       const principal = principalOf(request);
       const endpointId = await endpointOf(principal.project_id, request.params.id);
-      const ids = [...new Set(request.body.message_ids.map((id) => id.toLowerCase()))];
-      const found = new Map((await softDeletePullEvents(sql, endpointId, ids, { apiKeyId: principal.api_key_id })).map((r) => [r.id, r]));
-      const results = ids.map((id) => {
-        const r = found.get(id);
-        if (!r) return { event_id: id, outcome: 'not_found' as const };
-        return { event_id: id, outcome: r.already_deleted ? ('already_deleted' as const) : ('deleted' as const), deleted_at: r.deleted_at.toISOString() };
-      });
-      return {
-        data: {
-          results,
-          deleted_count: results.filter((r) => r.outcome === 'deleted').length,
-          already_deleted_count: results.filter((r) => r.outcome === 'already_deleted').length,
-          not_found_count: results.filter((r) => r.outcome === 'not_found').length,
-        },
-        meta: { request_id: request.id },
-      };
+      const ids = uniqueIds(request.body.message_ids);
+      const touched = await softDeletePullEvents(sql, endpointId, ids, { apiKeyId: principal.api_key_id });
+      return { data: batchDeleteResult('event_id', ids, touched), meta: { request_id: request.id } };
     },
   );
 
