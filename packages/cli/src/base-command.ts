@@ -11,9 +11,9 @@ import {
   type ConfigFile,
   type Env,
   type ResolvedSettings,
+  processEnvironment,
 } from './config.js';
 import { CliErrorCode, CliFailure, describeFailure, failureToJson } from './errors.js';
-import { processEnvironment } from './environment.js';
 import { ExitCode } from './exit-codes.js';
 import { formatFailure } from './format/error.js';
 import { colorLevel, createStyle, plainStyle, type Style } from './format/style.js';

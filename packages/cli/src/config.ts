@@ -247,3 +247,11 @@ export function withoutApiKey(config: ConfigFile, name: string): ConfigFile {
   const { api_key: _removed, ...rest } = previous;
   return { ...config, profiles: { ...config.profiles, [name]: rest } };
 }
+
+/**
+ * The one place where the CLI reads the process environment. Everything else receives the `Env`
+ * this returns, so that configuration is parsed from one snapshot and tests can inject any env.
+ */
+export function processEnvironment(): Env {
+  return process.env;
+}
