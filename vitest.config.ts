@@ -31,7 +31,19 @@ export default defineConfig({
           globalSetup: ['test/setup/pglite.ts'],
         },
       },
-      { test: { name: 'e2e', root: 'e2e', include: ['**/*.test.ts'], exclude, testTimeout: 60_000, hookTimeout: 120_000 } },
+      {
+        test: {
+          name: 'e2e',
+          root: 'e2e',
+          include: ['**/*.test.ts'],
+          exclude,
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          // Real processes with timing-sensitive faults: one file at a time, after the other projects.
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
     ],
   },
 });
