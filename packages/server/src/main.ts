@@ -8,7 +8,7 @@ import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { DataDirLockedError, loadEncryptionKey, openDatabase } from './runtime.js';
 import { SecretBox } from './security/crypto.js';
-import { startSweepers } from './sweepers/runner.js';
+import { DEFAULT_SWEEPERS, startSweepers } from './sweepers/runner.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { DELIVERY_SWEEPERS } from './delivery/sweepers.js';
 import {
@@ -94,8 +94,9 @@ async function runStart(config: Config): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     process.stdout.write(`hookrelay-server listening on http://${host}:${port}\n`);
-    const sweepers = config.roles.has('worker') ? startSweepers(db, app.services, app.log, config.sweepIntervalSeconds * 1000) : undefined;
-    const deliverySweepers = config.roles.has('worker') ? startSweepers(db, app.services, app.log, config.sweepIntervalSeconds * 1000, DELIVERY_SWEEPERS) : undefined;
+    const sweepers = config.roles.has('worker')
+      ? startSweepers(db, app.services, app.log, config.sweepIntervalSeconds * 1000, [...DEFAULT_SWEEPERS, ...DELIVERY_SWEEPERS])
+      : undefined;
     await worker?.start();
 
     const shutdown = async (signal: string) => {
@@ -107,7 +108,6 @@ async function runStart(config: Config): Promise<void> {
       try {
         // First: in-flight deliveries finish (or are cut and released) while the database is open.
         await worker?.stop();
-        await deliverySweepers?.stop();
         await sweepers?.stop();
         await app.close();
         await db.close();
