@@ -2,9 +2,7 @@ import type { EndpointDeleteOut } from '@hookrelay/shared';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { ENDPOINT_ID_DESCRIPTION } from '../../endpoint-flags.js';
-import { CliErrorCode, CliFailure } from '../../errors.js';
-import { ExitCode } from '../../exit-codes.js';
-import { confirm } from '../../prompt.js';
+import { confirmDeletion } from '../../confirm-delete.js';
 
 export default class EndpointsDelete extends BaseCommand<typeof EndpointsDelete> {
   static override summary = 'Delete an outbound endpoint; it asks first unless --force.';
@@ -24,22 +22,17 @@ export default class EndpointsDelete extends BaseCommand<typeof EndpointsDelete>
   };
 
   public async run(): Promise<EndpointDeleteOut> {
-    if (!this.flags.force) {
-      if (!this.interactive) {
-        throw new CliFailure(
-          CliErrorCode.CONFIRMATION_REQUIRED,
-          `refusing to delete ${this.args.id} without confirmation: stdin is not a terminal`,
-          ExitCode.USAGE,
-          'Pass --force to delete without asking.',
-        );
-      }
-      // Fetching first shows what is about to go, and fails with not-found before asking.
-      const { data: endpoint } = await this.client.endpoints.get(this.args.id);
-      const yes = await confirm(this.promptStreams, `Delete endpoint ${endpoint.id} (${endpoint.url})?`);
-      if (!yes) {
-        throw new CliFailure(CliErrorCode.ABORTED, 'not deleted', ExitCode.GENERIC);
-      }
-    }
+    await confirmDeletion({
+      force: this.flags.force,
+      interactive: this.interactive,
+      subject: this.args.id,
+      streams: this.promptStreams,
+      question: async () => {
+        // Fetching first shows what is about to go, and fails with not-found before asking.
+        const { data: endpoint } = await this.client.endpoints.get(this.args.id);
+        return `Delete endpoint ${endpoint.id} (${endpoint.url})?`;
+      },
+    });
     const { data } = await this.client.endpoints.delete(this.args.id);
     this.print(`${this.style.out.green('Deleted')} ${data.id}`);
     return data;

@@ -1,10 +1,8 @@
 import type { EndpointDeleteOut } from '@hookrelay/shared';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { CliErrorCode, CliFailure } from '../../errors.js';
-import { ExitCode } from '../../exit-codes.js';
 import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../inbound-flags.js';
-import { confirm } from '../../prompt.js';
+import { confirmDeletion } from '../../confirm-delete.js';
 
 export default class InboundDelete extends BaseCommand<typeof InboundDelete> {
   static override summary = 'Delete an inbound endpoint; its ingest URL then answers 410. It asks first unless --force.';
@@ -24,22 +22,17 @@ export default class InboundDelete extends BaseCommand<typeof InboundDelete> {
   };
 
   public async run(): Promise<EndpointDeleteOut> {
-    if (!this.flags.force) {
-      if (!this.interactive) {
-        throw new CliFailure(
-          CliErrorCode.CONFIRMATION_REQUIRED,
-          `refusing to delete ${this.args.id} without confirmation: stdin is not a terminal`,
-          ExitCode.USAGE,
-          'Pass --force to delete without asking.',
-        );
-      }
-      // Fetching first shows what is about to go, and fails with not-found before asking.
-      const { data: endpoint } = await this.client.inboundEndpoints.get(this.args.id);
-      const yes = await confirm(this.promptStreams, `Delete inbound endpoint ${endpoint.id} ("${endpoint.name}", ${endpoint.mode} mode)? Its ingest URL will answer 410`);
-      if (!yes) {
-        throw new CliFailure(CliErrorCode.ABORTED, 'not deleted', ExitCode.GENERIC);
-      }
-    }
+    await confirmDeletion({
+      force: this.flags.force,
+      interactive: this.interactive,
+      subject: this.args.id,
+      streams: this.promptStreams,
+      question: async () => {
+        // Fetching first shows what is about to go, and fails with not-found before asking.
+        const { data: endpoint } = await this.client.inboundEndpoints.get(this.args.id);
+        return `Delete inbound endpoint ${endpoint.id} ("${endpoint.name}", ${endpoint.mode} mode)? Its ingest URL will answer 410`;
+      },
+    });
     const { data } = await this.client.inboundEndpoints.delete(this.args.id);
     this.print(`${this.style.out.green('Deleted')} inbound endpoint ${data.id}`);
     return data;

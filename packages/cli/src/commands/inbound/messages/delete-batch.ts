@@ -2,11 +2,9 @@ import type { InboundMessageDeleteBatchOut } from '@hookrelay/shared';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
 import { batchIds, DELETE_BATCH_SIZE, mergeBatchResults } from '../../../batch-delete.js';
-import { CliErrorCode, CliFailure } from '../../../errors.js';
-import { ExitCode } from '../../../exit-codes.js';
 import { formatBatchDeleteResult } from '../../../format/inbound-messages.js';
 import { INBOUND_MESSAGE_ID_DESCRIPTION } from '../../../inbound-flags.js';
-import { confirm } from '../../../prompt.js';
+import { confirmDeletion } from '../../../confirm-delete.js';
 
 export default class InboundMessagesDeleteBatch extends BaseCommand<typeof InboundMessagesDeleteBatch> {
   static override summary = 'Delete several inbound messages at once; it asks first unless --force.';
@@ -37,20 +35,15 @@ With --json the output is the API's batch result: { "results": [{ "message_id", 
     // A variadic argument: oclif gives every positional in argv.
     const { argv } = await this.parse(InboundMessagesDeleteBatch);
     const ids = batchIds(argv.map(String), 'an inbound message');
-    if (!this.flags.force) {
-      if (!this.interactive) {
-        throw new CliFailure(
-          CliErrorCode.CONFIRMATION_REQUIRED,
-          `refusing to delete ${ids.length} inbound ${ids.length === 1 ? 'message' : 'messages'} without confirmation: stdin is not a terminal`,
-          ExitCode.USAGE,
-          'Pass --force to delete without asking.',
-        );
-      }
-      const yes = await confirm(this.promptStreams, `Delete ${ids.length} inbound ${ids.length === 1 ? 'message' : 'messages'}?`);
-      if (!yes) {
-        throw new CliFailure(CliErrorCode.ABORTED, 'not deleted', ExitCode.GENERIC);
-      }
-    }
+    await confirmDeletion({
+      force: this.flags.force,
+      interactive: this.interactive,
+      subject: `${ids.length} inbound ${ids.length === 1 ? 'message' : 'messages'}`,
+      streams: this.promptStreams,
+      question: async () => {
+        return `Delete ${ids.length} inbound ${ids.length === 1 ? 'message' : 'messages'}?`;
+      },
+    });
     const parts: InboundMessageDeleteBatchOut[] = [];
     for (let at = 0; at < ids.length; at += DELETE_BATCH_SIZE) {
       const { data } = await this.client.inboundMessages.deleteBatch(ids.slice(at, at + DELETE_BATCH_SIZE));

@@ -1,11 +1,9 @@
 import type { InboundMessageDeleteOut } from '@hookrelay/shared';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
-import { CliErrorCode, CliFailure } from '../../../errors.js';
-import { ExitCode } from '../../../exit-codes.js';
 import { formatInboundMessageDeleted } from '../../../format/inbound-messages.js';
 import { INBOUND_MESSAGE_ID_DESCRIPTION } from '../../../inbound-flags.js';
-import { confirm } from '../../../prompt.js';
+import { confirmDeletion } from '../../../confirm-delete.js';
 
 export default class InboundMessagesDelete extends BaseCommand<typeof InboundMessagesDelete> {
   static override summary = "Delete an inbound message's payload and headers; it asks first unless --force.";
@@ -27,23 +25,18 @@ With --json the output is { "message_id", "deleted_at", "already_deleted" }.`;
   };
 
   public async run(): Promise<InboundMessageDeleteOut> {
-    if (!this.flags.force) {
-      if (!this.interactive) {
-        throw new CliFailure(
-          CliErrorCode.CONFIRMATION_REQUIRED,
-          `refusing to delete ${this.args.id} without confirmation: stdin is not a terminal`,
-          ExitCode.USAGE,
-          'Pass --force to delete without asking.',
-        );
-      }
-      // Fetching first shows what is about to go, and fails with not-found before asking.
-      const { data: message } = await this.client.inboundMessages.get(this.args.id);
-      const request = `${message.method} ${message.path}${message.query === '' ? '' : `?${message.query}`}`;
-      const yes = await confirm(this.promptStreams, `Delete inbound message ${message.id} (${request}, received ${message.received_at})?`);
-      if (!yes) {
-        throw new CliFailure(CliErrorCode.ABORTED, 'not deleted', ExitCode.GENERIC);
-      }
-    }
+    await confirmDeletion({
+      force: this.flags.force,
+      interactive: this.interactive,
+      subject: this.args.id,
+      streams: this.promptStreams,
+      question: async () => {
+        // Fetching first shows what is about to go, and fails with not-found before asking.
+        const { data: message } = await this.client.inboundMessages.get(this.args.id);
+        const request = `${message.method} ${message.path}${message.query === '' ? '' : `?${message.query}`}`;
+        return `Delete inbound message ${message.id} (${request}, received ${message.received_at})?`;
+      },
+    });
     const { data } = await this.client.inboundMessages.delete(this.args.id);
     this.print(formatInboundMessageDeleted(data, this.style.out));
     return data;
