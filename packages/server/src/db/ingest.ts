@@ -40,98 +40,48 @@ export async function incrementRejectedCount(sql: Sql, endpointId: string): Prom
   await sql`UPDATE inbound_endpoints SET rejected_count = rejected_count + 1 WHERE id = ${endpointId}`;
 }
 
-export interface IngestLockRow {
+/** One webhook of a group commit, as `hookrelay_ingest_inbound` (migration 005) takes it. */
+export interface IngestBatchItem {
+  /** Position in the batch; results come back keyed by it. */
+  ord: number;
+  /** Proposed id: above every id this process proposed for the endpoint before. */
   id: string;
-  /** forward-mode messages are queued for delivery in the same transaction. */
-  mode: 'forward' | 'cli';
-  paused: boolean;
-  gone: boolean;
-  last_message_id: string | null;
-}
-
-/**
- * Row-locks the endpoints of a batch until commit, in id order (no deadlock between processes).
- * Holding the lock to commit is what makes ids of one endpoint visible in id order.
- */
-export async function lockEndpointsForIngest(sql: Sql, endpointIds: readonly string[]): Promise<IngestLockRow[]> {
-  return sql<IngestLockRow>`
-    SELECT id, mode, paused,
-           (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS gone,
-           last_message_id
-    FROM inbound_endpoints WHERE id = ANY(${[...endpointIds]}::uuid[])
-    ORDER BY id FOR UPDATE`;
-}
-
-export async function setLastMessageIds(sql: Sql, lasts: readonly { endpointId: string; messageId: string }[]): Promise<void> {
-  if (lasts.length === 0) return;
-  const values = lasts.map((l) => sql.fragment`(${l.endpointId}::uuid, ${l.messageId}::uuid)`);
-  await sql`
-    UPDATE inbound_endpoints e SET last_message_id = v.message_id
-    FROM (VALUES ${sql.join(values, ', ')}) AS v (endpoint_id, message_id)
-    WHERE e.id = v.endpoint_id`;
-}
-
-export interface IdempotencyClaim {
-  endpointId: string;
-  key: string;
-  messageId: string;
-}
-
-/**
- * Claims idempotency keys for 24 h. Returns the claims that won; a key that is already live keeps
- * its first message. Concurrent claims of one key wait on each other in the unique index.
- */
-export async function claimIdempotencyKeys(sql: Sql, claims: readonly IdempotencyClaim[], expiresAt: Date): Promise<Set<string>> {
-  if (claims.length === 0) return new Set();
-  const values = claims.map((c) => sql.fragment`(${c.endpointId}::uuid, ${c.key}, ${c.messageId}::uuid, ${expiresAt}::timestamptz)`);
-  const won = await sql<{ message_id: string }>`
-    INSERT INTO inbound_idempotency_keys AS k (inbound_endpoint_id, idempotency_key, message_id, expires_at)
-    VALUES ${sql.join(values, ', ')}
-    ON CONFLICT (inbound_endpoint_id, idempotency_key) DO UPDATE
-      SET message_id = excluded.message_id, expires_at = excluded.expires_at
-      WHERE k.expires_at <= now()
-    RETURNING message_id`;
-  return new Set(won.map((r) => r.message_id));
-}
-
-/** The message that holds a live idempotency key. */
-export async function findIdempotencyHolders(sql: Sql, keys: readonly { endpointId: string; key: string }[]): Promise<Map<string, string>> {
-  if (keys.length === 0) return new Map();
-  const values = keys.map((k) => sql.fragment`(${k.endpointId}::uuid, ${k.key})`);
-  const rows = await sql<{ inbound_endpoint_id: string; idempotency_key: string; message_id: string }>`
-    SELECT k.inbound_endpoint_id, k.idempotency_key, k.message_id
-    FROM inbound_idempotency_keys k
-    JOIN (VALUES ${sql.join(values, ', ')}) AS v (endpoint_id, key) ON k.inbound_endpoint_id = v.endpoint_id AND k.idempotency_key = v.key`;
-  return new Map(rows.map((r) => [`${r.inbound_endpoint_id}\n${r.idempotency_key}`, r.message_id]));
-}
-
-export interface NewInboundMessage {
-  id: string;
-  projectId: string;
-  endpointId: string;
+  endpoint_id: string;
+  project_id: string;
   method: string;
   path: string;
   query: string;
-  contentType: string;
-  sizeBytes: number;
-  payloadSha256: string;
-  rawHeaders: [string, string][];
-  payloadKey: string;
-  idempotencyKey: string | null;
-  receivedAt: Date;
+  content_type: string;
+  size_bytes: number;
+  sha256: string;
+  raw_headers: [string, string][];
+  /** At most one item per (endpoint, key) in a batch. */
+  idempotency_key: string | null;
+  received_at: Date;
+  /** Where the body starts in the batch's concatenated bodies. */
+  body_offset: number;
 }
 
-export async function insertInboundMessages(sql: Sql, messages: readonly NewInboundMessage[]): Promise<void> {
-  if (messages.length === 0) return;
-  const rows = messages.map(
-    (m) => sql.fragment`(${m.id}::uuid, ${m.projectId}::uuid, ${m.endpointId}::uuid, ${m.method}, ${m.path}, ${m.query},
-      ${m.contentType}, ${m.sizeBytes}::int, ${m.payloadSha256}, ${m.rawHeaders}::jsonb, ${m.payloadKey},
-      ${m.idempotencyKey}::text, ${m.receivedAt}::timestamptz, ${m.receivedAt}::timestamptz)`,
-  );
-  await sql`
-    INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes,
-      payload_sha256, raw_headers, payload_key, idempotency_key, received_at, updated_at)
-    VALUES ${sql.join(rows, ', ')}`;
+export type IngestBatchResultRow =
+  | { ord: number; outcome: 'stored' | 'duplicate'; message_id: string; endpoint_id: string }
+  | { ord: number; outcome: 'paused' | 'gone'; message_id: null; endpoint_id: string }
+  /** Another process committed ids at or above the first id proposed for this endpoint: nothing was stored. */
+  | { ord: null; outcome: 'conflict'; message_id: string; endpoint_id: string };
+
+/**
+ * Stores a batch in one autocommit statement (its own transaction, answered after the commit):
+ * endpoint row locks, idempotency claims, messages, payloads (when `bodies` is given: the database
+ * store), last ids, forward-mode delivery jobs and the NOTIFYs. See migration 005.
+ */
+export async function storeInboundBatch(
+  sql: Sql,
+  items: readonly IngestBatchItem[],
+  bodies: Buffer | null,
+  idempotencyExpiresAt: Date,
+): Promise<IngestBatchResultRow[]> {
+  return sql<IngestBatchResultRow>`
+    SELECT ord, outcome, message_id, endpoint_id
+    FROM hookrelay_ingest_inbound(${items as unknown as object}::jsonb, ${bodies}::bytea, ${idempotencyExpiresAt.toISOString()}::text::timestamptz)`;
 }
 
 export async function deleteExpiredIdempotencyKeys(sql: Sql, now: Date, batchSize = 5000): Promise<number> {

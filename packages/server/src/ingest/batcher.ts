@@ -1,14 +1,5 @@
-import type { Database, Sql } from '../db/database.js';
-import {
-  claimIdempotencyKeys,
-  findIdempotencyHolders,
-  insertInboundMessages,
-  lockEndpointsForIngest,
-  setLastMessageIds,
-  type NewInboundMessage,
-} from '../db/ingest.js';
-import { notifyOnCommit } from '../db/notify.js';
-import { enqueueDeliveries } from '../db/deliveries.js';
+import type { Database } from '../db/database.js';
+import { storeInboundBatch, type IngestBatchItem, type IngestBatchResultRow } from '../db/ingest.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { nextOrderedId } from './ordered-id.js';
 
@@ -16,6 +7,10 @@ import { nextOrderedId } from './ordered-id.js';
 export const INBOUND_MESSAGES_CHANNEL = 'hookrelay_inbound_messages';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** A conflict means another process committed newer ids for the endpoint meanwhile; it does not repeat much. */
+const MAX_ID_CONFLICT_RETRIES = 20;
+const MAX_REMEMBERED_ENDPOINTS = 10_000;
 
 export interface IngestItem {
   endpointId: string;
@@ -49,22 +44,25 @@ export interface IngestBatcherOptions {
   /** Most payload bytes stored in one transaction (a batch always takes at least one webhook). */
   maxBatchBytes?: number;
   /**
-   * Transactions in flight at once. Batches of one endpoint still commit one after another (they
-   * wait on its row lock), but the next one has already begun and is waiting, and batches of
-   * other endpoints do not wait at all.
+   * Batches in flight at once. Batches of one endpoint still commit one after another (they wait on
+   * its row lock), but the next one is already at the database when the lock is released, and
+   * batches of other endpoints do not wait at all.
    */
   maxConcurrent?: number;
 }
 
 /**
- * Stores webhooks in group commits: while one transaction runs, new arrivals queue, and the next
- * transaction takes them all. Each transaction locks its endpoints' rows (in id order) until commit,
- * assigns ids above each endpoint's last id, and so makes one endpoint's messages visible strictly
- * in id order across any number of processes (decisions.md §5). A request is answered only after
- * the commit that holds its message.
+ * Stores webhooks in group commits: while a batch is being stored, new arrivals queue, and the next
+ * batch takes them all. A batch is one autocommit call of `hookrelay_ingest_inbound` (one round
+ * trip). It locks its endpoints' rows (in id order) until its commit and stores only ids above each
+ * endpoint's last committed id, so one endpoint's messages become visible strictly in id order across
+ * any number of processes (decisions.md §5). A request is answered only after the commit that holds
+ * its message.
  */
 export class IngestBatcher {
   private queue: Pending[] = [];
+  /** The last id this process proposed per endpoint. */
+  private readonly lastProposed = new Map<string, string>();
   private scheduled = false;
   private inFlight = 0;
   private readonly maxBatch: number;
@@ -78,7 +76,7 @@ export class IngestBatcher {
   ) {
     this.maxBatch = options.maxBatch ?? 500;
     this.maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
-    this.maxConcurrent = options.maxConcurrent ?? 1;
+    this.maxConcurrent = options.maxConcurrent ?? 2;
   }
 
   submit(item: IngestItem): Promise<IngestOutcome> {
@@ -123,100 +121,107 @@ export class IngestBatcher {
 
   private async flush(batch: Pending[]): Promise<void> {
     try {
-      const outcomes = await this.db.sql.begin((tx) => this.store(tx, batch.map((p) => p.item)));
+      const outcomes = await this.store(batch.map((p) => p.item));
       batch.forEach((p, i) => p.resolve(outcomes[i]!));
     } catch (error) {
       batch.forEach((p) => p.reject(error));
     }
   }
 
-  private async store(tx: Sql, items: IngestItem[]): Promise<IngestOutcome[]> {
-    const outcomes: (IngestOutcome | undefined)[] = new Array(items.length);
-    const endpointIds = [...new Set(items.map((i) => i.endpointId))].sort();
-    const locks = new Map((await lockEndpointsForIngest(tx, endpointIds)).map((row) => [row.id, row]));
-    const lastIds = new Map<string, string | null>();
-
-    // Ids in arrival order per endpoint, each above the endpoint's last committed id.
-    const ids: (string | undefined)[] = new Array(items.length);
+  private async store(items: IngestItem[]): Promise<IngestOutcome[]> {
+    // Only the first webhook of an idempotency key in the batch is sent; the others share its fate.
+    const firstOfKey = new Map<string, number>();
+    const sent: number[] = [];
+    const sameAs: (number | undefined)[] = new Array(items.length);
     items.forEach((item, i) => {
-      const lock = locks.get(item.endpointId);
-      if (!lock || lock.gone) outcomes[i] = { kind: 'gone' };
-      else if (lock.paused) outcomes[i] = { kind: 'paused' };
-      else {
-        const last = lastIds.has(item.endpointId) ? lastIds.get(item.endpointId)! : lock.last_message_id;
-        const id = nextOrderedId(last);
-        lastIds.set(item.endpointId, id);
-        ids[i] = id;
-      }
-    });
-
-    // Idempotency: the first of a key in this batch claims it; later ones (here or from an earlier
-    // commit) are duplicates of the message that holds it.
-    const firstByKey = new Map<string, number>();
-    const claims: { endpointId: string; key: string; messageId: string }[] = [];
-    items.forEach((item, i) => {
-      if (ids[i] === undefined || item.idempotencyKey === null) return;
-      const k = `${item.endpointId}\n${item.idempotencyKey}`;
-      if (!firstByKey.has(k)) {
-        firstByKey.set(k, i);
-        claims.push({ endpointId: item.endpointId, key: item.idempotencyKey, messageId: ids[i]! });
-      }
-    });
-    if (claims.length > 0) {
-      const won = await claimIdempotencyKeys(tx, claims, new Date(Date.now() + IDEMPOTENCY_WINDOW_MS));
-      const lost = claims.filter((c) => !won.has(c.messageId));
-      const holders = await findIdempotencyHolders(tx, lost);
-      items.forEach((item, i) => {
-        if (ids[i] === undefined || item.idempotencyKey === null) return;
+      if (item.idempotencyKey !== null) {
         const k = `${item.endpointId}\n${item.idempotencyKey}`;
-        const first = firstByKey.get(k)!;
-        const firstId = ids[first]!;
-        if (won.has(firstId)) {
-          if (first !== i) outcomes[i] = { kind: 'duplicate', messageId: firstId };
-        } else {
-          outcomes[i] = { kind: 'duplicate', messageId: holders.get(k) ?? firstId };
+        const first = firstOfKey.get(k);
+        if (first !== undefined) {
+          sameAs[i] = first;
+          return;
         }
-      });
-    }
+        firstOfKey.set(k, i);
+      }
+      sent.push(i);
+    });
 
-    const messages: NewInboundMessage[] = [];
-    const payloads: { key: string; data: Uint8Array }[] = [];
-    items.forEach((item, i) => {
-      if (outcomes[i] !== undefined) return;
-      const id = ids[i]!;
-      const payloadKey = `inbound/${id}`;
-      messages.push({
-        id,
-        projectId: item.projectId,
-        endpointId: item.endpointId,
+    const bodies = this.payloadStore.kind === 'database' ? Buffer.concat(sent.map((i) => items[i]!.body)) : null;
+    let offset = 0;
+    const batchItems: IngestBatchItem[] = sent.map((i) => {
+      const item = items[i]!;
+      const row: IngestBatchItem = {
+        ord: i,
+        id: '',
+        endpoint_id: item.endpointId,
+        project_id: item.projectId,
         method: item.method,
         path: item.path,
         query: item.query,
-        contentType: item.contentType,
-        sizeBytes: item.body.length,
-        payloadSha256: item.sha256,
-        rawHeaders: item.rawHeaders,
-        payloadKey,
-        idempotencyKey: item.idempotencyKey,
-        receivedAt: item.receivedAt,
-      });
-      payloads.push({ key: payloadKey, data: item.body });
-      outcomes[i] = { kind: 'stored', messageId: id };
+        content_type: item.contentType,
+        size_bytes: item.body.length,
+        sha256: item.sha256,
+        raw_headers: item.rawHeaders,
+        idempotency_key: item.idempotencyKey,
+        received_at: item.receivedAt,
+        body_offset: offset,
+      };
+      offset += item.body.length;
+      return row;
     });
-    // Independent writes, sent together: the PostgreSQL driver pipelines them on the
-    // transaction's connection, so they cost one round trip instead of four.
-    const lasts = [...lastIds].filter((e): e is [string, string] => e[1] !== null).map(([endpointId, messageId]) => ({ endpointId, messageId }));
-    const writes = await Promise.allSettled([
-      this.payloadStore.putMany(tx, payloads),
-      insertInboundMessages(tx, messages),
-      setLastMessageIds(tx, lasts),
-      // Streams on every process learn of the new messages when, and only when, they commit.
-      messages.length > 0 ? notifyOnCommit(tx, INBOUND_MESSAGES_CHANNEL, [...new Set(messages.map((m) => m.endpointId))].join(',')) : undefined,
-      // Forward mode: the delivery is queued in the same commit (and wakes the workers when it lands).
-      enqueueDeliveries(tx, messages.filter((m) => locks.get(m.endpointId)?.mode === 'forward').map((m) => ({ messageId: m.id, kind: 'inbound' as const, destination: m.endpointId }))),
-    ]);
-    const failed = writes.find((w): w is PromiseRejectedResult => w.status === 'rejected');
-    if (failed) throw failed.reason;
+    this.proposeIds(batchItems);
+    if (bodies === null) {
+      // An object store is written before the commit, so a committed message always has its payload.
+      await this.payloadStore.putMany(this.db.sql, batchItems.map((b) => ({ key: `inbound/${b.id}`, data: items[b.ord]!.body })));
+    }
+
+    let rows: IngestBatchResultRow[] = [];
+    for (let attempt = 1; ; attempt++) {
+      rows = await storeInboundBatch(this.db.sql, batchItems, bodies, new Date(Date.now() + IDEMPOTENCY_WINDOW_MS));
+      const conflicts = rows.filter((r) => r.outcome === 'conflict');
+      if (conflicts.length === 0) break;
+      if (attempt === MAX_ID_CONFLICT_RETRIES) throw new Error(`ingest ids kept conflicting with other processes after ${attempt} attempts`);
+      // Another process committed later ids for these endpoints: propose ids above them and retry.
+      for (const c of conflicts) {
+        const proposed = this.lastProposed.get(c.endpoint_id);
+        if (proposed === undefined || proposed < c.message_id) this.lastProposed.set(c.endpoint_id, c.message_id);
+      }
+      const stale = new Set(conflicts.map((c) => c.endpoint_id));
+      const moved = batchItems.filter((b) => stale.has(b.endpoint_id));
+      const orphans = moved.map((b) => `inbound/${b.id}`);
+      this.proposeIds(moved);
+      if (bodies === null) {
+        await this.payloadStore.putMany(this.db.sql, moved.map((b) => ({ key: `inbound/${b.id}`, data: items[b.ord]!.body })));
+        await this.payloadStore.deleteMany(this.db.sql, orphans).catch(() => undefined);
+      }
+    }
+
+    const outcomes: (IngestOutcome | undefined)[] = new Array(items.length);
+    for (const row of rows) {
+      if (row.ord === null) continue;
+      outcomes[row.ord] =
+        row.outcome === 'stored' || row.outcome === 'duplicate' ? { kind: row.outcome, messageId: row.message_id } : { kind: row.outcome as 'paused' | 'gone' };
+    }
+    items.forEach((_, i) => {
+      const first = sameAs[i];
+      if (first === undefined) return;
+      const outcome = outcomes[first]!;
+      outcomes[i] = outcome.kind === 'stored' ? { kind: 'duplicate', messageId: outcome.messageId } : outcome;
+    });
+    if (bodies === null) {
+      const unused = batchItems.filter((b) => outcomes[b.ord]?.kind !== 'stored').map((b) => `inbound/${b.id}`);
+      if (unused.length > 0) await this.payloadStore.deleteMany(this.db.sql, unused).catch(() => undefined);
+    }
     return outcomes as IngestOutcome[];
+  }
+
+  /** Ids in arrival order per endpoint, each above every id this process proposed for it before. */
+  private proposeIds(batchItems: IngestBatchItem[]): void {
+    for (const b of batchItems) {
+      b.id = nextOrderedId(this.lastProposed.get(b.endpoint_id) ?? null);
+      this.lastProposed.set(b.endpoint_id, b.id);
+    }
+    // A cache, not the source of truth: the database rejects stale proposals (a 'conflict').
+    if (this.lastProposed.size > MAX_REMEMBERED_ENDPOINTS) this.lastProposed.clear();
   }
 }

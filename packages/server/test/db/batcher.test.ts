@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newSecretToken, newUuidv7 } from '@hookrelay/shared';
+import { newSecretToken, newUuidv7, uuidv7AtTime } from '@hookrelay/shared';
 import type { Database } from '../../src/db/database.js';
 import { insertProject } from '../../src/db/projects.js';
 import { IngestBatcher, type IngestItem } from '../../src/ingest/batcher.js';
@@ -59,5 +59,40 @@ describe('IngestBatcher with several transactions in flight', () => {
     }
     const [payloads] = await db.sql<{ n: number }>`SELECT count(*)::int AS n FROM payloads`;
     expect(payloads!.n).toBe(210);
+  });
+});
+
+describe('IngestBatcher when another process committed later ids', () => {
+  it('proposes ids above the committed last id and stores every webhook above it, in arrival order', async () => {
+    const endpointId = await endpoint();
+    // What a process whose clock runs an hour ahead would have left behind.
+    const ahead = uuidv7AtTime(Date.now() + 3_600_000);
+    await db.sql`UPDATE inbound_endpoints SET last_message_id = ${ahead}::uuid WHERE id = ${endpointId}`;
+    const batcher = new IngestBatcher(db, new DatabasePayloadStore(), { maxBatch: 4 });
+    const outcomes = await Promise.all(Array.from({ length: 10 }, (_, n) => batcher.submit(item(endpointId, n))));
+    expect(outcomes.map((o) => o.kind)).toEqual(Array(10).fill('stored'));
+    const ids = outcomes.map((o) => (o.kind === 'stored' ? o.messageId : ''));
+    expect(ids.every((id) => id > ahead)).toBe(true);
+    expect([...ids].sort()).toEqual(ids);
+    const rows = await db.sql<{ id: string; n: string }>`
+      SELECT m.id, convert_from(p.data, 'UTF8') AS n FROM inbound_messages m JOIN payloads p ON p.key = m.payload_key
+      WHERE m.inbound_endpoint_id = ${endpointId} ORDER BY m.id`;
+    expect(rows.map((r) => r.n)).toEqual(Array.from({ length: 10 }, (_, n) => `{"n":${n}}`));
+    const [last] = await db.sql<{ last_message_id: string }>`SELECT last_message_id FROM inbound_endpoints WHERE id = ${endpointId}`;
+    expect(last!.last_message_id).toBe(ids[9]);
+  });
+
+  it('answers duplicates of a key within one batch and across batches with the first message', async () => {
+    const endpointId = await endpoint();
+    const batcher = new IngestBatcher(db, new DatabasePayloadStore());
+    const keyed = (n: number, key: string): IngestItem => ({ ...item(endpointId, n), idempotencyKey: key });
+    const first = await Promise.all([batcher.submit(keyed(1, 'a')), batcher.submit(keyed(2, 'a')), batcher.submit(keyed(3, 'b'))]);
+    expect(first[0]!.kind).toBe('stored');
+    const a = first[0]!.kind === 'stored' ? first[0]!.messageId : '';
+    expect(first[1]).toEqual({ kind: 'duplicate', messageId: a });
+    expect(first[2]!.kind).toBe('stored');
+    expect(await batcher.submit(keyed(4, 'a'))).toEqual({ kind: 'duplicate', messageId: a });
+    const [count] = await db.sql<{ n: number }>`SELECT count(*)::int AS n FROM inbound_messages WHERE inbound_endpoint_id = ${endpointId}`;
+    expect(count!.n).toBe(2);
   });
 });
