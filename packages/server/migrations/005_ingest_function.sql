@@ -9,13 +9,14 @@
 -- long), or NULL when the payloads live in an object store and were written before this call.
 --
 -- Returns one row per item: 'stored' (message_id = its id), 'duplicate' (message_id = the message
--- that holds the live idempotency key), 'paused' or 'gone'. When an endpoint's last committed id is
+-- that holds the live idempotency key), 'paused' or 'gone'; previous_last_id is the endpoint's last
+-- id before this commit. The NOTIFY names each endpoint with its new last id (`<id>:<last id>,…`). When an endpoint's last committed id is
 -- not below the first id proposed for it (another process committed later ids), it stores nothing
 -- and returns one 'conflict' row per such endpoint with that last id; the caller proposes ids above
 -- it and calls again. Holding each endpoint's row lock until commit is what makes one endpoint's
 -- ids visible strictly in id order across processes (decisions.md §5).
 CREATE FUNCTION hookrelay_ingest_inbound(p_items jsonb, p_bodies bytea, p_idempotency_expires_at timestamptz)
-RETURNS TABLE (ord integer, outcome text, message_id uuid, endpoint_id uuid)
+RETURNS TABLE (ord integer, outcome text, message_id uuid, endpoint_id uuid, previous_last_id uuid)
 LANGUAGE plpgsql AS $fn$
 #variable_conflict use_column
 DECLARE
@@ -31,7 +32,7 @@ BEGIN
   -- Each statement below takes a new snapshot, so it sees what a batch that held the lock before
   -- us committed.
   RETURN QUERY
-    SELECT NULL::integer, 'conflict'::text, e.last_message_id, e.id
+    SELECT NULL::integer, 'conflict'::text, e.last_message_id, e.id, e.last_message_id
     FROM inbound_endpoints e
     JOIN (SELECT t.endpoint_id, (array_agg(t.id ORDER BY t.id))[1] AS first_id
           FROM jsonb_to_recordset(p_items) AS t (id uuid, endpoint_id uuid)
@@ -59,7 +60,7 @@ BEGIN
 
   RETURN QUERY
     WITH items AS (
-      SELECT t.*, e.mode, e.paused,
+      SELECT t.*, e.mode, e.paused, e.last_message_id AS previous_last_id,
              (e.id IS NULL OR e.deleted_at IS NOT NULL OR (e.expires_at IS NOT NULL AND e.expires_at <= now())) AS gone
       FROM jsonb_to_recordset(p_items) AS t (ord integer, id uuid, endpoint_id uuid, project_id uuid, method text,
              path text, query text, content_type text, size_bytes integer, sha256 text, raw_headers jsonb,
@@ -105,19 +106,20 @@ BEGIN
            CASE WHEN i.gone OR i.paused THEN NULL
                 WHEN i.idempotency_key IS NULL OR i.id = ANY (v_won) THEN i.id
                 ELSE k.message_id END,
-           i.endpoint_id
+           i.endpoint_id,
+           i.previous_last_id
     FROM items i
     LEFT JOIN inbound_idempotency_keys k
       ON i.idempotency_key IS NOT NULL AND k.inbound_endpoint_id = i.endpoint_id AND k.idempotency_key = i.idempotency_key;
 
   -- Streams on every process, and forward-mode workers, learn of the new messages when, and only
   -- when, they commit.
-  SELECT string_agg(DISTINCT t.endpoint_id::text, ','), bool_or(e.mode = 'forward')
+  SELECT string_agg(e.id::text || ':' || e.last_message_id::text, ','), bool_or(e.mode = 'forward')
     INTO v_notify, v_forward
-  FROM jsonb_to_recordset(p_items) AS t (id uuid, endpoint_id uuid, idempotency_key text)
-  JOIN inbound_endpoints e ON e.id = t.endpoint_id
-  WHERE e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now()) AND NOT e.paused
-    AND (t.idempotency_key IS NULL OR t.id = ANY (v_won));
+  FROM inbound_endpoints e
+  WHERE e.id IN (SELECT t.endpoint_id FROM jsonb_to_recordset(p_items) AS t (id uuid, endpoint_id uuid, idempotency_key text)
+                 WHERE t.idempotency_key IS NULL OR t.id = ANY (v_won))
+    AND e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now()) AND NOT e.paused;
   IF v_notify IS NOT NULL THEN
     PERFORM pg_notify('hookrelay_inbound_messages', v_notify);
   END IF;

@@ -62,11 +62,12 @@ export interface IngestBatchItem {
   body_offset: number;
 }
 
+/** `previous_last_id`: the endpoint's last committed id before this call. */
 export type IngestBatchResultRow =
-  | { ord: number; outcome: 'stored' | 'duplicate'; message_id: string; endpoint_id: string }
-  | { ord: number; outcome: 'paused' | 'gone'; message_id: null; endpoint_id: string }
+  | { ord: number; outcome: 'stored' | 'duplicate'; message_id: string; endpoint_id: string; previous_last_id: string | null }
+  | { ord: number; outcome: 'paused' | 'gone'; message_id: null; endpoint_id: string; previous_last_id: string | null }
   /** Another process committed ids at or above the first id proposed for this endpoint: nothing was stored. */
-  | { ord: null; outcome: 'conflict'; message_id: string; endpoint_id: string };
+  | { ord: null; outcome: 'conflict'; message_id: string; endpoint_id: string; previous_last_id: string | null };
 
 /**
  * Stores a batch in one autocommit statement (its own transaction, answered after the commit):
@@ -80,7 +81,7 @@ export async function storeInboundBatch(
   idempotencyExpiresAt: Date,
 ): Promise<IngestBatchResultRow[]> {
   return sql<IngestBatchResultRow>`
-    SELECT ord, outcome, message_id, endpoint_id
+    SELECT ord, outcome, message_id, endpoint_id, previous_last_id
     FROM hookrelay_ingest_inbound(${items as unknown as object}::jsonb, ${bodies}::bytea, ${idempotencyExpiresAt.toISOString()}::text::timestamptz)`;
 }
 

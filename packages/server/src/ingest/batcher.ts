@@ -49,6 +49,19 @@ export interface IngestBatcherOptions {
    * batches of other endpoints do not wait at all.
    */
   maxConcurrent?: number;
+  /**
+   * Called after each commit, once per endpoint that got new messages, with the endpoint's last id
+   * before that commit and the messages in id order, when `wantsCommitted` says someone in this
+   * process wants them (a connected CLI's stream): they go out without a read-back.
+   */
+  onCommitted?: (commit: CommittedMessages) => void;
+  wantsCommitted?: (endpointId: string) => boolean;
+}
+
+export interface CommittedMessages {
+  endpointId: string;
+  previousLastId: string | null;
+  messages: { id: string; item: IngestItem }[];
 }
 
 /**
@@ -197,10 +210,27 @@ export class IngestBatcher {
     }
 
     const outcomes: (IngestOutcome | undefined)[] = new Array(items.length);
+    let committed: Map<string, CommittedMessages> | undefined;
     for (const row of rows) {
       if (row.ord === null) continue;
       outcomes[row.ord] =
         row.outcome === 'stored' || row.outcome === 'duplicate' ? { kind: row.outcome, messageId: row.message_id } : { kind: row.outcome as 'paused' | 'gone' };
+      if (row.outcome === 'stored' && this.options.onCommitted && this.options.wantsCommitted?.(row.endpoint_id)) {
+        committed ??= new Map();
+        let commit = committed.get(row.endpoint_id);
+        if (!commit) committed.set(row.endpoint_id, (commit = { endpointId: row.endpoint_id, previousLastId: row.previous_last_id, messages: [] }));
+        commit.messages.push({ id: row.message_id, item: items[row.ord]! });
+      }
+    }
+    if (committed) {
+      for (const commit of committed.values()) {
+        commit.messages.sort((a, b) => (a.id < b.id ? -1 : 1));
+        try {
+          this.options.onCommitted!(commit);
+        } catch {
+          // A listener's failure must not fail the ingest: streams read the messages back on the NOTIFY.
+        }
+      }
     }
     items.forEach((_, i) => {
       const first = sameAs[i];
