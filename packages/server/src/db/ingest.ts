@@ -42,9 +42,14 @@ export async function incrementRejectedCount(sql: Sql, endpointId: string): Prom
 
 /** One webhook of a group commit, as `hookrelay_ingest_inbound` (migration 005) takes it. */
 export interface IngestBatchItem {
-  /** Position in the batch; results come back keyed by it. */
+  /** 0, 1, 2, … in array order. */
+  n: number;
+  /** The caller's reference; results come back keyed by it. */
   ord: number;
-  /** Proposed id: above every id this process proposed for the endpoint before. */
+  /**
+   * Proposed id, above every id this process proposed for the endpoint before; the payload key is
+   * `inbound/<proposed id>`. The stored id differs when another process committed later ids meanwhile.
+   */
   id: string;
   endpoint_id: string;
   project_id: string;
@@ -65,9 +70,7 @@ export interface IngestBatchItem {
 /** `previous_last_id`: the endpoint's last committed id before this call. */
 export type IngestBatchResultRow =
   | { ord: number; outcome: 'stored' | 'duplicate'; message_id: string; endpoint_id: string; previous_last_id: string | null }
-  | { ord: number; outcome: 'paused' | 'gone'; message_id: null; endpoint_id: string; previous_last_id: string | null }
-  /** Another process committed ids at or above the first id proposed for this endpoint: nothing was stored. */
-  | { ord: null; outcome: 'conflict'; message_id: string; endpoint_id: string; previous_last_id: string | null };
+  | { ord: number; outcome: 'paused' | 'gone'; message_id: null; endpoint_id: string; previous_last_id: string | null };
 
 /**
  * Stores a batch in one autocommit statement (its own transaction, answered after the commit):

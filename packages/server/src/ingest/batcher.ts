@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import { storeInboundBatch, type IngestBatchItem, type IngestBatchResultRow } from '../db/ingest.js';
+import { storeInboundBatch, type IngestBatchItem } from '../db/ingest.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { nextOrderedId } from './ordered-id.js';
 
@@ -8,8 +8,6 @@ export const INBOUND_MESSAGES_CHANNEL = 'hookrelay_inbound_messages';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-/** A conflict means another process committed newer ids for the endpoint meanwhile; it does not repeat much. */
-const MAX_ID_CONFLICT_RETRIES = 20;
 const MAX_REMEMBERED_ENDPOINTS = 10_000;
 
 export interface IngestItem {
@@ -161,9 +159,10 @@ export class IngestBatcher {
 
     const bodies = this.payloadStore.kind === 'database' ? Buffer.concat(sent.map((i) => items[i]!.body)) : null;
     let offset = 0;
-    const batchItems: IngestBatchItem[] = sent.map((i) => {
+    const batchItems: IngestBatchItem[] = sent.map((i, n) => {
       const item = items[i]!;
       const row: IngestBatchItem = {
+        n,
         ord: i,
         id: '',
         endpoint_id: item.endpointId,
@@ -188,33 +187,15 @@ export class IngestBatcher {
       await this.payloadStore.putMany(this.db.sql, batchItems.map((b) => ({ key: `inbound/${b.id}`, data: items[b.ord]!.body })));
     }
 
-    let rows: IngestBatchResultRow[] = [];
-    for (let attempt = 1; ; attempt++) {
-      rows = await storeInboundBatch(this.db.sql, batchItems, bodies, new Date(Date.now() + IDEMPOTENCY_WINDOW_MS));
-      const conflicts = rows.filter((r) => r.outcome === 'conflict');
-      if (conflicts.length === 0) break;
-      if (attempt === MAX_ID_CONFLICT_RETRIES) throw new Error(`ingest ids kept conflicting with other processes after ${attempt} attempts`);
-      // Another process committed later ids for these endpoints: propose ids above them and retry.
-      for (const c of conflicts) {
-        const proposed = this.lastProposed.get(c.endpoint_id);
-        if (proposed === undefined || proposed < c.message_id) this.lastProposed.set(c.endpoint_id, c.message_id);
-      }
-      const stale = new Set(conflicts.map((c) => c.endpoint_id));
-      const moved = batchItems.filter((b) => stale.has(b.endpoint_id));
-      const orphans = moved.map((b) => `inbound/${b.id}`);
-      this.proposeIds(moved);
-      if (bodies === null) {
-        await this.payloadStore.putMany(this.db.sql, moved.map((b) => ({ key: `inbound/${b.id}`, data: items[b.ord]!.body })));
-        await this.payloadStore.deleteMany(this.db.sql, orphans).catch(() => undefined);
-      }
-    }
+    const rows = await storeInboundBatch(this.db.sql, batchItems, bodies, new Date(Date.now() + IDEMPOTENCY_WINDOW_MS));
 
     const outcomes: (IngestOutcome | undefined)[] = new Array(items.length);
     let committed: Map<string, CommittedMessages> | undefined;
     for (const row of rows) {
-      if (row.ord === null) continue;
       outcomes[row.ord] =
         row.outcome === 'stored' || row.outcome === 'duplicate' ? { kind: row.outcome, messageId: row.message_id } : { kind: row.outcome as 'paused' | 'gone' };
+      // When another process committed later ids meanwhile, the database gave ids above them instead.
+      if (row.outcome === 'stored') this.raiseLastProposed(row.endpoint_id, row.message_id);
       if (row.outcome === 'stored' && this.options.onCommitted && this.options.wantsCommitted?.(row.endpoint_id)) {
         committed ??= new Map();
         let commit = committed.get(row.endpoint_id);
@@ -251,7 +232,12 @@ export class IngestBatcher {
       b.id = nextOrderedId(this.lastProposed.get(b.endpoint_id) ?? null);
       this.lastProposed.set(b.endpoint_id, b.id);
     }
-    // A cache, not the source of truth: the database rejects stale proposals (a 'conflict').
+    // A cache, not the source of truth: the database moves stale proposals above its last id.
     if (this.lastProposed.size > MAX_REMEMBERED_ENDPOINTS) this.lastProposed.clear();
+  }
+
+  private raiseLastProposed(endpointId: string, id: string): void {
+    const proposed = this.lastProposed.get(endpointId);
+    if (proposed !== undefined && proposed < id) this.lastProposed.set(endpointId, id);
   }
 }
