@@ -1,7 +1,7 @@
 // Optional instrumentation for bench/ingest.mjs --batch-stats, preloaded into the server process
 // with `--import`. It changes no server code: it wraps IngestBatcher.prototype.store (one call per
-// ingest transaction) to count the webhooks each transaction carries, the time the transaction and
-// each of its statements take, and samples the event loop (utilisation, delay). It writes the
+// group commit) to count the webhooks each commit carries and the time its statement takes (the
+// commit included), and samples the event loop (utilisation, delay). It writes the
 // figures to $HOOKRELAY_BENCH_BATCH_STATS on SIGUSR2 and resets them.
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -25,39 +25,33 @@ const reset = () => {
 };
 reset();
 
-/** The transaction handle, with each statement timed under its first words. */
-function timedSql(tx) {
+/** The batcher's SQL handle, with each statement timed under its first words. */
+function timedSql(sql) {
   const timed = (strings, ...values) => {
     const label = strings[0].trim().split(/\s+/).slice(0, 3).join(' ');
     const t0 = performance.now();
-    return tx(strings, ...values).finally(() => {
+    return sql(strings, ...values).finally(() => {
+      const ms = performance.now() - t0;
       const entry = (stats.statements[label] ??= { n: 0, ms: 0 });
       entry.n += 1;
-      entry.ms += performance.now() - t0;
+      entry.ms += ms;
+      // One batch is one statement (one autocommit round trip, its commit included).
+      stats.txMs += ms;
     });
   };
-  return Object.assign(timed, { fragment: tx.fragment, join: tx.join, begin: tx.begin, execScript: tx.execScript });
+  return Object.assign(timed, { fragment: sql.fragment, join: sql.join, begin: sql.begin, execScript: sql.execScript });
 }
 
 const store = IngestBatcher.prototype.store;
-IngestBatcher.prototype.store = async function (tx, items) {
+IngestBatcher.prototype.store = async function (items) {
   const started = performance.now();
-  // Time the whole transaction (BEGIN … COMMIT) by wrapping this batcher's begin once.
   if (!this.__benchWrapped) {
     this.__benchWrapped = true;
-    const sql = this.db.sql;
-    const begin = sql.begin.bind(sql);
-    sql.begin = async (fn) => {
-      const t0 = performance.now();
-      try {
-        return await begin(fn);
-      } finally {
-        stats.txMs += performance.now() - t0;
-      }
-    };
+    // The batcher reaches the database through this.db.sql: give it a timed handle of its own.
+    this.db = { ...this.db, sql: timedSql(this.db.sql) };
   }
   try {
-    return await store.call(this, timedSql(tx), items);
+    return await store.call(this, items);
   } finally {
     stats.storeMs += performance.now() - started;
     stats.transactions += 1;
