@@ -14,7 +14,9 @@
 //   steady   — N messages submitted as fast as possible while the worker(s) run; deliveries/s from
 //              first to last receipt, which includes the submission.
 //   latency  — --rate messages/s for --latency-seconds; receipt time − send time of the POST (same
-//              process clock), p50/p90/p99.
+//              process clock), p50/p90/p99, and its parts: send → the server's created_at, created_at →
+//              202 received, 202 received → first_attempt_at, first_attempt_at → receipt (server
+//              stamps are wall-clock milliseconds of the same machine).
 // Every message must be received exactly once (counted by webhook-id) and end `succeeded`; one
 // delivery in 50 has its Standard Webhooks signature verified (HMAC-SHA256) here.
 // Exit code: 1 on loss, duplicates, a non-succeeded message, a bad signature or a timeout.
@@ -175,6 +177,8 @@ async function startProcess(name, roles, common) {
     HOOKRELAY_ROLES: roles,
     HOOKRELAY_ALLOW_PRIVATE_NETWORKS: 'true',
     HOOKRELAY_TLS_CA_FILE: common.caFile,
+    // One key submits as fast as the server accepts: the per-key API limit would be measured instead.
+    HOOKRELAY_API_RATE_LIMIT: '0',
     ...(args['delivery-concurrency'] ? { HOOKRELAY_DELIVERY_CONCURRENCY: args['delivery-concurrency'] } : {}),
     ...(args['pool-size'] ? { HOOKRELAY_DB_POOL_SIZE: args['pool-size'] } : {}),
   });
@@ -209,13 +213,14 @@ async function createEndpoint(api, receiverPort, phase) {
   return id;
 }
 
-/** POST /v1/messages; returns the message id and the send time (performance.now()). */
+/** POST /v1/messages; returns the message id, the send time and the answer's time (performance.now()). */
 async function submit(api, endpointId) {
   const sentAt = performance.now();
   const res = await api.call('POST', '/v1/messages', { endpoint_id: endpointId, payload: PAYLOAD });
+  const answeredAt = performance.now();
   if (res.status !== 202) throw new Error(`POST /v1/messages: ${res.status} ${JSON.stringify(res.body)}`);
   const data = res.body.data ?? res.body;
-  return { id: data.message_id, sentAt };
+  return { id: data.message_id, sentAt, answeredAt };
 }
 
 /** Submits `count` messages with CONC requests in flight; resolves to { ids, seconds }. */
@@ -383,7 +388,29 @@ async function runScenario(workers, common, stats, postmasterPid) {
     SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM first_attempt_at - created_at) * 1000) AS p50,
            percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM first_attempt_at - created_at) * 1000) AS p99
     FROM outbound_messages WHERE endpoint_id = ${latEndpoint}`;
+  // Where the time goes, per message: the server's created_at (taken when the request reaches the
+  // enqueue) and first_attempt_at (just before the request is sent) are wall-clock milliseconds of
+  // the same machine, set against this process's clock (performance.timeOrigin + now()).
+  const stamps = new Map(
+    (await stats`SELECT id, (extract(epoch FROM created_at) * 1000)::float8 AS created, (extract(epoch FROM first_attempt_at) * 1000)::float8 AS attempted
+                 FROM outbound_messages WHERE endpoint_id = ${latEndpoint}`).map((r) => [r.id, r]),
+  );
+  const wall = (t) => performance.timeOrigin + t;
+  const parts = { toEnqueue: [], enqueueToAnswer: [], answerToAttempt: [], attemptToReceipt: [], post: [] };
+  for (const s of sends) {
+    const st = stamps.get(s.id);
+    const receipt = receipts.get(s.id);
+    if (!st || st.attempted === null || !receipt) continue;
+    parts.post.push(s.answeredAt - s.sentAt);
+    parts.toEnqueue.push(st.created - wall(s.sentAt));
+    parts.enqueueToAnswer.push(wall(s.answeredAt) - st.created);
+    parts.answerToAttempt.push(st.attempted - wall(s.answeredAt));
+    parts.attemptToReceipt.push(wall(receipt.at) - st.attempted);
+  }
+  for (const list of Object.values(parts)) list.sort((a, b) => a - b);
+  const breakdown = Object.fromEntries(Object.entries(parts).map(([k, list]) => [k, { p50: pct(list, 0.5), p90: pct(list, 0.9) }]));
   result.phases.latency = {
+    breakdown,
     p50: pct(lat, 0.5),
     p90: pct(lat, 0.9),
     p99: pct(lat, 0.99),
@@ -397,6 +424,12 @@ async function runScenario(workers, common, stats, postmasterPid) {
   process.stdout.write(
     ` send → receipt p50 ${fmt(L.p50, 1)} ms, p90 ${fmt(L.p90, 1)}, p99 ${fmt(L.p99, 1)}, max ${fmt(L.max, 1)}; ` +
       `server's created_at → first_attempt_at p50 ${fmt(L.dbP50, 1)} / p99 ${fmt(L.dbP99, 1)} ms\n`,
+  );
+  const B = L.breakdown;
+  const part = (b) => `${fmt(b.p50, 1)} / ${fmt(b.p90, 1)}`;
+  process.stdout.write(
+    `latency parts, p50 / p90 ms (server stamps have ms resolution): POST round trip ${part(B.post)}; send → enqueue ${part(B.toEnqueue)}, ` +
+      `enqueue → 202 received ${part(B.enqueueToAnswer)}, 202 received → first attempt ${part(B.answerToAttempt)}, first attempt → receipt ${part(B.attemptToReceipt)}\n`,
   );
 
   await api.close();

@@ -217,6 +217,8 @@ export async function startServer({ databaseUrl, dataDir, nodeArgs = [], env = {
     HOOKRELAY_BOOTSTRAP_API_KEY: apiKey,
     HOOKRELAY_DATA_DIR: dataDir,
     HOOKRELAY_LOG_LEVEL: 'warn',
+    // The benchmarks measure the server at full speed with one key, not the per-key API limit.
+    HOOKRELAY_API_RATE_LIMIT: '0',
     ...env,
   });
   return { ...server, apiKey };

@@ -90,6 +90,8 @@ const child = spawn(process.execPath, [path.join(root, 'packages/server/dist/mai
     HOOKRELAY_LOG_LEVEL: 'warn',
     // Only the API: no workers or sweepers touching the data while it is measured.
     HOOKRELAY_ROLES: 'api,ingest',
+    // Back-to-back list requests of one key: the per-key API limit would throttle them.
+    HOOKRELAY_API_RATE_LIMIT: '0',
   },
   stdio: ['ignore', 'pipe', 'pipe'],
 });

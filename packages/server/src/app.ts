@@ -4,17 +4,22 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Config } from './config.js';
 import type { AppDeps, AppServices } from './services.js';
-import { DatabasePayloadStore } from './storage/payload-store.js';
+import { openPayloadStore } from './storage/payload-store.js';
 import { IngestEndpointCache } from './ingest/endpoint-cache.js';
+import { Metrics } from './metrics/index.js';
+import { metricsRoutes } from './metrics/routes.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
+import { answerFrameworkError } from './plugins/framework-errors.js';
 import { registerApiKeyAuth } from './plugins/auth.js';
 import { registerOpenApi } from './plugins/openapi.js';
+import { registerApiRateLimit } from './plugins/rate-limit.js';
 import { SERVER_VERSION } from './version.js';
 import { AppError } from './errors.js';
 import { healthRoutes } from './routes/health.js';
 import { whoamiRoutes } from './routes/whoami.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { inboundEndpointRoutes } from './routes/inbound-endpoints.js';
+import { InboundCommitBus } from './ingest/inbound-commits.js';
 import { ingestRoutes } from './ingest/routes.js';
 import { inboundMessageRoutes } from './routes/inbound-messages.js';
 import { listenRoutes } from './routes/listen.js';
@@ -37,9 +42,20 @@ declare module 'fastify' {
   }
 }
 
-/** Keeps ingest secret tokens (`/in/<token>`, `/pull/<id>/<token>`) out of request logs. */
+/** The secret segment of an ingest path: `/in/<token>`, `/pull/<id>/<token>` (any case, repeated slashes). */
+const INGEST_TOKEN = /^(\/+in\/+)[^/]*|^(\/+pull\/+[^/]*\/+)[^/]*/i;
+
+/**
+ * Keeps ingest secrets out of request logs: the token in the path, and the whole query string,
+ * where a static token may travel under whatever name the endpoint chose. Matched loosely because
+ * the request line is logged before routing: a URL that will not route still carries the token.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/^\/in\/[^/?]+/, '/in/[redacted]').replace(/^(\/pull\/[^/?]+)\/[^/?]+/, '$1/[redacted]');
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  if (!INGEST_TOKEN.test(path)) return url;
+  const redacted = path.replace(INGEST_TOKEN, (_match, inPrefix: string | undefined, pullPrefix: string | undefined) => `${inPrefix ?? pullPrefix}[redacted]`);
+  return q === -1 ? redacted : `${redacted}?[redacted]`;
 }
 
 export interface BuildAppOptions {
@@ -60,6 +76,8 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
         redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
         serializers: {
           req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
+          // @fastify/websocket logs the raw URL of an upgrade it refuses as `path` (an ingest URL too).
+          path: (value: unknown) => (typeof value === 'string' ? redactUrl(value) : value),
         },
       } as FastifyServerOptions['logger']),
     bodyLimit: config.maxBodyBytes,
@@ -68,14 +86,18 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     trustProxy: false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    frameworkErrors: answerFrameworkError,
   });
 
   const ingestCache = new IngestEndpointCache(deps.db.sql, deps.secretBox);
+  const payloadStore = deps.payloadStore ?? (await openPayloadStore(config.payloadStore));
   const services: AppServices = {
     ...deps,
     config,
-    payloadStore: deps.payloadStore ?? new DatabasePayloadStore(),
+    payloadStore,
     ingestCache,
+    metrics: new Metrics(deps.db.sql, app.log),
+    inboundCommits: new InboundCommitBus(),
     receiveBase() {
       if (config.publicUrl) return config.publicUrl;
       const address = app.server.address();
@@ -92,6 +114,9 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   app.addHook('onClose', async () => {
     await unlistenEndpointChanges().catch(() => {});
   });
+  // After the routes' own onClose hooks (ingest waits for its last batch); a store the caller
+  // handed in stays open for the caller.
+  if (payloadStore !== deps.payloadStore) app.addHook('onClose', async () => payloadStore.close?.());
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
@@ -115,10 +140,13 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   if (config.roles.has('api')) await registerOpenApi(app, SERVER_VERSION);
   await app.register(healthRoutes);
+  // Every role: each process reports its own counters; outside /v1 and its API keys, as Prometheus expects.
+  await app.register(metricsRoutes);
   if (config.roles.has('ingest')) await app.register(ingestRoutes);
   if (config.roles.has('ingest')) await app.register(pullIngestRoutes);
   if (config.roles.has('api')) await app.register(async (v1) => {
     registerApiKeyAuth(v1);
+    await registerApiRateLimit(v1, { perSecond: config.apiRateLimit, burst: config.apiRateBurst });
     await v1.register(whoamiRoutes);
     await v1.register(endpointRoutes);
     await v1.register(inboundEndpointRoutes);

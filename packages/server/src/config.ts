@@ -16,6 +16,18 @@ const booleanFromEnv = z
 const positiveInt = (name: string) =>
   z.coerce.number({ message: `${name} must be an integer` }).int(`${name} must be an integer`).positive(`${name} must be positive`);
 
+const nonNegativeInt = (name: string) =>
+  z.coerce.number({ message: `${name} must be an integer` }).int(`${name} must be an integer`).min(0, `${name} must be 0 or more`);
+
+/** An empty variable counts as unset (its default), not as 0. */
+const unsetWhenEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema);
+
+/** Requests per second per API key (see docs/operating.md for why 200). */
+export const DEFAULT_API_RATE_LIMIT = 200;
+
+/** `s3://bucket[/prefix]`, the bucket named as S3 allows (3–63 lowercase letters, digits, dots, hyphens). */
+const S3_STORE_URL = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/([^?#]*))?$/;
+
 const EnvSchema = z.object({
   HOOKRELAY_HOST: z.string().min(1).default('127.0.0.1'),
   HOOKRELAY_PORT: z.coerce
@@ -82,6 +94,34 @@ const EnvSchema = z.object({
     .min(20, 'HOOKRELAY_DELIVERY_LEASE_SECONDS must be at least 20 (the 15 s request timeout plus a rate-limit wait)')
     .default(30),
   HOOKRELAY_DELIVERY_CONCURRENCY: positiveInt('HOOKRELAY_DELIVERY_CONCURRENCY').max(10000).default(100),
+  HOOKRELAY_METRICS_TOKEN: z.string().optional().or(z.literal('').transform(() => undefined)),
+  // Per API key and per process (the counters are in memory); 0 = off.
+  HOOKRELAY_API_RATE_LIMIT: unsetWhenEmpty(nonNegativeInt('HOOKRELAY_API_RATE_LIMIT').max(1_000_000).default(DEFAULT_API_RATE_LIMIT)),
+  HOOKRELAY_API_RATE_BURST: unsetWhenEmpty(positiveInt('HOOKRELAY_API_RATE_BURST').max(10_000_000).optional()),
+  HOOKRELAY_PAYLOAD_STORE: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '' || value === 'database') return { kind: 'database' as const };
+      const match = S3_STORE_URL.exec(value);
+      const prefix = (match?.[2] ?? '').replace(/^\/+|\/+$/g, '');
+      if (!match || prefix.split('/').some((segment) => segment === '.' || segment === '..' || (prefix !== '' && segment === ''))) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `HOOKRELAY_PAYLOAD_STORE must be "database" or s3://bucket/prefix (bucket: 3-63 lowercase letters, digits, dots or hyphens), got ${JSON.stringify(value)}`,
+        });
+        return z.NEVER;
+      }
+      return { kind: 's3' as const, bucket: match[1]!, prefix };
+    }),
+  // The usual AWS variables; read (and checked) only when the payload store is on S3.
+  AWS_ENDPOINT_URL: z.string().optional(),
+  AWS_ENDPOINT_URL_S3: z.string().optional(),
+  AWS_REGION: z.string().optional(),
+  AWS_DEFAULT_REGION: z.string().optional(),
+  AWS_ACCESS_KEY_ID: z.string().optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().optional(),
+  AWS_SESSION_TOKEN: z.string().optional(),
 });
 
 export const DEFAULT_RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
@@ -109,7 +149,29 @@ export interface Config {
   deliveryLeaseSeconds: number;
   /** Deliveries in flight at once in one worker process. */
   deliveryConcurrency: number;
+  /** When set, GET /metrics requires `Authorization: Bearer <token>`; unset, it is open (Prometheus practice). */
+  metricsToken: string | undefined;
+  /** /v1 requests per second per API key in this process; 0 = no limit. */
+  apiRateLimit: number;
+  /** /v1 requests an API key may make at once (default twice the rate). */
+  apiRateBurst: number;
+  /** Where payload bytes live (decisions.md §10). */
+  payloadStore: PayloadStoreConfig;
 }
+
+export interface S3PayloadStoreConfig {
+  kind: 's3';
+  bucket: string;
+  /** Object keys are `${prefix}/${key}`; no leading or trailing slash, '' for none. */
+  prefix: string;
+  /** AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL (MinIO, R2, …; addressed path-style); unset = AWS. */
+  endpoint: string | undefined;
+  region: string;
+  /** Unset: the AWS SDK's default chain (instance role, web identity, shared config files). */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+}
+
+export type PayloadStoreConfig = { kind: 'database' } | S3PayloadStoreConfig;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -144,6 +206,49 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     streamHeartbeatSeconds: e.HOOKRELAY_STREAM_HEARTBEAT_SECONDS,
     deliveryLeaseSeconds: e.HOOKRELAY_DELIVERY_LEASE_SECONDS,
     deliveryConcurrency: e.HOOKRELAY_DELIVERY_CONCURRENCY,
+    metricsToken: e.HOOKRELAY_METRICS_TOKEN,
+    apiRateLimit: e.HOOKRELAY_API_RATE_LIMIT,
+    apiRateBurst: e.HOOKRELAY_API_RATE_BURST ?? Math.max(1, 2 * e.HOOKRELAY_API_RATE_LIMIT),
+    payloadStore: payloadStoreOf(e),
+  };
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/** The payload store with its AWS settings; those are checked only when the store is on S3. */
+function payloadStoreOf(e: z.output<typeof EnvSchema>): PayloadStoreConfig {
+  const store = e.HOOKRELAY_PAYLOAD_STORE;
+  if (store.kind === 'database') return store;
+  const set = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim());
+  const problems: string[] = [];
+  const endpointName = set(e.AWS_ENDPOINT_URL_S3) !== undefined ? 'AWS_ENDPOINT_URL_S3' : 'AWS_ENDPOINT_URL';
+  const endpoint = set(e.AWS_ENDPOINT_URL_S3) ?? set(e.AWS_ENDPOINT_URL);
+  if (endpoint !== undefined && !isHttpUrl(endpoint)) {
+    problems.push(`${endpointName} must be an http(s) URL, got ${JSON.stringify(endpoint)}`);
+  }
+  const accessKeyId = set(e.AWS_ACCESS_KEY_ID);
+  const secretAccessKey = set(e.AWS_SECRET_ACCESS_KEY);
+  const sessionToken = set(e.AWS_SESSION_TOKEN);
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    problems.push('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together (or neither, for the AWS SDK default credential chain)');
+  } else if (sessionToken !== undefined && accessKeyId === undefined) {
+    problems.push('AWS_SESSION_TOKEN needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY');
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration (HOOKRELAY_PAYLOAD_STORE=s3://…):\n  ${problems.join('\n  ')}`);
+  return {
+    ...store,
+    endpoint,
+    region: set(e.AWS_REGION) ?? set(e.AWS_DEFAULT_REGION) ?? 'us-east-1',
+    credentials:
+      accessKeyId !== undefined && secretAccessKey !== undefined
+        ? { accessKeyId, secretAccessKey, ...(sessionToken !== undefined ? { sessionToken } : {}) }
+        : undefined,
   };
 }
 

@@ -37,6 +37,7 @@ const CONFIG_FLAGS: Record<string, string> = {
   'log-level': 'HOOKRELAY_LOG_LEVEL',
   'db-pool-size': 'HOOKRELAY_DB_POOL_SIZE',
   'tls-ca-file': 'HOOKRELAY_TLS_CA_FILE',
+  'payload-store': 'HOOKRELAY_PAYLOAD_STORE',
 };
 
 const HELP = `hookrelay-server — webhook relay server
@@ -65,6 +66,7 @@ Flags (each also read from the environment variable in brackets; a flag wins):
   --log-level LEVEL            [HOOKRELAY_LOG_LEVEL]  default info
   --db-pool-size N             [HOOKRELAY_DB_POOL_SIZE]  default 10
   --tls-ca-file FILE           [HOOKRELAY_TLS_CA_FILE]
+  --payload-store URL          [HOOKRELAY_PAYLOAD_STORE]  database (default) or s3://bucket/prefix (AWS_* variables)
   --json                       admin commands: print JSON
 
 Examples:

@@ -4,6 +4,8 @@ import type { SecretBox } from './security/crypto.js';
 import type { Resolver } from './security/ssrf.js';
 import type { PayloadStore } from './storage/payload-store.js';
 import type { IngestEndpointCache } from './ingest/endpoint-cache.js';
+import type { Metrics } from './metrics/index.js';
+import type { InboundCommitBus } from './ingest/inbound-commits.js';
 
 /** What the process entry (or a test) hands to buildApp: the things with a lifecycle of their own. */
 export interface AppDeps {
@@ -11,7 +13,7 @@ export interface AppDeps {
   secretBox: SecretBox;
   /** DNS for destination checks; tests inject one so they never touch real DNS. */
   resolveHost?: Resolver;
-  /** Where payload bytes live; the database by default. */
+  /** Where payload bytes live; by default the store HOOKRELAY_PAYLOAD_STORE names (the database unless set). */
   payloadStore?: PayloadStore;
 }
 
@@ -20,6 +22,10 @@ export interface AppServices extends AppDeps {
   config: Config;
   payloadStore: PayloadStore;
   ingestCache: IngestEndpointCache;
+  /** This app's Prometheus registry and counters (GET /metrics). */
+  metrics: Metrics;
+  /** This process's ingestion → this process's streams (messages without a read-back). */
+  inboundCommits: InboundCommitBus;
   /** `{receive_base}` of ingest URLs: HOOKRELAY_PUBLIC_URL, else this process's bound address. */
   receiveBase(): string;
   /**

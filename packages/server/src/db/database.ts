@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import postgres from 'postgres';
 import { PGlite, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
+import { AvailabilityGate, reconnectBackoffSeconds } from './availability.js';
 
 /**
  * One small SQL interface over two backends (decisions.md §10): PostgreSQL through `postgres` and
@@ -41,8 +42,12 @@ export type DatabaseBackend = 'postgres' | 'pglite';
 export interface Database {
   readonly backend: DatabaseBackend;
   readonly sql: Sql;
-  /** Subscribes to a NOTIFY channel; resolves to the unsubscribe function. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribes to a NOTIFY channel; resolves to the unsubscribe function. `onResubscribed` runs each
+   * time the subscription is re-established after the listening connection was lost (a database
+   * restart): what was notified meanwhile is gone, so the caller catches up by reading its state.
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onResubscribed?: () => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -118,14 +123,20 @@ export function openPostgres(options: PostgresOptions): Database {
     // Fail fast when the database is unreachable so requests answer 503 instead of hanging.
     connect_timeout: 5,
     idle_timeout: 60,
+    backoff: reconnectBackoffSeconds,
   });
+  // While the database is down, queries fail at once (503) instead of queueing in the driver.
+  const gate = new AvailabilityGate();
   type Tx = postgres.TransactionSql | postgres.Sql;
   const wrap = (conn: Tx, inTransaction: boolean): Sql =>
     makeSql(
-      async (text, params) => (await conn.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as Row[],
+      async (text, params) => {
+        const run = async () => (await conn.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as Row[];
+        return inTransaction ? run() : gate.run(run);
+      },
       async <T>(fn: (tx: Sql) => Promise<T>): Promise<T> => {
         if (inTransaction) return fn(wrap(conn, true));
-        return (await (conn as postgres.Sql).begin((tx) => fn(wrap(tx, true)))) as T;
+        return gate.run(async () => (await (conn as postgres.Sql).begin((tx) => fn(wrap(tx, true)))) as T);
       },
       async (script) => {
         await conn.unsafe(script).simple();
@@ -134,8 +145,13 @@ export function openPostgres(options: PostgresOptions): Database {
   return {
     backend: 'postgres',
     sql: wrap(client, false),
-    async listen(channel, onPayload) {
-      const subscription = await client.listen(channel, onPayload);
+    async listen(channel, onPayload, onResubscribed) {
+      // The driver re-LISTENs by itself after a reconnect and calls this again each time.
+      let subscribed = false;
+      const subscription = await client.listen(channel, onPayload, () => {
+        if (subscribed) onResubscribed?.();
+        subscribed = true;
+      });
       return () => subscription.unlisten();
     },
     async notify(channel, payload) {

@@ -141,9 +141,15 @@ export interface OutboundDeliveryContext {
   live: boolean;
   /** Active signing secrets, sealed, newest first. */
   secrets: string[];
+  /** The payload bytes, when read with the context (database payload store); null when not stored. */
+  payload?: Uint8Array | null;
 }
 
-export async function loadOutboundContexts(sql: Sql, ids: readonly string[]): Promise<OutboundDeliveryContext[]> {
+/** The payload column of a context: read in the same query when payloads live in the database. */
+const contextPayload = (sql: Sql, withPayloads: boolean) =>
+  withPayloads ? sql.fragment`, (SELECT p.data FROM payloads p WHERE p.key = m.payload_key) AS payload` : sql.fragment``;
+
+export async function loadOutboundContexts(sql: Sql, ids: readonly string[], withPayloads = false): Promise<OutboundDeliveryContext[]> {
   if (ids.length === 0) return [];
   return sql<OutboundDeliveryContext>`
     SELECT m.id, m.status, m.attempt_count, m.content_type, m.payload_key, m.event_type, (m.deleted_at IS NOT NULL) AS deleted,
@@ -151,6 +157,7 @@ export async function loadOutboundContexts(sql: Sql, ids: readonly string[]): Pr
            (e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())) AS live,
            coalesce((SELECT json_agg(k.secret_encrypted ORDER BY k.created_at DESC, k.id DESC) FROM signing_keys k
                      WHERE k.owner_id = e.id AND (k.expires_at IS NULL OR k.expires_at > now())), '[]'::json) AS secrets
+           ${contextPayload(sql, withPayloads)}
     FROM outbound_messages m JOIN endpoints e ON e.id = m.endpoint_id
     WHERE m.id = ANY(${[...ids]}::uuid[])`;
 }
@@ -173,9 +180,10 @@ export interface InboundDeliveryContext {
   signing_enabled: boolean;
   live: boolean;
   secrets: string[];
+  payload?: Uint8Array | null;
 }
 
-export async function loadInboundContexts(sql: Sql, ids: readonly string[]): Promise<InboundDeliveryContext[]> {
+export async function loadInboundContexts(sql: Sql, ids: readonly string[], withPayloads = false): Promise<InboundDeliveryContext[]> {
   if (ids.length === 0) return [];
   return sql<InboundDeliveryContext>`
     SELECT m.id, m.status, m.attempt_count, m.content_type, m.payload_key, m.method, m.path, m.query, m.raw_headers,
@@ -184,6 +192,7 @@ export async function loadInboundContexts(sql: Sql, ids: readonly string[]): Pro
            (e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())) AS live,
            coalesce((SELECT json_agg(k.secret_encrypted ORDER BY k.created_at DESC, k.id DESC) FROM signing_keys k
                      WHERE k.owner_id = e.id::text AND (k.expires_at IS NULL OR k.expires_at > now())), '[]'::json) AS secrets
+           ${contextPayload(sql, withPayloads)}
     FROM inbound_messages m JOIN inbound_endpoints e ON e.id = m.inbound_endpoint_id
     WHERE m.id = ANY(${[...ids]}::uuid[])`;
 }
@@ -282,6 +291,19 @@ export async function markDelivering(sql: Sql, kind: DeliveryKind, messageIds: r
     WHERE id = ANY(${[...messageIds]}::uuid[]) AND deleted_at IS NULL
     RETURNING id`;
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Marks first attempts that are still under this lease `delivering` (messages leased at enqueue,
+ * whose attempt runs long). Never overwrites a result: one that has landed ended the lease or moved
+ * the status on, and raised attempt_count.
+ */
+export async function markLeasedDelivering(sql: Sql, leaseId: string, messageIds: readonly string[]): Promise<void> {
+  if (messageIds.length === 0) return;
+  await sql`
+    UPDATE outbound_messages m SET status = 'delivering', updated_at = now()
+    WHERE m.id = ANY(${[...messageIds]}::uuid[]) AND m.status = 'queued' AND m.attempt_count = 0 AND m.deleted_at IS NULL
+      AND EXISTS (SELECT 1 FROM delivery_jobs j WHERE j.message_id = m.id AND j.lease_id = ${leaseId}::uuid)`;
 }
 
 /** Puts back the status a message had before it was claimed (a job released at shutdown). */
@@ -442,4 +464,15 @@ export async function msUntilNextDue(sql: Sql): Promise<number | null> {
     SELECT (extract(epoch FROM (min(run_at) - now())) * 1000)::float8 AS ms
     FROM delivery_jobs WHERE locked_until IS NULL AND run_at < 'infinity'`;
   return row?.ms ?? null;
+}
+
+/**
+ * For /metrics: deliveries due now that no worker holds, and how long the longest-waiting one has
+ * been due (0 when none). One range scan of the `delivery_jobs_due` partial index.
+ */
+export async function deliveryQueueStats(sql: Sql): Promise<{ depth: number; oldestAgeSeconds: number }> {
+  const [row] = await sql<{ depth: number; oldest_age_seconds: number | null }>`
+    SELECT count(*)::int AS depth, extract(epoch FROM (now() - min(run_at)))::float8 AS oldest_age_seconds
+    FROM delivery_jobs WHERE locked_until IS NULL AND run_at <= now()`;
+  return { depth: row?.depth ?? 0, oldestAgeSeconds: Math.max(0, row?.oldest_age_seconds ?? 0) };
 }

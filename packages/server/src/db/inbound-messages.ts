@@ -64,6 +64,45 @@ export async function listInboundMessagesAfter(
     LIMIT ${limit}`;
 }
 
+/** What the CLI receives of a message (stream frames, listen pages): no delivery state. */
+export interface ListenMessageRow {
+  id: string;
+  method: string;
+  path: string;
+  query: string;
+  content_type: string;
+  size_bytes: number;
+  payload_sha256: string;
+  raw_headers: [string, string][];
+  payload_key: string | null;
+  received_at: Date;
+}
+
+/** A listen row with its payload bytes: null when it has no key, or no payload under its key. */
+export interface ListenMessageWithPayloadRow extends ListenMessageRow {
+  payload: Uint8Array | null;
+}
+
+/**
+ * `listInboundMessagesAfter` with the payloads of the database payload store joined in: a stream
+ * wake-up or a listen page is one statement instead of two.
+ */
+export async function listInboundMessagesWithPayloadAfter(
+  sql: Sql,
+  endpointId: string,
+  afterId: string | null,
+  limit: number,
+): Promise<ListenMessageWithPayloadRow[]> {
+  const after = afterId === null ? sql.fragment`` : sql.fragment`AND m.id > ${afterId}::uuid`;
+  return sql<ListenMessageWithPayloadRow>`
+    SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
+           m.received_at, p.data AS payload
+    FROM inbound_messages m LEFT JOIN payloads p ON p.key = m.payload_key
+    WHERE m.inbound_endpoint_id = ${endpointId} ${after} AND m.deleted_at IS NULL
+    ORDER BY m.id
+    LIMIT ${limit}`;
+}
+
 export interface InboundLogRow extends InboundMessageRow {
   endpoint_url: string;
 }
@@ -151,48 +190,75 @@ export interface InboundResult {
   error: string | null;
 }
 
+/** One CLI report: the message it is for, and the project and endpoint it must belong to. */
+export interface InboundResultReport {
+  projectId: string;
+  endpointId: string;
+  messageId: string;
+  result: InboundResult;
+}
+
 /**
- * A CLI's report of the local app's answer (decisions.md §4): one attempt row, and the message
- * takes the latest report's outcome — 2xx succeeded, anything else failed_permanent.
+ * CLI reports of the local app's answers (decisions.md §4), many in one statement and one commit:
+ * each matched message takes one attempt row, and the report's outcome (2xx succeeded, anything
+ * else failed_permanent). The answer is aligned with `reports`: the updated row, or undefined when
+ * the message is not found, deleted, or not of that project and endpoint.
+ *
+ * Message ids must be distinct (one UPDATE changes a row once: two reports of one message go in
+ * two calls, in report order). The rows are locked in id order first, so that batches of several
+ * processes over the same messages cannot deadlock.
  */
-export async function recordInboundResult(
-  sql: Sql,
-  projectId: string,
-  messageId: string,
-  result: InboundResult,
-  endpointId?: string,
-): Promise<InboundMessageRow | undefined> {
-  const succeeded = result.status !== null && result.status >= 200 && result.status < 300;
-  const error = succeeded ? null : (result.error ?? (result.status === null ? 'no response' : `HTTP ${result.status}`));
-  const endpointFilter = endpointId === undefined ? sql.fragment`` : sql.fragment`AND m.inbound_endpoint_id = ${endpointId}::uuid`;
-  const [row] = await sql<InboundMessageRow>`
-    WITH reported AS (
+export async function recordInboundResults(sql: Sql, reports: readonly InboundResultReport[]): Promise<(InboundMessageRow | undefined)[]> {
+  if (reports.length === 0) return [];
+  if (new Set(reports.map((r) => r.messageId)).size !== reports.length) throw new Error('recordInboundResults: one report per message id');
+  const succeeded = reports.map(({ result }) => result.status !== null && result.status >= 200 && result.status < 300);
+  const errors = reports.map(({ result }, i) =>
+    succeeded[i] ? null : (result.error ?? (result.status === null ? 'no response' : `HTTP ${result.status}`)),
+  );
+  const rows = await sql<InboundMessageRow & { batch_index: number }>`
+    WITH reports AS (
+      SELECT * FROM unnest(
+        ${reports.map((_, i) => i)}::int[], ${reports.map((r) => r.messageId)}::uuid[], ${reports.map((r) => r.projectId)}::uuid[],
+        ${reports.map((r) => r.endpointId)}::uuid[], ${reports.map((r) => r.result.status)}::int[], ${reports.map((r) => r.result.latencyMs)}::int[],
+        ${errors}::text[], ${reports.map(() => newAttemptId())}::uuid[]
+      ) AS u(batch_index, message_id, project_id, endpoint_id, response_status, latency_ms, error, attempt_id)
+    ), input AS (
+      SELECT u.*, coalesce(u.response_status BETWEEN 200 AND 299, false) AS succeeded FROM reports u
+    ), target AS (
+      SELECT m.id FROM inbound_messages m JOIN input i ON i.message_id = m.id
+      WHERE m.project_id = i.project_id AND m.inbound_endpoint_id = i.endpoint_id AND m.deleted_at IS NULL
+      ORDER BY m.id
+      FOR UPDATE OF m
+    ), reported AS (
       UPDATE inbound_messages m SET
-        status = ${succeeded ? 'succeeded' : 'failed_permanent'},
+        status = CASE WHEN i.succeeded THEN 'succeeded' ELSE 'failed_permanent' END,
         attempt_count = m.attempt_count + 1,
-        response_status = ${result.status}::int,
-        response_latency_ms = ${result.latencyMs}::int,
-        last_error = ${error}::text,
-        first_attempt_at = coalesce(m.first_attempt_at, now() - make_interval(secs => ${result.latencyMs}::int / 1000.0)),
+        response_status = i.response_status,
+        response_latency_ms = i.latency_ms,
+        last_error = i.error,
+        first_attempt_at = coalesce(m.first_attempt_at, now() - make_interval(secs => i.latency_ms / 1000.0)),
         queue_wait_ms = coalesce(m.queue_wait_ms,
-          greatest(0, (extract(epoch FROM (now() - make_interval(secs => ${result.latencyMs}::int / 1000.0) - m.received_at)) * 1000)::int)),
-        delivered_at = CASE WHEN ${succeeded} THEN coalesce(m.delivered_at, now()) ELSE m.delivered_at END,
-        total_delivery_ms = CASE WHEN ${succeeded}
+          greatest(0, (extract(epoch FROM (now() - make_interval(secs => i.latency_ms / 1000.0) - m.received_at)) * 1000)::int)),
+        delivered_at = CASE WHEN i.succeeded THEN coalesce(m.delivered_at, now()) ELSE m.delivered_at END,
+        total_delivery_ms = CASE WHEN i.succeeded
           THEN coalesce(m.total_delivery_ms, greatest(0, (extract(epoch FROM (now() - m.received_at)) * 1000)::int))
           ELSE m.total_delivery_ms END,
-        failed_at = CASE WHEN ${succeeded} THEN NULL ELSE now() END,
+        failed_at = CASE WHEN i.succeeded THEN NULL ELSE now() END,
         next_attempt_at = NULL,
         updated_at = now()
-      WHERE m.id = ${messageId}::uuid AND m.project_id = ${projectId}::uuid AND m.deleted_at IS NULL ${endpointFilter}
-      RETURNING ${COLUMNS(sql)}
+      FROM input i JOIN target t ON t.id = i.message_id
+      WHERE m.id = i.message_id AND m.deleted_at IS NULL
+      RETURNING i.batch_index, ${COLUMNS(sql)}
     ), attempt AS (
       INSERT INTO delivery_attempts (id, message_id, attempt_number, started_at, response_status, latency_ms, error)
-      SELECT ${newAttemptId()}::uuid, r.id, r.attempt_count, now() - make_interval(secs => ${result.latencyMs}::int / 1000.0),
-             ${result.status}::int, ${result.latencyMs}::int, ${error}::text
-      FROM reported r
+      SELECT i.attempt_id, r.id, r.attempt_count, now() - make_interval(secs => r.response_latency_ms / 1000.0),
+             r.response_status, r.response_latency_ms, r.last_error
+      FROM reported r JOIN input i ON i.batch_index = r.batch_index
     )
-    SELECT * FROM reported m`;
-  return row;
+    SELECT * FROM reported`;
+  const byIndex: (InboundMessageRow | undefined)[] = new Array(reports.length).fill(undefined);
+  for (const { batch_index, ...row } of rows) byIndex[batch_index] = row;
+  return byIndex;
 }
 
 /** One message of an endpoint (replay pushes it to the streams). */

@@ -1,5 +1,5 @@
 import type { Sql } from './database.js';
-import type { DeliveryStatus } from './deliveries.js';
+import { DELIVERIES_CHANNEL, type DeliveryStatus } from './deliveries.js';
 
 /** Outbound messages (migrations/003). One function per operation, `sql` first. */
 
@@ -48,24 +48,8 @@ const COLUMNS = (sql: Sql) => sql.fragment`
 /** Lock class of idempotency keys (the second key is a hash of project and key). */
 const IDEMPOTENCY_LOCK_CLASS = 0x6d736731; // "msg1"
 
-/**
- * Serialises submissions that carry the same idempotency key in one project until the caller's
- * transaction ends, so the second one sees the first one's message (or its absence) for certain.
- */
-export async function lockIdempotencyKey(sql: Sql, projectId: string, key: string): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(${IDEMPOTENCY_LOCK_CLASS}::int, hashtext(${`${projectId}\n${key}`}::text))`;
-}
-
-/** The newest message of the project that holds `key` and was created after `since`. */
-export async function findMessageByIdempotencyKey(sql: Sql, projectId: string, key: string, since: Date): Promise<OutboundMessageRow | undefined> {
-  const [row] = await sql<OutboundMessageRow>`
-    SELECT ${COLUMNS(sql)} FROM outbound_messages m
-    WHERE m.project_id = ${projectId}::uuid AND m.idempotency_key = ${key} AND m.created_at > ${since}::timestamptz
-    ORDER BY m.created_at DESC LIMIT 1`;
-  return row;
-}
-
-export interface NewOutboundMessage {
+/** One submission of a group-committed enqueue (`enqueueOutboundMessages`). */
+export interface OutboundSubmission {
   id: string;
   projectId: string;
   endpointId: string;
@@ -78,17 +62,156 @@ export interface NewOutboundMessage {
   payloadSha256: string;
   payloadKey: string;
   createdAt: Date;
+  /** Stored in the `payloads` table by the same statement (the database payload store); undefined when stored elsewhere first. */
+  inlinePayload: Uint8Array | undefined;
 }
 
-export async function insertOutboundMessage(sql: Sql, m: NewOutboundMessage): Promise<OutboundMessageRow> {
-  const [row] = await sql<OutboundMessageRow>`
-    INSERT INTO outbound_messages AS m (id, project_id, endpoint_id, event_type, idempotency_key, request_sha256, payload_format,
-      content_type, size_bytes, payload_sha256, payload_key, created_at, updated_at)
-    VALUES (${m.id}::uuid, ${m.projectId}::uuid, ${m.endpointId}, ${m.eventType}::text, ${m.idempotencyKey}::text, ${m.requestSha256},
-      ${m.payloadFormat}, ${m.contentType}, ${m.sizeBytes}::int, ${m.payloadSha256}, ${m.payloadKey}, ${m.createdAt}::timestamptz,
-      ${m.createdAt}::timestamptz)
-    RETURNING ${COLUMNS(sql)}`;
-  return row!;
+/** Jobs leased at insert to a worker in this process, which delivers them without a claim. */
+export interface EnqueueLease {
+  workerId: string;
+  leaseId: string;
+  leaseSeconds: number;
+  /** At most this many messages are leased (the worker's free slots). */
+  slots: number;
+}
+
+/** A message the enqueue stored (`position`: index of its submission). */
+export interface EnqueuedMessage {
+  position: number;
+  id: string;
+  status: DeliveryStatus;
+  created_at: Date;
+  /** Leased to the EnqueueLease's worker; the endpoint's delivery settings come with it. */
+  leased: boolean;
+  url: string | null;
+  headers: Record<string, string> | null;
+  /** Active signing secrets, sealed, newest first. */
+  secrets: string[] | null;
+}
+
+/** The message that held an idempotency key before this enqueue (a repeat returns it). */
+export interface IdempotencyHolder {
+  project_id: string;
+  idempotency_key: string;
+  id: string;
+  status: DeliveryStatus;
+  created_at: Date;
+  request_sha256: string;
+}
+
+export interface EnqueueResult {
+  stored: EnqueuedMessage[];
+  holders: IdempotencyHolder[];
+}
+
+/** A bytea array parameter as text: postgres.js sends an array of Buffers with the wrong type. */
+const byteaText = (data: Uint8Array | undefined) =>
+  data === undefined ? null : `\\x${Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('hex')}`;
+
+/**
+ * Serialises submissions that carry the same idempotency keys in their projects until the caller's
+ * transaction ends, so that a statement begun afterwards sees the message a concurrent submission of
+ * a key committed (or its absence) for certain. Taken in hash order: two batches holding several keys
+ * never wait on each other in a cycle.
+ */
+export async function lockIdempotencyKeys(sql: Sql, keys: readonly { projectId: string; key: string }[]): Promise<void> {
+  if (keys.length === 0) return;
+  await sql`
+    SELECT count(pg_advisory_xact_lock(${IDEMPOTENCY_LOCK_CLASS}::int, h))::int AS locked
+    FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest(${keys.map((k) => `${k.projectId}\n${k.key}`)}::text[]) AS k ORDER BY h) AS s`;
+}
+
+/**
+ * Stores a batch of submissions in one statement: payloads (inline ones), messages and their jobs,
+ * with one NOTIFY (payload `origin`) when any job waits for a claim. The statement text is the same
+ * for every batch. It stores a submission when its endpoint is live in its project and, with an
+ * idempotency key, when no message created after `since` holds the key and it is the first such
+ * submission of the batch with a live endpoint; the caller tells the other outcomes apart from the
+ * stored messages and the holders. Concurrent batches with keys must hold lockIdempotencyKeys.
+ * Up to `lease.slots` messages of endpoints that are neither paused nor rate-limited are leased to
+ * `lease.workerId` at insert.
+ */
+export async function enqueueOutboundMessages(
+  sql: Sql,
+  submissions: readonly OutboundSubmission[],
+  options: { since: Date; lease: EnqueueLease | undefined; origin: string },
+): Promise<EnqueueResult> {
+  const column = <T>(pick: (s: OutboundSubmission) => T) => submissions.map(pick);
+  const lease = options.lease;
+  const rows = await sql<(EnqueuedMessage & { source: 'stored' }) | (IdempotencyHolder & { source: 'held' })>`
+    WITH input AS (
+      SELECT x.position::int - 1 AS position, x.id, x.project_id, x.endpoint_id, x.event_type, x.idempotency_key, x.request_sha256,
+             x.payload_format, x.content_type, x.size_bytes, x.payload_sha256, x.payload_key, x.created_at, x.payload
+      FROM unnest(${column((s) => s.id)}::uuid[], ${column((s) => s.projectId)}::uuid[], ${column((s) => s.endpointId)}::text[],
+                  ${column((s) => s.eventType)}::text[], ${column((s) => s.idempotencyKey)}::text[], ${column((s) => s.requestSha256)}::text[],
+                  ${column((s) => s.payloadFormat)}::text[], ${column((s) => s.contentType)}::text[], ${column((s) => s.sizeBytes)}::int[],
+                  ${column((s) => s.payloadSha256)}::text[], ${column((s) => s.payloadKey)}::text[],
+                  ${column((s) => s.createdAt.toISOString())}::text[]::timestamptz[], ${column((s) => byteaText(s.inlinePayload))}::text[]::bytea[])
+           WITH ORDINALITY AS x (id, project_id, endpoint_id, event_type, idempotency_key, request_sha256, payload_format, content_type,
+                                 size_bytes, payload_sha256, payload_key, created_at, payload, position)
+    ), held AS (
+      SELECT k.project_id, k.idempotency_key, h.id, h.status, h.created_at, h.request_sha256
+      FROM (SELECT DISTINCT project_id, idempotency_key FROM input WHERE idempotency_key IS NOT NULL) AS k
+      CROSS JOIN LATERAL (
+        SELECT m.id, m.status, m.created_at, m.request_sha256 FROM outbound_messages m
+        WHERE m.project_id = k.project_id AND m.idempotency_key = k.idempotency_key AND m.created_at > ${options.since.toISOString()}::text::timestamptz
+        ORDER BY m.created_at DESC LIMIT 1
+      ) AS h
+    ), live AS (
+      SELECT i.*, (NOT e.paused AND e.rate_limit_rps = 0) AS direct,
+             row_number() OVER (PARTITION BY i.project_id, i.idempotency_key ORDER BY i.position) AS key_rank
+      FROM input i
+      -- LATERAL: one primary-key lookup per submission, whatever plan the statement is cached with.
+      CROSS JOIN LATERAL (
+        SELECT e.paused, e.rate_limit_rps FROM endpoints e
+        WHERE e.id = i.endpoint_id AND e.project_id = i.project_id AND e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())
+      ) AS e
+    ), chosen AS (
+      SELECT l.*, l.direct AND row_number() OVER (PARTITION BY l.direct ORDER BY l.position) <= ${lease?.slots ?? 0}::int AS leased
+      FROM live l
+      WHERE l.idempotency_key IS NULL
+         OR (l.key_rank = 1 AND NOT EXISTS (SELECT 1 FROM held h WHERE h.project_id = l.project_id AND h.idempotency_key = l.idempotency_key))
+    ), stored_payloads AS (
+      INSERT INTO payloads (key, data) SELECT payload_key, payload FROM chosen WHERE payload IS NOT NULL
+    ), messages AS (
+      INSERT INTO outbound_messages AS m (id, project_id, endpoint_id, event_type, idempotency_key, request_sha256, payload_format,
+        content_type, size_bytes, payload_sha256, payload_key, created_at, updated_at)
+      SELECT id, project_id, endpoint_id, event_type, idempotency_key, request_sha256, payload_format, content_type, size_bytes,
+             payload_sha256, payload_key, created_at, created_at
+      FROM chosen
+      RETURNING m.id, m.status, m.created_at
+    ), jobs AS (
+      INSERT INTO delivery_jobs (message_id, kind, destination, run_at, locked_by, locked_until, lease_id, claims)
+      SELECT id, 'outbound', endpoint_id, now(),
+             CASE WHEN leased THEN ${lease?.workerId ?? null}::text END,
+             CASE WHEN leased THEN now() + make_interval(secs => ${lease?.leaseSeconds ?? 0}::int) END,
+             CASE WHEN leased THEN ${lease?.leaseId ?? null}::uuid END,
+             CASE WHEN leased THEN 1 ELSE 0 END
+      FROM chosen
+      RETURNING lease_id
+    ), woken AS (
+      SELECT pg_notify(${DELIVERIES_CHANNEL}, ${options.origin}::text) FROM (SELECT 1 FROM jobs WHERE lease_id IS NULL LIMIT 1) AS waiting
+    ), leased_endpoints AS (
+      SELECT e.id, e.url, e.headers,
+             coalesce((SELECT json_agg(k.secret_encrypted ORDER BY k.created_at DESC, k.id DESC) FROM signing_keys k
+                       WHERE k.owner_id = e.id AND (k.expires_at IS NULL OR k.expires_at > now())), '[]'::json) AS secrets
+      FROM endpoints e WHERE e.id IN (SELECT endpoint_id FROM chosen WHERE leased)
+    )
+    SELECT 'stored' AS source, c.position, m.id, m.status, m.created_at, c.leased, le.url, le.headers, le.secrets,
+           NULL::uuid AS project_id, NULL::text AS idempotency_key, NULL::text AS request_sha256
+    FROM messages m JOIN chosen c ON c.id = m.id LEFT JOIN leased_endpoints le ON c.leased AND le.id = c.endpoint_id
+    UNION ALL
+    SELECT 'held', NULL, h.id, h.status, h.created_at, false, NULL, NULL, NULL, h.project_id, h.idempotency_key, h.request_sha256
+    FROM held h
+    UNION ALL
+    -- Never a row: makes the NOTIFY part of the statement.
+    SELECT 'woken', NULL, NULL, NULL, NULL, false, NULL, NULL, NULL, NULL, NULL, NULL FROM (SELECT count(*) AS n FROM woken) AS w WHERE w.n < 0`;
+  const result: EnqueueResult = { stored: [], holders: [] };
+  for (const row of rows) {
+    if (row.source === 'stored') result.stored.push(row);
+    else result.holders.push(row);
+  }
+  return result;
 }
 
 /** A message of the project, deleted ones included (they answer their metadata). */
@@ -116,8 +239,8 @@ export async function listOutboundLogs(sql: Sql, projectId: string, filters: Out
   const where = [sql.fragment`m.project_id = ${projectId}::uuid`];
   if (filters.endpointId !== undefined) where.push(sql.fragment`m.endpoint_id = ${filters.endpointId}`);
   if (filters.status !== undefined) where.push(sql.fragment`m.status = ${filters.status}`);
-  if (filters.startTime !== undefined) where.push(sql.fragment`m.created_at >= ${filters.startTime}::timestamptz`);
-  if (filters.endTime !== undefined) where.push(sql.fragment`m.created_at < ${filters.endTime}::timestamptz`);
+  if (filters.startTime !== undefined) where.push(sql.fragment`m.created_at >= ${filters.startTime}::text::timestamptz`);
+  if (filters.endTime !== undefined) where.push(sql.fragment`m.created_at < ${filters.endTime}::text::timestamptz`);
   if (filters.beforeId !== undefined) where.push(sql.fragment`m.id < ${filters.beforeId}::uuid`);
   return sql<OutboundMessageWithUrl>`
     SELECT ${COLUMNS(sql)}, e.url AS endpoint_url

@@ -9,6 +9,16 @@ export const USER_AGENT = 'hookrelay/0.1 (+https://github.com/hookrelay)';
 const NOT_FORWARDED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'http2-settings']);
 const STANDARD_WEBHOOK_HEADERS = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
 
+// What undici sends (RFC 9110 token names; values of tab, printable ASCII and obs-text). Anything
+// else makes it throw before sending, which would fail the delivery on every attempt.
+const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const INVALID_FIELD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+/** Whether a stored header line can go on the wire as it is (the stored row is plain JSON: check types too). */
+function isSendableHeader(name: unknown, value: unknown): name is string {
+  return typeof name === 'string' && typeof value === 'string' && FIELD_NAME.test(name) && !INVALID_FIELD_VALUE.test(value);
+}
+
 /**
  * An endpoint's custom headers as they may be sent: each is checked again with the create-time rules
  * (decisions.md §6), so a forbidden name (Host, Content-Length, Proxy-*, webhook-* …) is never sent
@@ -74,11 +84,14 @@ export function forwardUrl(base: string, path: string, query: string): string {
 /**
  * A forward-mode inbound delivery: the original method, sub-path, query, headers (minus hop-by-hop
  * and framing ones) and exact bytes, to the endpoint's URL; when signing is enabled the Standard
- * Webhooks headers replace any the sender had sent.
+ * Webhooks headers replace any the sender had sent. A stored header line HTTP cannot carry (CR, LF,
+ * NUL, a name that is not a token: only a row altered around the ingest path holds one) is left out
+ * silently: its value may be a secret, and it cannot be delivered anyway.
  */
 export function buildForwardRequest(input: ForwardRequestInput): OutgoingRequest {
   const headers: Record<string, string | string[]> = {};
   for (const [rawName, value] of input.rawHeaders) {
+    if (!isSendableHeader(rawName, value)) continue;
     const name = rawName.toLowerCase();
     if (NOT_FORWARDED.has(name) || name.startsWith('proxy-') || name.startsWith(':')) continue;
     if (input.secrets !== null && STANDARD_WEBHOOK_HEADERS.has(name)) continue;

@@ -9,10 +9,12 @@ import {
   lockHeldJobs,
   rescheduleJobs,
   type DeliveryKind,
+  type DeliveryStatus,
   type MessageOutcome,
 } from '../db/deliveries.js';
 import { honoursRetryAfter, nextRetryDelayMs, parseRetryAfterMs } from './schedule.js';
 import type { SendResult } from './sender.js';
+import type { Metrics } from '../metrics/index.js';
 
 /** One finished attempt, as the worker hands it over. */
 export interface AttemptResult {
@@ -87,6 +89,9 @@ export class ResultWriter {
   private queue: Pending[] = [];
   private running: Promise<void> | null = null;
   private closed = false;
+  /** Set by the worker. Outcomes are counted once their transaction commits: a retried write counts once. */
+  metrics: Metrics | undefined;
+  private outcomesInTransaction: [DeliveryKind, DeliveryStatus][] = [];
 
   constructor(
     private readonly db: Database,
@@ -127,6 +132,7 @@ export class ResultWriter {
         const due = await this.db.sql.begin((tx) => this.write(tx, batch.map((p) => p.attempt)));
         this.queue.splice(0, batch.length);
         batch.forEach((p) => p.resolve());
+        for (const [kind, status] of this.outcomesInTransaction) this.metrics?.countDelivery(kind, status);
         for (const at of due) this.onDue(at);
         failures = 0;
       } catch (error) {
@@ -148,6 +154,7 @@ export class ResultWriter {
 
   /** Returns the times at which rescheduled jobs become due. */
   private async write(tx: Sql, attempts: AttemptResult[]): Promise<Date[]> {
+    this.outcomesInTransaction = [];
     const held = new Map((await lockHeldJobs(tx, attempts.map((a) => ({ messageId: a.messageId, leaseId: a.leaseId })))).map((h) => [h.message_id, h]));
     await insertAttempts(
       tx,
@@ -172,6 +179,7 @@ export class ResultWriter {
       const statuses = await applyOutcomes(tx, kind, outcomes);
       for (const o of outcomes) {
         const status = statuses.get(o.messageId);
+        if (status) this.outcomesInTransaction.push([kind, status]);
         if (status === 'pending_retry' && o.nextAttemptAt) reschedule.push({ messageId: o.messageId, runAt: o.nextAttemptAt, attemptBase: null });
         else if (status === 'queued') reschedule.push({ messageId: o.messageId, runAt: new Date(), attemptBase: o.attemptNumber });
         else done.push(o.messageId);

@@ -17,6 +17,7 @@ import {
   lockPausedEndpoints,
   lockRateLimit,
   markDelivering,
+  markLeasedDelivering,
   msUntilNextDue,
   parkJobs,
   reapExpiredLeases,
@@ -31,12 +32,16 @@ import {
   type OutboundDeliveryContext,
 } from '../db/deliveries.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
+import { Backoff } from '../lib/backoff.js';
+import type { EnqueueLease } from '../db/messages.js';
 import type { SecretBox } from '../security/crypto.js';
 import { createGuardedAgent, type Resolver } from '../security/ssrf.js';
 import { PayloadUnavailableError, type PayloadStore } from '../storage/payload-store.js';
+import { registerLocalWorker, unregisterLocalWorker, type HandedOverDelivery, type LocalDeliveryWorker } from './local-worker.js';
 import { reserveSlots } from './rate-limit.js';
 import { buildForwardRequest, buildOutboundRequest } from './request.js';
 import { ResultWriter, type AttemptResult } from './results.js';
+import type { Metrics } from '../metrics/index.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, sendRequest, type OutgoingRequest } from './sender.js';
 
 /**
@@ -48,6 +53,10 @@ import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, sendRequest, ty
  * Lifecycle: idle → running → stopping → stopped. Woken by NOTIFY (new or resumed work), by a timer
  * set to the next due job, and by a slow poll in case a notification was lost. A reaper returns jobs
  * whose lease ran out (a crashed worker's) to the queue.
+ *
+ * In a process that also takes POST /v1/messages, new messages are leased to this worker by the
+ * enqueue's own statement and handed over in memory (local-worker.ts): their first attempt starts
+ * right after that commit, with no NOTIFY and no claim transaction.
  */
 
 export type WorkerState = 'idle' | 'running' | 'stopping' | 'stopped';
@@ -81,6 +90,7 @@ export interface DeliveryWorkerDeps {
   payloadStore: PayloadStore;
   resolveHost?: Resolver;
   log: FastifyBaseLogger;
+  metrics?: Metrics;
 }
 
 /** One claimed delivery, ready to send once its rate-limit slot comes. */
@@ -105,6 +115,12 @@ interface Active {
 const SECRET_CACHE_SIZE = 1000;
 
 /**
+ * A handed-over message stays `queued` until its attempt's result unless the attempt takes longer
+ * than this: then it is marked `delivering`. Most attempts end sooner, and skip that commit.
+ */
+const HANDED_OVER_DELIVERING_AFTER_MS = 500;
+
+/**
  * Maps database times to local times. Each observation pairs a database clock reading with the local
  * time its answer was seen; the smallest difference of recent ones is the best estimate (the others
  * include network and event-loop delay), as NTP does. Every worker then waits for the same database
@@ -122,7 +138,7 @@ export class ClockOffset {
   }
 }
 
-export class DeliveryWorker {
+export class DeliveryWorker implements LocalDeliveryWorker {
   readonly workerId: string;
   private stateValue: WorkerState = 'idle';
   private readonly concurrency: number;
@@ -140,17 +156,20 @@ export class DeliveryWorker {
   private readonly secrets = new Map<string, string>();
   private readonly active = new Map<Active, Promise<void>>();
   private inFlight = 0;
+  /** Slots held by enqueues whose statement is running (reserveHandoff). */
+  private reserved = 0;
   private cycling: Promise<void> | null = null;
   private wakePending = false;
   private saturated = false;
   private failing = false;
+  private readonly claimBackoff = new Backoff(500, 5000);
   private dueTimer: NodeJS.Timeout | null = null;
   private dueAt = 0;
   private pollTimer: NodeJS.Timeout | null = null;
   private reapTimer: NodeJS.Timeout | null = null;
   private unlisten: (() => Promise<void>) | null = null;
   private stopping: Promise<void> | null = null;
-  private counters = { claimed: 0, sent: 0, released: 0 };
+  private counters = { claimed: 0, handedOver: 0, sent: 0, released: 0 };
   private readonly clock = new ClockOffset();
 
   constructor(
@@ -179,6 +198,7 @@ export class DeliveryWorker {
       ...(deps.resolveHost ? { resolve: deps.resolveHost } : {}),
     });
     this.writer = new ResultWriter(deps.db, config.retryScheduleSeconds, this.workerId, deps.log, (at) => this.armDue(at.getTime()));
+    this.writer.metrics = deps.metrics;
   }
 
   get state(): WorkerState {
@@ -193,7 +213,11 @@ export class DeliveryWorker {
   async start(): Promise<void> {
     if (this.stateValue !== 'idle') throw new Error(`delivery worker cannot start from state ${this.stateValue}`);
     this.stateValue = 'running';
-    this.unlisten = await this.deps.db.listen(DELIVERIES_CHANNEL, () => this.wake());
+    // A notification sent by an enqueue of this process (payload: this worker's id) was followed by a direct wake.
+    this.unlisten = await this.deps.db.listen(DELIVERIES_CHANNEL, (origin) => {
+      if (origin !== this.workerId) this.wake();
+    }, () => this.wake());
+    registerLocalWorker(this.deps.db, this);
     this.pollTimer = setInterval(() => this.wake(), this.pollIntervalMs);
     this.reapTimer = setInterval(() => void this.reap(), this.reapIntervalMs);
     this.pollTimer.unref();
@@ -219,10 +243,14 @@ export class DeliveryWorker {
       return;
     }
     this.stateValue = 'stopping';
+    unregisterLocalWorker(this.deps.db, this);
     for (const timer of [this.pollTimer, this.reapTimer]) if (timer) clearInterval(timer);
     if (this.dueTimer) clearTimeout(this.dueTimer);
     await this.unlisten?.().catch(() => {});
     await this.cycling;
+    // Enqueues holding slots finish their statement first: what they hand over is released below.
+    const reservedDeadline = Date.now() + this.stopGraceMs;
+    while (this.reserved > 0 && Date.now() < reservedDeadline) await new Promise((r) => setTimeout(r, 5));
     for (const entry of this.active.keys()) if (!entry.sending) entry.wakeWait?.();
     const all = () => Promise.allSettled([...this.active.values()]);
     let graceTimer: NodeJS.Timeout | undefined;
@@ -259,7 +287,7 @@ export class DeliveryWorker {
     try {
       while (this.stateValue === 'running') {
         this.wakePending = false;
-        const capacity = this.concurrency - this.inFlight;
+        const capacity = this.concurrency - this.inFlight - this.reserved;
         if (capacity <= 0) {
           this.saturated = true;
           return;
@@ -273,12 +301,13 @@ export class DeliveryWorker {
       if (ms !== null) this.armDue(Date.now() + Math.max(0, ms));
       if (this.failing) this.deps.log.info('delivery worker: database reachable again');
       this.failing = false;
+      this.claimBackoff.reset();
     } catch (error) {
       if (!this.failing) {
         this.deps.log.warn({ err: isDatabaseUnavailable(error) ? { message: (error as Error).message } : error }, 'delivery worker: claim failed');
       }
       this.failing = true;
-      this.armDue(Date.now() + 1000);
+      this.armDue(Date.now() + this.claimBackoff.next());
     }
   }
 
@@ -340,7 +369,12 @@ export class DeliveryWorker {
   private async prepare(tx: Sql, leaseId: string, jobs: ClaimedJob[]): Promise<Prepared[]> {
     const byId = new Map(jobs.map((j) => [j.message_id, j]));
     const ids = (kind: DeliveryKind) => jobs.filter((j) => j.kind === kind).map((j) => j.message_id);
-    const [outbound, inbound] = await Promise.all([loadOutboundContexts(tx, ids('outbound')), loadInboundContexts(tx, ids('inbound'))]);
+    // The database store's payloads come with the contexts: one round trip less per claim.
+    const inlinePayloads = this.deps.payloadStore.kind === 'database';
+    const [outbound, inbound] = await Promise.all([
+      loadOutboundContexts(tx, ids('outbound'), inlinePayloads),
+      loadInboundContexts(tx, ids('inbound'), inlinePayloads),
+    ]);
     const found = new Set([...outbound, ...inbound].map((c) => c.id));
 
     const drop: string[] = jobs.filter((j) => !found.has(j.message_id)).map((j) => j.message_id);
@@ -369,7 +403,13 @@ export class DeliveryWorker {
     // Payloads: a store outage is not the receiver's fault, so it costs no attempt.
     let payloads = new Map<string, Buffer>();
     try {
-      payloads = await this.deps.payloadStore.getMany(tx, ready.map((c) => c.payload_key).filter((k): k is string => k !== null));
+      if (inlinePayloads) {
+        for (const c of ready) {
+          if (c.payload_key !== null && c.payload) payloads.set(c.payload_key, Buffer.from(c.payload.buffer, c.payload.byteOffset, c.payload.byteLength));
+        }
+      } else {
+        payloads = await this.deps.payloadStore.getMany(tx, ready.map((c) => c.payload_key).filter((k): k is string => k !== null));
+      }
     } catch (error) {
       if (!(error instanceof PayloadUnavailableError)) throw error;
       this.deps.log.warn({ err: error }, 'delivery worker: payload store unavailable; deliveries postponed');
@@ -471,18 +511,74 @@ export class DeliveryWorker {
     return prepared;
   }
 
-  private dispatch(p: Prepared): void {
+  reserveHandoff(max: number): EnqueueLease | undefined {
+    if (this.stateValue !== 'running') return undefined;
+    const slots = Math.min(max, this.concurrency - this.inFlight - this.reserved);
+    if (slots <= 0) return undefined;
+    this.reserved += slots;
+    return { workerId: this.workerId, leaseId: newUuidv7(), leaseSeconds: this.leaseSeconds, slots };
+  }
+
+  acceptHandoff(lease: EnqueueLease, deliveries: HandedOverDelivery[]): void {
+    this.reserved -= lease.slots;
+    this.counters.handedOver += deliveries.length;
+    const entries = deliveries.map((d) =>
+      this.dispatch({
+        kind: 'outbound',
+        messageId: d.messageId,
+        leaseId: lease.leaseId,
+        previousStatus: 'queued',
+        attemptNumber: 1,
+        attemptInDelivery: 1,
+        notBefore: 0,
+        build: (timestamp) =>
+          buildOutboundRequest({
+            messageId: d.messageId,
+            url: d.url,
+            contentType: d.contentType,
+            eventType: d.eventType,
+            customHeaders: d.headers,
+            secrets: d.secrets.map((s) => this.secret(s)),
+            body: d.body,
+            timestamp,
+          }),
+      }),
+    );
+    if (entries.length > 0) {
+      setTimeout(() => {
+        const slow = deliveries.filter((_, i) => this.active.has(entries[i]!)).map((d) => d.messageId);
+        if (slow.length === 0 || this.stateValue !== 'running') return;
+        markLeasedDelivering(this.sql, lease.leaseId, slow).catch((error: unknown) => {
+          this.deps.log.warn({ err: error }, 'delivery worker: could not mark deliveries in flight as delivering');
+        });
+      }, HANDED_OVER_DELIVERING_AFTER_MS).unref();
+    }
+    this.wakeIfRoomAgain();
+  }
+
+  returnHandoff(lease: EnqueueLease): void {
+    this.reserved -= lease.slots;
+    this.wakeIfRoomAgain();
+  }
+
+  private dispatch(p: Prepared): Active {
     const entry: Active = { controller: new AbortController(), sending: false };
     this.inFlight++;
     const run = this.execute(p, entry).finally(() => {
       this.active.delete(entry);
       this.inFlight--;
-      if (this.saturated && this.concurrency - this.inFlight >= Math.min(this.batchSize, Math.ceil(this.concurrency / 4))) {
-        this.saturated = false;
-        this.wake();
-      }
+      this.wakeIfRoomAgain();
     });
     this.active.set(entry, run);
+    return entry;
+  }
+
+  /** After a full claim loop stopped, claims again once a useful batch fits. */
+  private wakeIfRoomAgain(): void {
+    if (this.saturated && this.concurrency - this.inFlight - this.reserved >= Math.min(this.batchSize, Math.ceil(this.concurrency / 4))) {
+      this.saturated = false;
+      this.wake();
+    }
   }
 
   private async execute(p: Prepared, entry: Active): Promise<void> {

@@ -40,6 +40,7 @@ export async function pullIngestRoutes(app: FastifyInstance): Promise<void> {
   app.addHook('onClose', async () => {
     await batcher.idle();
   });
+  services.metrics.registerIngestHooks(app, 'pull');
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));

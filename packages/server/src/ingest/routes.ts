@@ -44,10 +44,14 @@ function idempotencyKeyOf(request: FastifyRequest, headerNames: readonly string[
  */
 export async function ingestRoutes(app: FastifyInstance): Promise<void> {
   const { services } = app;
-  const batcher = new IngestBatcher(services.db, services.payloadStore);
+  const batcher = new IngestBatcher(services.db, services.payloadStore, {
+    wantsCommitted: (endpointId) => services.inboundCommits.wants(endpointId),
+    onCommitted: (commit) => services.inboundCommits.publish(commit),
+  });
   app.addHook('onClose', async () => {
     await batcher.idle();
   });
+  services.metrics.registerIngestHooks(app, 'inbound');
 
   // Every content type arrives as raw bytes: what is stored is exactly what was sent.
   app.removeAllContentTypeParsers();
@@ -79,6 +83,7 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
       });
       if (!result.ok) {
         request.log.info({ inbound_endpoint_id: target.id, check: result.check, reason: result.reason }, 'inbound verification failed');
+        services.metrics.countVerificationFailure(result.check);
         await incrementRejectedCount(services.db.sql, target.id);
         throw new AppError('UNAUTHORIZED', 'unauthorized');
       }

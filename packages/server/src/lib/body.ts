@@ -15,13 +15,40 @@ export type RenderedBody =
  */
 export function renderBody(bytes: Buffer, contentType: string, forceBase64: boolean): RenderedBody {
   if (!forceBase64 && JSON_CONTENT_TYPE.test(contentType) && bytes.length > 0) {
-    try {
-      return { body: JSON.parse(bytes.toString('utf8')) };
-    } catch {
-      // Declared JSON but is not: the bytes still travel, as base64.
+    const text = bytes.toString('utf8');
+    // Too deep to embed: serialising the response would overflow the stack, and every read of the
+    // message (and every listen page holding it) would fail. Such a body travels as base64.
+    if (jsonNestingDepth(text) <= MAX_EMBEDDED_JSON_DEPTH) {
+      try {
+        return { body: JSON.parse(text) };
+      } catch {
+        // Declared JSON but is not: the bytes still travel, as base64.
+      }
     }
   }
   return { body: bytes.toString('base64'), body_encoding: 'base64' };
+}
+
+/** Deepest nesting of JSON payloads embedded as values; far below what JSON.stringify survives. */
+export const MAX_EMBEDDED_JSON_DEPTH = 512;
+
+/** How deeply arrays and objects nest in JSON text (brackets inside strings do not count). */
+export function jsonNestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++; // backslash: skip the escaped character
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) inString = true;
+    else if (ch === 0x5b || ch === 0x7b) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (ch === 0x5d || ch === 0x7d) depth--;
+  }
+  return deepest;
 }
 
 /**

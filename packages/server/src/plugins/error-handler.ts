@@ -20,6 +20,41 @@ function validationDetails(error: FastifyError & { validation: { instancePath: s
   });
 }
 
+/** Retry-After of a 503 answered because the database cannot be reached (docs/operating.md). */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+const OUTAGE_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * The driver error behind `error` when it means "the database cannot be reached": the error itself
+ * or one it wraps (`cause`), so that a layer adding context does not turn an outage into a 500.
+ */
+function databaseUnavailableCause(error: unknown): { message: string; code: string } | null {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    if (isDatabaseUnavailable(current)) return { message: (current as Error).message, code: String((current as { code: unknown }).code) };
+    current = (current as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
+/**
+ * During an outage every request fails the same way, and each one already has its access-log line
+ * with the 503: the warning is written once, then at most once per interval with the count since.
+ */
+class OutageLog {
+  private loggedAt = -Infinity;
+  private since = 0;
+
+  record(request: FastifyRequest, what: string, cause: { message: string; code: string }): void {
+    this.since++;
+    const now = Date.now();
+    if (now - this.loggedAt < OUTAGE_LOG_INTERVAL_MS) return;
+    request.log.warn({ err: cause, answered503: this.since }, `${what}: answering 503 SERVICE_UNAVAILABLE`);
+    this.loggedAt = now;
+    this.since = 0;
+  }
+}
+
 function send(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, message: string, extra: { details?: ErrorDetail[]; data?: unknown; retryAfterSeconds?: number } = {}) {
   const status = HTTP_STATUS_BY_ERROR_CODE[code];
   if (RETRY_AFTER_ERROR_CODES.has(code)) reply.header('retry-after', String(extra.retryAfterSeconds ?? 5));
@@ -38,9 +73,16 @@ function send(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, mes
  * SERVICE_UNAVAILABLE, and anything else is a 500 whose details stay in the log.
  */
 export function registerErrorHandling(app: FastifyInstance): void {
+  const outageLog = new OutageLog();
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AppError) {
-      if (HTTP_STATUS_BY_ERROR_CODE[error.code] >= 500) request.log.error({ err: error }, 'request failed');
+      // 503s (a dependency down, a paused endpoint) are states, not faults: each is in the access log.
+      if (error.code === 'SERVICE_UNAVAILABLE') {
+        const cause = databaseUnavailableCause(error.cause) ?? { message: error.cause instanceof Error ? error.cause.message : error.message, code: error.code };
+        outageLog.record(request, error.message, cause);
+      } else if (HTTP_STATUS_BY_ERROR_CODE[error.code] >= 500 && error.code !== 'ENDPOINT_PAUSED') {
+        request.log.error({ err: error }, 'request failed');
+      }
       return send(reply, request, error.code, error.message, {
         ...(error.details ? { details: error.details } : {}),
         ...(error.data !== undefined ? { data: error.data } : {}),
@@ -62,9 +104,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
       default:
         break;
     }
-    if (isDatabaseUnavailable(error)) {
-      request.log.warn({ err: { message: error.message, code: error.code } }, 'database unavailable');
-      return send(reply, request, 'SERVICE_UNAVAILABLE', 'the service is temporarily unavailable; retry later', { retryAfterSeconds: 5 });
+    const unavailable = databaseUnavailableCause(error);
+    if (unavailable) {
+      outageLog.record(request, 'database unavailable', unavailable);
+      return send(reply, request, 'SERVICE_UNAVAILABLE', 'the service is temporarily unavailable; retry later', { retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS });
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {

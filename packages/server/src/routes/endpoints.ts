@@ -27,10 +27,15 @@ import { decodeCursor, encodeCursor, SeqCursor } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { validateCustomHeaders } from '../security/headers.js';
 import { checkDestinationUrl } from '../security/ssrf.js';
+import { refuseNul } from '../security/text.js';
 import type { AppServices } from '../services.js';
 
 /** How long a rotated-out signing key keeps signing beside the new one (decisions.md §6). */
 const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+// Custom headers are exempt: their own check refuses NUL (with CR and LF) as INVALID_HEADERS, as documented.
+const CreateBody = refuseNul(EndpointCreateIn, ['headers']);
+const UpdateBody = refuseNul(EndpointUpdateIn, ['headers']);
 
 function toEndpointOut(row: EndpointRow): EndpointOut {
   return {
@@ -91,7 +96,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post(
     '/endpoints',
-    { schema: { body: EndpointCreateIn, response: { 201: successEnvelope(EndpointCreateOut) } } },
+    { schema: { body: CreateBody, response: { 201: successEnvelope(EndpointCreateOut) } } },
     async (request, reply) => {
       const principal = principalOf(request);
       const body = request.body;
@@ -167,7 +172,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.patch(
     '/endpoints/:id',
-    { schema: { params: EndpointIdParams, body: EndpointUpdateIn, response: { 200: successEnvelope(EndpointOut) } } },
+    { schema: { params: EndpointIdParams, body: UpdateBody, response: { 200: successEnvelope(EndpointOut) } } },
     async (request) => {
       const principal = principalOf(request);
       const body = request.body ?? {};

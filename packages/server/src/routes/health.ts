@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../plugins/error-handler.js';
 
 const READY_TIMEOUT_MS = 2000;
 
@@ -13,11 +14,11 @@ export async function healthRoutes(app: FastifyInstance): Promise<void> {
       await Promise.race([
         app.services.db.sql`SELECT 1`,
         new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
+          timer = setTimeout(() => reject(new Error(`the database did not answer within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
         }),
       ]);
-    } catch {
-      throw new AppError('SERVICE_UNAVAILABLE', 'database is not reachable', { retryAfterSeconds: 5 });
+    } catch (error) {
+      throw new AppError('SERVICE_UNAVAILABLE', 'database is not reachable', { retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS, cause: error });
     } finally {
       clearTimeout(timer);
     }

@@ -42,6 +42,7 @@ import { validateCidr } from '../ingest/verify.js';
 import { decodeCursor, encodeCursor, SeqCursor } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { sha256Hex } from '../security/crypto.js';
+import { refuseNul } from '../security/text.js';
 import type { AppServices } from '../services.js';
 import { assertDestinationAllowed } from './endpoints.js';
 
@@ -50,6 +51,10 @@ const DEFAULT_TIMESTAMP_TOLERANCE_SECONDS = 300;
 const DEFAULT_INGEST_RESPONSE_CODE = 200;
 /** As for outbound endpoints (decisions.md §6): a rotated-out key keeps signing for 24 h. */
 const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+const CreateBody = refuseNul(InboundEndpointCreateIn);
+const UpdateBody = refuseNul(InboundEndpointUpdateIn);
+
 /** Schemes whose preset names the signature header; `hex` and `base64` need `hmac_header_name`. */
 const SCHEMES_NEEDING_HEADER: ReadonlySet<HmacScheme> = new Set(['hex', 'base64']);
 
@@ -221,7 +226,7 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
 
   app.post(
     '/inbound-endpoints',
-    { schema: { body: InboundEndpointCreateIn, response: { 201: successEnvelope(InboundEndpointCreateOut) } } },
+    { schema: { body: CreateBody, response: { 201: successEnvelope(InboundEndpointCreateOut) } } },
     async (request, reply) => {
       const principal = principalOf(request);
       const body = request.body;
@@ -335,7 +340,7 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
 
   app.patch(
     '/inbound-endpoints/:id',
-    { schema: { params: IdParams, body: InboundEndpointUpdateIn, response: { 200: successEnvelope(InboundEndpointUpdateOut) } } },
+    { schema: { params: IdParams, body: UpdateBody, response: { 200: successEnvelope(InboundEndpointUpdateOut) } } },
     async (request) => {
       const principal = principalOf(request);
       const body = request.body ?? {};

@@ -12,11 +12,12 @@ import {
   successEnvelope,
 } from '@hookrelay/shared';
 import { findInboundEndpoint, findInboundEndpointMode, type InboundEndpointDetailRow } from '../db/inbound-endpoints.js';
-import { findInboundMessage, listInboundMessagesAfter, recordInboundResult } from '../db/inbound-messages.js';
+import { findInboundMessage } from '../db/inbound-messages.js';
 import { AppError, endpointNotFound, notFound } from '../errors.js';
 import { principalOf } from '../plugins/auth.js';
-import { toCliMessages } from '../stream/cli-message.js';
+import { readCliMessagesAfter } from '../stream/cli-message.js';
 import { StreamHub } from '../stream/hub.js';
+import { ResultBatcher } from '../stream/result-batcher.js';
 import { toInboundMessageOut } from './inbound-messages.js';
 
 /** Messages per listen page (interface rule 6). */
@@ -44,8 +45,34 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
 
   const hub = new StreamHub(services.db, services.payloadStore, fastify.log);
   await hub.start();
+  services.metrics.trackConnectedClis(() => hub.connectedCount);
+  // With the ingest role in this process too, a connected CLI gets a new message straight from its commit.
+  const detachCommits = services.inboundCommits.attach({
+    wants: (endpointId) => hub.hasSubscribers(endpointId),
+    publish: ({ endpointId, previousLastId, messages }) =>
+      hub.publishCommitted(
+        endpointId,
+        previousLastId,
+        messages.map(({ id, item }) => ({
+          id,
+          method: item.method,
+          path: item.path,
+          query: item.query,
+          content_type: item.contentType,
+          size_bytes: item.body.length,
+          payload_sha256: item.sha256,
+          raw_headers: item.rawHeaders,
+          received_at: item.receivedAt,
+          payload: item.body,
+        })),
+      ),
+  });
+  // Results of all CLIs (stream frames and HTTP reports) share one group commit per batch.
+  const results = new ResultBatcher(sql, fastify.log);
   fastify.addHook('onClose', async () => {
+    detachCommits();
     await hub.stop();
+    await results.idle();
   });
 
   app.get(
@@ -53,10 +80,10 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
     { schema: { params: IdParams, querystring: ListenQuery, response: { 200: successEnvelope(z.array(CliMessageOut), ListenMeta) } } },
     async (request) => {
       const endpoint = await cliEndpoint(fastify, request, request.params.id);
-      const rows = await listInboundMessagesAfter(sql, endpoint.id, request.query.after?.toLowerCase() ?? null, LISTEN_PAGE_SIZE);
-      const messages = await toCliMessages(services.payloadStore, sql, rows, request.query.body_encoding === 'base64');
-      const last = rows[rows.length - 1];
-      return { data: messages, meta: { request_id: request.id, next_cursor: last ? last.id : null } };
+      const after = request.query.after?.toLowerCase() ?? null;
+      const forceBase64 = request.query.body_encoding === 'base64';
+      const { messages, lastId } = await readCliMessagesAfter(services.payloadStore, sql, endpoint.id, after, LISTEN_PAGE_SIZE, forceBase64);
+      return { data: messages, meta: { request_id: request.id, next_cursor: lastId } };
     },
   );
 
@@ -72,6 +99,8 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
       preHandler: async (request) => {
         const { id } = request.params as { id: string };
         streamEndpoints.set(request, await cliEndpoint(fastify, request, id));
+        // Without this a plain GET gets @fastify/websocket's bare 404, outside the error envelope.
+        if (!request.ws) throw new AppError('INVALID_REQUEST', `GET /v1/inbound-endpoints/${id}/stream is a WebSocket: send Upgrade: websocket (plain HTTP polls GET .../listen)`);
       },
     },
     (socket, request) => {
@@ -99,9 +128,17 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
           request.log.info({ inbound_endpoint_id: endpoint.id }, 'ignored a stream frame that is not a result');
           return;
         }
-        void recordInboundResult(sql, principal.project_id, frame.message_id.toLowerCase(), { status: frame.status, latencyMs: frame.latency_ms, error: frame.error }, endpoint.id).catch(
-          (error: unknown) => request.log.warn({ err: error }, 'could not record a stream result'),
-        );
+        const report = {
+          projectId: principal.project_id,
+          endpointId: endpoint.id,
+          messageId: frame.message_id.toLowerCase(),
+          result: { status: frame.status, latencyMs: frame.latency_ms, error: frame.error },
+        };
+        // The protocol has no answer to a result frame: a report that cannot be recorded is logged.
+        results
+          .record(report)
+          .then((row) => row && services.metrics.countDelivery('cli', row.status))
+          .catch((error: unknown) => request.log.warn({ err: error }, 'could not record a stream result'));
       });
 
       // Registered first, then the start cursor read: a commit in between still wakes the stream.
@@ -139,14 +176,14 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
       if ((await findInboundEndpointMode(sql, message.inbound_endpoint_id)) !== 'cli') {
         throw new AppError('INVALID_REQUEST', `inbound message ${id} belongs to a forward-mode endpoint: only cli-mode messages take results`);
       }
-      const row = await recordInboundResult(
-        sql,
+      const row = await results.record({
         projectId,
-        id,
-        { status: request.body.status, latencyMs: request.body.latency_ms, error: request.body.error },
-        message.inbound_endpoint_id,
-      );
+        endpointId: message.inbound_endpoint_id,
+        messageId: id,
+        result: { status: request.body.status, latencyMs: request.body.latency_ms, error: request.body.error },
+      });
       if (!row) throw notFound('inbound message', id);
+      services.metrics.countDelivery('cli', row.status);
       return { data: toInboundMessageOut(row, {}), meta: { request_id: request.id } };
     },
   );

@@ -12,17 +12,12 @@ import {
   MessageDeleteOut,
   MessageOut,
   MessageRetryOut,
-  newUuidv7,
   successEnvelope,
 } from '@hookrelay/shared';
-import { dropWaitingOutboundJobs, enqueueDeliveries, requeueOutboundDelivery } from '../db/deliveries.js';
-import { findEndpoint } from '../db/endpoints.js';
+import { dropWaitingOutboundJobs, requeueOutboundDelivery } from '../db/deliveries.js';
 import {
-  findMessageByIdempotencyKey,
   findOutboundMessage,
-  insertOutboundMessage,
   listAttempts,
-  lockIdempotencyKey,
   markOutboundRequeued,
   softDeleteOutboundMessages,
   type AttemptRow,
@@ -32,18 +27,56 @@ import {
 import { AppError, endpointNotFound, invalidRequest, notFound } from '../errors.js';
 import { principalOf } from '../plugins/auth.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
+import { MAX_EMBEDDED_JSON_DEPTH } from '../lib/body.js';
 import { sha256Hex } from '../security/crypto.js';
+import { NUL_MESSAGE, refuseNul } from '../security/text.js';
 import { PayloadUnavailableError } from '../storage/payload-store.js';
+import { MessageBatcher, type AcceptedMessage } from '../delivery/message-batcher.js';
 
-/** How long an idempotency key returns its first message (the same window as inbound, decisions.md §4). */
-export const MESSAGE_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+export { MESSAGE_IDEMPOTENCY_WINDOW_MS } from '../delivery/message-batcher.js';
 
 export const DEFAULT_JSON_CONTENT_TYPE = 'application/json';
 export const DEFAULT_TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8';
 
 /** The `Idempotency-Key` header; other headers pass through untouched. */
 const MessageCreateHeaders = z.looseObject({
-  'idempotency-key': z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
+  'idempotency-key': z
+    .string()
+    .min(1, 'must not be empty')
+    .max(255, 'must be at most 255 characters')
+    .refine((key) => !key.includes('\u0000'), NUL_MESSAGE)
+    .optional(),
+});
+
+/** Deepest a JSON `payload` may nest; as deep as a JSON body may be to be embedded anywhere else. */
+export const MAX_PAYLOAD_DEPTH = MAX_EMBEDDED_JSON_DEPTH;
+
+/**
+ * Whether arrays and objects in `value` nest more than `limit` levels (a scalar is level 0). Walked
+ * with an explicit stack: the value comes from a 1 MiB body that may nest 500,000 levels.
+ */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/**
+ * Payload and body are webhook bytes, stored as bytea: a NUL in them travels (JSON escapes it as
+ * \u0000); the other fields are text columns, which cannot hold one. A payload nested deeper than
+ * JSON.stringify survives would fail its serialisation, and every later read, as a 500.
+ */
+const CreateBody = refuseNul(MessageCreateIn, ['payload', 'body']).superRefine((value, ctx) => {
+  if (value.payload !== undefined && nestsDeeperThan(value.payload, MAX_PAYLOAD_DEPTH)) {
+    ctx.addIssue({ code: 'custom', path: ['payload'], message: `must not nest arrays and objects more than ${MAX_PAYLOAD_DEPTH} levels deep` });
+  }
 });
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -100,14 +133,16 @@ function toAttemptOut(row: AttemptRow): AttemptOut {
   };
 }
 
-function createdOut(row: OutboundMessageRow): MessageCreateOut {
-  return { message_id: row.id, status: row.status, created_at: row.created_at.toISOString() };
+function createdOut(message: AcceptedMessage): MessageCreateOut {
+  return { message_id: message.id, status: message.status, created_at: message.created_at.toISOString() };
 }
 
 export async function messageRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { services } = fastify;
   const { sql } = services.db;
+  const batcher = new MessageBatcher(services.db, services.payloadStore);
+  fastify.addHook('onClose', () => batcher.idle());
 
   /** The stored payload in the shape it was submitted in; nothing once deleted. */
   async function renderPayload(row: OutboundMessageRow): Promise<RenderedPayload> {
@@ -126,7 +161,7 @@ export async function messageRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post(
     '/messages',
-    { schema: { body: MessageCreateIn, headers: MessageCreateHeaders, response: { 202: successEnvelope(MessageCreateOut) } } },
+    { schema: { body: CreateBody, headers: MessageCreateHeaders, response: { 202: successEnvelope(MessageCreateOut) } } },
     async (request, reply) => {
       const principal = principalOf(request);
       const body = request.body;
@@ -144,44 +179,23 @@ export async function messageRoutes(fastify: FastifyInstance): Promise<void> {
       // What makes two submissions "the same request" for an idempotency key.
       const requestSha256 = sha256Hex(JSON.stringify([body.endpoint_id, body.event_type ?? null, contentType, format, payloadSha256]));
 
-      const row = await sql.begin(async (tx) => {
-        if (idempotencyKey !== null) {
-          await lockIdempotencyKey(tx, principal.project_id, idempotencyKey);
-          const first = await findMessageByIdempotencyKey(tx, principal.project_id, idempotencyKey, new Date(Date.now() - MESSAGE_IDEMPOTENCY_WINDOW_MS));
-          if (first) {
-            if (first.request_sha256 !== requestSha256) {
-              throw new AppError('IDEMPOTENCY_CONFLICT', `idempotency key already used for message ${first.id} with a different request`);
-            }
-            return first;
-          }
-        }
-        const endpoint = await findEndpoint(tx, principal.project_id, body.endpoint_id);
-        if (!endpoint) throw endpointNotFound(body.endpoint_id);
-        const id = newUuidv7();
-        const payloadKey = `outbound/${id}`;
-        const [stored, inserted, queued] = await Promise.allSettled([
-          services.payloadStore.putMany(tx, [{ key: payloadKey, data: bytes }]),
-          insertOutboundMessage(tx, {
-            id,
-            projectId: principal.project_id,
-            endpointId: endpoint.id,
-            eventType: body.event_type ?? null,
-            idempotencyKey,
-            requestSha256,
-            payloadFormat: format,
-            contentType,
-            sizeBytes: bytes.length,
-            payloadSha256,
-            payloadKey,
-            createdAt: new Date(),
-          }),
-          enqueueDeliveries(tx, [{ messageId: id, kind: 'outbound', destination: endpoint.id }]),
-        ]);
-        for (const settled of [stored, inserted, queued]) if (settled.status === 'rejected') throw settled.reason;
-        return (inserted as PromiseFulfilledResult<OutboundMessageRow>).value;
+      const outcome = await batcher.submit({
+        projectId: principal.project_id,
+        endpointId: body.endpoint_id,
+        eventType: body.event_type ?? null,
+        idempotencyKey,
+        requestSha256,
+        payloadFormat: format,
+        contentType,
+        payload: bytes,
+        payloadSha256,
       });
+      if (outcome.kind === 'endpoint_not_found') throw endpointNotFound(body.endpoint_id);
+      if (outcome.kind === 'conflict') {
+        throw new AppError('IDEMPOTENCY_CONFLICT', `idempotency key already used for message ${outcome.messageId} with a different request`);
+      }
       reply.status(202);
-      return { data: createdOut(row), meta: { request_id: request.id } };
+      return { data: createdOut(outcome.message), meta: { request_id: request.id } };
     },
   );
 

@@ -34,10 +34,14 @@ import { AppError, endpointNotFound } from '../errors.js';
 import { decodeCursor, encodeCursor, SeqCursor } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { sha256Hex } from '../security/crypto.js';
+import { refuseNul } from '../security/text.js';
 import type { AppServices } from '../services.js';
 
 /** decisions.md §7: retention_days defaults to 7 (1–90). */
 export const DEFAULT_RETENTION_DAYS = 7;
+
+const CreateBody = refuseNul(PullEndpointCreateIn);
+const UpdateBody = refuseNul(PullEndpointUpdateIn);
 
 /** `{receive_base}/pull/{id}`: the URL without the secret token (decisions.md §3). */
 export function pullIngestUrl(services: AppServices, id: string): string {
@@ -92,7 +96,7 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
 
   app.post(
     '/pull-endpoints',
-    { schema: { body: PullEndpointCreateIn, response: { 201: successEnvelope(PullEndpointCreateOut) } } },
+    { schema: { body: CreateBody, response: { 201: successEnvelope(PullEndpointCreateOut) } } },
     async (request, reply) => {
       const body = request.body;
       const secretToken = newSecretToken();
@@ -143,7 +147,7 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
 
   app.patch(
     '/pull-endpoints/:id',
-    { schema: { params: IdParams, body: PullEndpointUpdateIn, response: { 200: successEnvelope(PullEndpointOut) } } },
+    { schema: { params: IdParams, body: UpdateBody, response: { 200: successEnvelope(PullEndpointOut) } } },
     async (request) => {
       const projectId = principalOf(request).project_id;
       const { id } = request.params;

@@ -39,8 +39,12 @@ import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
 import { decodeCursor, encodeCursor } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
+import { refuseNul } from '../security/text.js';
 
 const EventCursor = z.strictObject({ e: z.string().uuid() });
+const EventsQuery = refuseNul(PullEventsQuery);
+const DeleteAllQuery = refuseNul(PullDeleteAllQuery);
+const DeleteAllBody = refuseNul(PullDeleteAllBody);
 
 /** Events soft-deleted per transaction by delete-all: a failure loses at most one chunk's work. */
 export const DELETE_ALL_CHUNK_SIZE = 100;
@@ -121,7 +125,7 @@ export async function deleteAllPullEvents(
 /** Query-string and JSON-body parameters: the body wins when it has any (docs/api.md). */
 function deleteAllParams(query: PullDeleteAllIn, body: unknown): PullDeleteAllIn {
   if (body === undefined || body === null) return query;
-  const parsed = PullDeleteAllBody.safeParse(body);
+  const parsed = DeleteAllBody.safeParse(body);
   if (parsed.success) return parsed.data;
   const details = parsed.error.issues.map((issue) => {
     const path = ['body', ...issue.path.map(String)].join('.');
@@ -154,7 +158,7 @@ export async function pullEventRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get(
     '/pull-endpoints/:id/events',
-    { schema: { params: IdParams, querystring: PullEventsQuery, response: { 200: successEnvelope(z.array(PullEventOut), PullEventsPageMeta) } } },
+    { schema: { params: IdParams, querystring: EventsQuery, response: { 200: successEnvelope(z.array(PullEventOut), PullEventsPageMeta) } } },
     async (request) => {
       const q = request.query;
       const afterId = q.cursor === undefined ? undefined : decodeCursor(q.cursor, EventCursor).e;
@@ -258,7 +262,7 @@ export async function pullEventRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post(
     '/pull-endpoints/:id/events/delete-all',
-    { schema: { params: IdParams, querystring: PullDeleteAllQuery, response: { 200: successEnvelope(PullDeleteAllOut) } } },
+    { schema: { params: IdParams, querystring: DeleteAllQuery, response: { 200: successEnvelope(PullDeleteAllOut) } } },
     async (request) => {
       const principal = principalOf(request);
       const params = deleteAllParams(request.query, request.body);

@@ -1,9 +1,21 @@
+import type { PayloadStoreConfig } from '../config.js';
 import type { Sql } from '../db/database.js';
 import { deletePayloads, getPayload, getPayloads, insertPayloads } from '../db/payloads.js';
+import { AppError } from '../errors.js';
 
 /** The store could not be read (not: the payload is gone on purpose). Answered as `body_error`. */
 export class PayloadUnavailableError extends Error {
   override readonly name = 'PayloadUnavailableError';
+}
+
+/**
+ * An object store refused or did not answer a write. Answered 503 SERVICE_UNAVAILABLE with
+ * Retry-After; like a database outage, retrying the same batch item by item would not help.
+ */
+export class PayloadStoreUnavailableError extends AppError {
+  constructor(cause: unknown) {
+    super('SERVICE_UNAVAILABLE', 'payload storage is unavailable; retry later', { retryAfterSeconds: 5, cause });
+  }
 }
 
 /**
@@ -18,6 +30,15 @@ export interface PayloadStore {
   /** Several payloads at once (a listen page); missing keys are absent from the map. */
   getMany(sql: Sql, keys: readonly string[]): Promise<Map<string, Buffer>>;
   deleteMany(sql: Sql, keys: readonly string[]): Promise<void>;
+  /** Releases connections; called once the app that opened the store has closed. */
+  close?(): Promise<void>;
+}
+
+/** The configured store (HOOKRELAY_PAYLOAD_STORE). The S3 client is loaded only when it is used. */
+export async function openPayloadStore(config: PayloadStoreConfig): Promise<PayloadStore> {
+  if (config.kind === 'database') return new DatabasePayloadStore();
+  const { S3PayloadStore } = await import('./s3-payload-store.js');
+  return new S3PayloadStore(config);
 }
 
 export class DatabasePayloadStore implements PayloadStore {

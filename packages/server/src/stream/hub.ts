@@ -2,10 +2,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { CliMessageOut } from '@hookrelay/shared';
 import type { Database } from '../db/database.js';
-import { findLiveInboundMessage, listInboundMessagesAfter } from '../db/inbound-messages.js';
+import { findLiveInboundMessage } from '../db/inbound-messages.js';
 import { INBOUND_MESSAGES_CHANNEL } from '../ingest/batcher.js';
 import type { PayloadStore } from '../storage/payload-store.js';
-import { toCliMessages } from './cli-message.js';
+import { readCliMessagesAfter, toCliMessage, toCliMessages, type CommittedInboundMessage } from './cli-message.js';
 
 /** NOTIFY channel: a cli-mode message was replayed (payload: `<endpoint id>:<message id>`). */
 export const INBOUND_REPLAY_CHANNEL = 'hookrelay_inbound_replay';
@@ -13,6 +13,8 @@ export const INBOUND_REPLAY_CHANNEL = 'hookrelay_inbound_replay';
 const PAGE_SIZE = 100;
 /** Above this much unsent data a stream waits for the socket to drain before reading more. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+const messageFrame = (message: CliMessageOut): string => JSON.stringify({ type: 'message', message });
 
 /**
  * One connected CLI. It owns its cursor: every wake-up reads the endpoint's messages after it, in
@@ -23,6 +25,7 @@ export class StreamSubscriber {
   private pumping = false;
   private dirty = false;
   private started = false;
+  /** The last message id sent (or the start cursor): everything up to it has gone out. */
   private cursor: string | null = null;
   closed = false;
 
@@ -45,8 +48,34 @@ export class StreamSubscriber {
     if (this.started && !this.pumping) void this.pump();
   }
 
+  /**
+   * Some process committed messages of this endpoint, the last being `lastId` when the NOTIFY says
+   * so: a stream that has already sent up to it has nothing to read.
+   */
+  committed(lastId: string | undefined): void {
+    if (lastId !== undefined && this.started && this.cursor !== null && this.cursor >= lastId) return;
+    this.wake();
+  }
+
+  /**
+   * Sends `frames` (the messages `rows`, committed right after `after`) when nothing can come
+   * between: the stream is started, idle, has nothing pending and stands exactly at `after`. Rows it
+   * has already sent are skipped; in any other state it reads them back instead.
+   */
+  deliverCommitted(after: string | null, rows: readonly CommittedInboundMessage[], frames: () => readonly string[]): void {
+    if (this.closed) return;
+    const last = rows[rows.length - 1]!.id;
+    if (this.started && this.cursor !== null && this.cursor >= last) return;
+    if (!this.started || this.pumping || this.dirty || this.cursor !== after || this.socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.wake();
+      return;
+    }
+    for (const frame of frames()) this.socket.send(frame);
+    this.cursor = last;
+  }
+
   send(message: CliMessageOut): void {
-    if (!this.closed) this.socket.send(JSON.stringify({ type: 'message', message }));
+    if (!this.closed) this.socket.send(messageFrame(message));
   }
 
   /**
@@ -63,13 +92,12 @@ export class StreamSubscriber {
       while (this.dirty && !this.closed) {
         this.dirty = false;
         for (;;) {
-          const rows = await listInboundMessagesAfter(this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE);
-          if (rows.length === 0 || this.closed) break;
-          const messages = await toCliMessages(this.hub.payloadStore, this.hub.db.sql, rows, true);
+          const { messages, lastId } = await readCliMessagesAfter(this.hub.payloadStore, this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE, true);
+          if (lastId === null || this.closed) break;
           for (const message of messages) this.send(message);
-          this.cursor = rows[rows.length - 1]!.id;
+          this.cursor = lastId;
           while (!this.closed && this.socket.bufferedAmount > MAX_BUFFERED_BYTES) await new Promise((r) => setTimeout(r, 10));
-          if (rows.length < PAGE_SIZE) break;
+          if (messages.length < PAGE_SIZE) break;
         }
       }
     } catch (error) {
@@ -98,9 +126,15 @@ export class StreamHub {
 
   async start(): Promise<void> {
     this.unlisten.push(
+      // Payload: `<endpoint id>[:<last id committed>],…` (the last id lets streams that are already past it skip the read).
       await this.db.listen(INBOUND_MESSAGES_CHANNEL, (payload) => {
-        for (const endpointId of payload.split(',')) this.subscribers.get(endpointId)?.forEach((s) => s.wake());
-      }),
+        for (const entry of payload.split(',')) {
+          const [endpointId, lastId] = entry.split(':');
+          if (endpointId) this.subscribers.get(endpointId)?.forEach((s) => s.committed(lastId || undefined));
+        }
+        // NOTIFYs sent while the listening connection was being re-established are lost: every
+        // stream reads after its cursor once it is back.
+      }, () => this.subscribers.forEach((set) => set.forEach((s) => s.wake()))),
       await this.db.listen(INBOUND_REPLAY_CHANNEL, (payload) => void this.pushReplay(payload)),
     );
   }
@@ -110,6 +144,11 @@ export class StreamHub {
     this.unlisten = [];
     this.subscribers.forEach((set) => set.forEach((s) => (s.closed = true)));
     this.subscribers.clear();
+  }
+
+  /** Whether a stream of this process serves the endpoint (else `publishCommitted` has nothing to do). */
+  hasSubscribers(endpointId: string): boolean {
+    return (this.subscribers.get(endpointId)?.size ?? 0) > 0;
   }
 
   get connectedCount(): number {
@@ -135,6 +174,38 @@ export class StreamHub {
     const set = this.subscribers.get(subscriber.endpointId);
     set?.delete(subscriber);
     if (set?.size === 0) this.subscribers.delete(subscriber.endpointId);
+  }
+
+  /**
+   * Hands this process's streams of `endpointId` the messages one commit has just stored for it, so
+   * that they go out without a read-back. The caller (the ingest path) calls it after the commit,
+   * once per commit and endpoint, with:
+   * - `after`: the endpoint's last committed message id before this commit (null when it had none),
+   *   as read under the endpoint's row lock in the committing transaction;
+   * - `rows`: every message of the endpoint that commit stored, in id order (ids above `after`),
+   *   with their payload bytes.
+   *
+   * A stream that stands exactly at `after` and is idle sends them at once and moves its cursor to
+   * the last one. Any other stream (catching up, reading, not started yet, behind on a slow socket,
+   * or at another cursor) is only woken, and reads them back in order after its cursor; one that has
+   * already sent them skips them. So no stream gets a message twice or out of order, whatever the
+   * order in which commits, their NOTIFYs and these calls arrive. Rows that break the contract (not
+   * in increasing id order, or not above `after`) only wake the streams.
+   *
+   * It does not replace the NOTIFY: other processes' streams still need it, and a NOTIFY that names
+   * the commit's last id (`<endpoint id>:<last id>`) costs the streams served here no read.
+   */
+  publishCommitted(endpointId: string, after: string | null, rows: readonly CommittedInboundMessage[]): void {
+    const targets = this.subscribers.get(endpointId);
+    if (!targets || targets.size === 0 || rows.length === 0) return;
+    const ordered = rows.every((row, i) => (i === 0 ? after === null || row.id > after : row.id > rows[i - 1]!.id));
+    if (!ordered) {
+      targets.forEach((s) => s.wake());
+      return;
+    }
+    let frames: string[] | undefined;
+    const render = () => (frames ??= rows.map((row) => messageFrame(toCliMessage(row, row.payload, true))));
+    targets.forEach((s) => s.deliverCommitted(after, rows, render));
   }
 
   private async pushReplay(payload: string): Promise<void> {

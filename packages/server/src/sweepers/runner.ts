@@ -3,6 +3,7 @@ import type { Database, Sql } from '../db/database.js';
 import { tryAdvisoryXactLock } from '../db/locks.js';
 import { sweepExpiredEndpoints } from '../db/endpoints.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
+import { Backoff } from '../lib/backoff.js';
 import { deleteExpiredIdempotencyKeys } from '../db/ingest.js';
 import { claimDeletedInboundPayloads, clearInboundPayloadKeys } from '../db/inbound-messages.js';
 import type { PayloadStore } from '../storage/payload-store.js';
@@ -71,33 +72,59 @@ export interface SweeperHandle {
   stop(): Promise<void>;
 }
 
-/** Runs every sweeper each `intervalMs` until stopped; failures are logged once per outage. */
+/** The longest wait between sweeps while the database is unreachable. */
+const MAX_OUTAGE_BACKOFF_MS = 30_000;
+
+/**
+ * Runs every sweeper each `intervalMs` until stopped, one round at a time (a slow round delays the
+ * next rather than piling up). While the database is unreachable, rounds back off exponentially
+ * and the outage is logged once when it begins and once when it ends; other failures are logged
+ * each time, and the remaining sweepers of the round still run.
+ */
 export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseLogger, intervalMs: number, sweepers = DEFAULT_SWEEPERS): SweeperHandle {
   let stopped = false;
-  let running: Promise<void> = Promise.resolve();
-  let failing = false;
-  const tick = async () => {
+  let timer: NodeJS.Timeout | null = null;
+  let outage = false;
+  const backoff = new Backoff(intervalMs, Math.max(intervalMs, MAX_OUTAGE_BACKOFF_MS));
+
+  /** One round; resolves to the wait before the next one. */
+  const round = async (): Promise<number> => {
+    let failed = false;
     for (const sweeper of sweepers) {
-      if (stopped) return;
+      if (stopped) break;
       try {
         const count = await runSweeperOnce(db, sweeper, deps);
         if (count) log.info({ sweeper: sweeper.name, count }, 'sweeper removed expired rows');
-        failing = false;
       } catch (error) {
-        if (!failing) log.warn({ sweeper: sweeper.name, err: isDatabaseUnavailable(error) ? { message: (error as Error).message } : error }, 'sweeper failed');
-        failing = true;
+        failed = true;
+        if (!isDatabaseUnavailable(error)) {
+          log.error({ sweeper: sweeper.name, err: error }, 'sweeper failed');
+          continue;
+        }
+        if (!outage) log.warn({ sweeper: sweeper.name, err: { message: (error as Error).message } }, 'sweepers: database unavailable; retrying with backoff');
+        outage = true;
+        break;
       }
     }
+    if (failed) return backoff.next();
+    if (outage) log.info('sweepers: database reachable again');
+    outage = false;
+    backoff.reset();
+    return intervalMs;
   };
-  const timer = setInterval(() => {
-    running = running.then(tick);
-  }, intervalMs);
-  timer.unref();
-  running = running.then(tick);
+  const loop = async (): Promise<void> => {
+    const wait = await round();
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = loop();
+    }, wait);
+    timer.unref();
+  };
+  let running: Promise<void> = loop();
   return {
     async stop() {
       stopped = true;
-      clearInterval(timer);
+      if (timer) clearTimeout(timer);
       await running;
     },
   };

@@ -1,8 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 /**
  * A throwaway PostgreSQL cluster for tests (toolchain.md recipe): initdb into a temp dir, run as
@@ -12,6 +13,15 @@ export interface PgCluster {
   url: string;
   port: number;
   dir: string;
+  /**
+   * Stops the server but keeps its data dir, as an outage does: `fast` ends client sessions with
+   * 57P01 (an operator's restart), `immediate` drops them as a crash does. Runs pg_ctl without
+   * blocking the caller's event loop, so the clients under test keep running meanwhile.
+   */
+  halt(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** Starts a halted server again on the same port and data dir. */
+  resume(): Promise<void>;
+  /** Stops the server (if running) and removes the data dir. */
   stop(): void;
 }
 
@@ -50,9 +60,15 @@ export async function startPgCluster(env: Readonly<Record<string, string | undef
   const bin = findPgBin(env);
   const asRoot = process.getuid?.() === 0;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-pg-'));
+  const command = (cmd: string, args: string[]): [string, string[]] =>
+    asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];
   const run = (cmd: string, args: string[]) => {
-    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(bin, cmd), ...args]] : [path.join(bin, cmd), args];
+    const [file, argv] = command(cmd, args);
     execFileSync(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  };
+  const runAsync = async (cmd: string, args: string[]) => {
+    const [file, argv] = command(cmd, args);
+    await promisify(execFile)(file, argv);
   };
   if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), Number(execFileSync('id', ['-g', 'postgres']).toString().trim()));
   const port = await freePort();
@@ -61,14 +77,27 @@ export async function startPgCluster(env: Readonly<Record<string, string | undef
   // Durability is irrelevant for a throwaway test cluster; speed is not (unless `durable`).
   const fast = opts.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
   const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir}${fast} -c max_connections=300`;
-  run('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '60', '-o', options, 'start']);
+  const startArgs = ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '60', '-o', options, 'start'];
+  run('pg_ctl', startArgs);
+  let running = true;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     dir,
+    async halt(mode = 'fast') {
+      if (!running) throw new Error('the PostgreSQL test cluster is already halted');
+      await runAsync('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']);
+      running = false;
+    },
+    async resume() {
+      if (running) throw new Error('the PostgreSQL test cluster is already running');
+      await runAsync('pg_ctl', startArgs);
+      running = true;
+    },
     stop() {
       try {
-        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+        if (running) run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+        running = false;
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

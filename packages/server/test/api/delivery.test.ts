@@ -105,6 +105,20 @@ describe('a delivery', () => {
   });
 });
 
+describe('a payload holding NUL characters', () => {
+  it('is delivered byte for byte: escaped inside a JSON payload, raw in a text body', async () => {
+    const ep = await endpoint();
+    const jsonId = await send(ep.id, { payload: { s: 'a\u0000b' } });
+    const textId = await send(ep.id, { body: 'a\u0000b' });
+    await waitForMessage(t, jsonId, (m) => m.status === 'succeeded');
+    await waitForMessage(t, textId, (m) => m.status === 'succeeded');
+    const byId = new Map(receiver.received(ep.path).map((r) => [r.headers['webhook-id'], r]));
+    expect(byId.get(jsonId)!.body.toString()).toBe('{"s":"a\\u0000b"}');
+    expect(new Webhook(ep.secret).verify(byId.get(jsonId)!.body, headersOf(byId.get(jsonId)!))).toEqual({ s: 'a\u0000b' });
+    expect(byId.get(textId)!.body).toEqual(Buffer.from([0x61, 0x00, 0x62]));
+  });
+});
+
 describe('retries', () => {
   it('500, 500, then 200: pending_retry in between, succeeded with three attempt rows', async () => {
     const ep = await endpoint((_r, n) => (n < 2 ? { status: 500, body: 'boom' } : { status: 200, body: 'ok' }));

@@ -307,6 +307,23 @@ describe('GET /v1/logs', () => {
     expect(offset.body.data.map((r: any) => r.message_id)).toEqual([ids[4]]);
   });
 
+  it('compares start_time and end_time as given, to the microsecond (not rounded through a JS Date)', async () => {
+    const ep = await createEndpoint();
+    const res = await t.request('POST', '/v1/messages', { body: { endpoint_id: ep, payload: { micro: true } } });
+    const id = res.body.data.message_id as string;
+    await t.db.sql`UPDATE outbound_messages SET created_at = ${'2026-02-01T00:00:00.000500Z'}::text::timestamptz WHERE id = ${id}`;
+    const found = async (query: string) => {
+      const page = await t.request('GET', `/v1/logs?endpoint_id=${ep}&${query}`);
+      expect(page.status, page.raw).toBe(200);
+      return page.body.data.map((r: any) => r.message_id);
+    };
+    expect(await found('start_time=2026-02-01T00:00:00.000400Z&end_time=2026-02-01T00:00:00.000600Z')).toEqual([id]);
+    expect(await found('start_time=2026-02-01T00:00:00.000500Z')).toEqual([id]);
+    expect(await found('start_time=2026-02-01T00:00:00.000501Z')).toEqual([]);
+    expect(await found('end_time=2026-02-01T00:00:00.000500Z')).toEqual([]);
+    expect(await found(`end_time=${encodeURIComponent('2026-02-01T01:00:00.000501+01:00')}`)).toEqual([id]);
+  });
+
   it('pages with a keyset cursor, has_more and next_cursor', async () => {
     const seen: string[] = [];
     let cursor: string | null = null;

@@ -57,7 +57,8 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase());
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-test-'));
-  const config = parseConfig({ HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_LOG_LEVEL: 'silent', ...options.env });
+  // The API rate limit is off unless a test turns it on: tests call the API far faster than a client would.
+  const config = parseConfig({ HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_LOG_LEVEL: 'silent', HOOKRELAY_API_RATE_LIMIT: '0', ...options.env });
   const secretBox = new SecretBox(randomBytes(32));
   const app = await buildApp(
     config,

@@ -4,8 +4,24 @@ import { ENDPOINT_ID_PATTERN, UUID_PATTERN } from '../ids.js';
 /** RFC 3339 date-time as the API writes it (`Date.prototype.toISOString`). */
 export const Timestamp = z.iso.datetime({ offset: true });
 
-/** RFC 3339 date-time accepted from callers (query strings and bodies); any offset. */
-export const TimestampIn = z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time' });
+const EARLIEST_INSTANT = Date.parse('0001-01-01T00:00:00Z');
+const LATEST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * RFC 3339 date-time accepted from callers (query strings and bodies); any offset PostgreSQL takes.
+ * Some RFC 3339 values are not PostgreSQL timestamps and are refused here rather than failing in the
+ * query as a 500: instants outside years 0001–9999 in UTC (year 0000 does not exist there, and a
+ * value that goes through a JS Date is written back as `0000-…` or `+010000-…`), and offsets beyond
+ * ±15:59.
+ */
+export const TimestampIn = z.iso
+  // abort: a value that is not RFC 3339 at all gets that one message, not the range's too.
+  .datetime({ offset: true, message: 'must be an RFC 3339 date-time', abort: true })
+  .refine((value) => {
+    const instant = Date.parse(value);
+    return instant >= EARLIEST_INSTANT && instant <= LATEST_INSTANT;
+  }, 'must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z')
+  .refine((value) => !/[+-](?:1[6-9]|2\d):\d\d$/.test(value), 'must have a UTC offset between -15:59 and +15:59');
 
 export const Uuid = z.string().regex(UUID_PATTERN, 'must be a UUID');
 export const EndpointId = z.string().regex(ENDPOINT_ID_PATTERN, 'must be ep_ followed by 32 lowercase hex characters');

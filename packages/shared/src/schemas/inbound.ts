@@ -338,17 +338,22 @@ export const StreamQuery = z.strictObject({
 });
 export type StreamQuery = z.infer<typeof StreamQuery>;
 
+/** The largest value of the database's `integer` columns (latencies are stored in them). */
+const MAX_INT4 = 2_147_483_647;
+
 /**
  * The local app's answer to one message: `status` null when no HTTP answer came (then `error` says
- * why). A long `error` is cut rather than refused, so that a report is never lost to its length.
+ * why). A long `error` is cut rather than refused, so that a report is never lost to its length, and
+ * a NUL in it (PostgreSQL text cannot hold one) becomes U+FFFD. A latency must fit the integer
+ * column (24 days): beyond it the report is refused here, not by the database as a 500.
  */
 const resultShape = {
   message_id: Uuid,
   status: z.number({ message: 'must be an integer or null' }).int('must be an integer').min(100, 'must be at least 100').max(599, 'must be at most 599').nullable(),
-  latency_ms: z.number({ message: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0'),
+  latency_ms: z.number({ message: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').max(MAX_INT4, `must be at most ${MAX_INT4}`),
   error: z
     .string({ message: 'must be a string or null' })
-    .transform((value) => value.slice(0, 2000))
+    .transform((value) => value.slice(0, 2000).replaceAll('\u0000', '\ufffd'))
     .nullable(),
 };
 

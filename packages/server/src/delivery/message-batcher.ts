@@ -1,0 +1,255 @@
+import { newUuidv7 } from '@hookrelay/shared';
+import type { Database } from '../db/database.js';
+import type { DeliveryStatus } from '../db/deliveries.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
+import { enqueueOutboundMessages, lockIdempotencyKeys, type EnqueueResult, type OutboundSubmission } from '../db/messages.js';
+import type { PayloadStore } from '../storage/payload-store.js';
+import { localWorker, type HandedOverDelivery } from './local-worker.js';
+
+/** How long an idempotency key returns its first message (the same window as inbound, decisions.md §4). */
+export const MESSAGE_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** A validated POST /v1/messages. */
+export interface MessageSubmission {
+  projectId: string;
+  endpointId: string;
+  eventType: string | null;
+  idempotencyKey: string | null;
+  /** What makes two submissions "the same request" for an idempotency key. */
+  requestSha256: string;
+  payloadFormat: 'json' | 'text';
+  contentType: string;
+  payload: Buffer;
+  payloadSha256: string;
+}
+
+export interface AcceptedMessage {
+  id: string;
+  status: DeliveryStatus;
+  created_at: Date;
+}
+
+export type SubmissionOutcome =
+  | { kind: 'stored'; message: AcceptedMessage }
+  /** An idempotency key's repeat: the message that holds the key. */
+  | { kind: 'repeat'; message: AcceptedMessage }
+  /** The key is held by this message, made for a different request. */
+  | { kind: 'conflict'; messageId: string }
+  | { kind: 'endpoint_not_found' };
+
+export interface MessageBatcherOptions {
+  /** Most submissions stored by one statement. */
+  maxBatch?: number;
+  /** Most payload bytes in one statement (a batch always takes at least one submission). */
+  maxBatchBytes?: number;
+}
+
+interface Pending {
+  submission: OutboundSubmission;
+  payload: Buffer;
+  resolve(outcome: SubmissionOutcome): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Stores POST /v1/messages submissions in group commits: while one batch is being written, new
+ * arrivals queue, and the next batch takes them all (an idle server starts a batch at once). A batch
+ * is one statement — payloads (database store), messages, jobs and one NOTIFY — in autocommit; with
+ * idempotency keys, the statement runs in a transaction after taking the keys' locks. Each request
+ * gets the answer it would have had alone, in arrival order: a repeat of a key (from before or from
+ * earlier in the batch) returns its first message or conflicts, and an unknown endpoint is 404. A
+ * batch the database refuses is retried one submission at a time, so that one bad submission fails
+ * only its own request; a database outage, or a payload store that refuses the batch's objects, fails
+ * the whole batch at once, storing nothing.
+ */
+export class MessageBatcher {
+  private queue: Pending[] = [];
+  private scheduled = false;
+  private running: Promise<void> | null = null;
+  private readonly maxBatch: number;
+  private readonly maxBatchBytes: number;
+
+  constructor(
+    private readonly db: Database,
+    private readonly payloadStore: PayloadStore,
+    options: MessageBatcherOptions = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? 500;
+    this.maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
+  }
+
+  submit(submission: MessageSubmission): Promise<SubmissionOutcome> {
+    const id = newUuidv7();
+    const inline = this.inlinePayloads();
+    return new Promise((resolve, reject) => {
+      this.queue.push({
+        submission: {
+          id,
+          projectId: submission.projectId,
+          endpointId: submission.endpointId,
+          eventType: submission.eventType,
+          idempotencyKey: submission.idempotencyKey,
+          requestSha256: submission.requestSha256,
+          payloadFormat: submission.payloadFormat,
+          contentType: submission.contentType,
+          sizeBytes: submission.payload.length,
+          payloadSha256: submission.payloadSha256,
+          payloadKey: `outbound/${id}`,
+          createdAt: new Date(),
+          inlinePayload: inline ? submission.payload : undefined,
+        },
+        payload: submission.payload,
+        resolve,
+        reject,
+      });
+      if (!this.scheduled && !this.running) {
+        this.scheduled = true;
+        // Requests that arrived in the same turn of the event loop join one batch.
+        setImmediate(() => {
+          this.scheduled = false;
+          this.launch();
+        });
+      }
+    });
+  }
+
+  /** Resolves once everything queued so far is answered (graceful shutdown). */
+  async idle(): Promise<void> {
+    while (this.scheduled || this.running || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  /** The database store writes payloads in the enqueue's statement; another store is written to first. */
+  private inlinePayloads(): boolean {
+    return this.payloadStore.kind === 'database';
+  }
+
+  private launch(): void {
+    if (this.running || this.queue.length === 0) return;
+    const batch = this.takeBatch();
+    this.running = this.flush(batch).finally(() => {
+      this.running = null;
+      this.launch();
+    });
+  }
+
+  private takeBatch(): Pending[] {
+    let count = 0;
+    let bytes = 0;
+    while (count < this.queue.length && count < this.maxBatch && (count === 0 || bytes + this.queue[count]!.payload.length <= this.maxBatchBytes)) {
+      bytes += this.queue[count]!.payload.length;
+      count++;
+    }
+    return this.queue.splice(0, count);
+  }
+
+  private async flush(batch: Pending[]): Promise<void> {
+    let outcomes: SubmissionOutcome[];
+    try {
+      outcomes = await this.store(batch);
+    } catch (error) {
+      if (error instanceof PayloadStoreFailure) {
+        for (const p of batch) p.reject(error.cause);
+      } else if (batch.length > 1 && !isDatabaseUnavailable(error)) {
+        for (const p of batch) await this.flush([p]);
+      } else {
+        for (const p of batch) p.reject(error);
+      }
+      return;
+    }
+    batch.forEach((p, i) => p.resolve(outcomes[i]!));
+  }
+
+  private async store(batch: Pending[]): Promise<SubmissionOutcome[]> {
+    const items = batch.map((p) => p.submission);
+    const worker = localWorker(this.db);
+    const lease = worker?.reserveHandoff(items.length);
+    const inline = this.inlinePayloads();
+    const keys = [...new Map(items.filter((s) => s.idempotencyKey !== null).map((s) => [keyOf(s), { projectId: s.projectId, key: s.idempotencyKey! }])).values()];
+    const options = { since: new Date(Date.now() - MESSAGE_IDEMPOTENCY_WINDOW_MS), lease, origin: worker?.workerId ?? '' };
+    let result: EnqueueResult;
+    try {
+      if (!inline) {
+        await this.payloadStore.putMany(this.db.sql, batch.map((p) => ({ key: p.submission.payloadKey, data: p.payload }))).catch((error: unknown) => {
+          throw new PayloadStoreFailure(error);
+        });
+      }
+      result =
+        keys.length === 0
+          ? await enqueueOutboundMessages(this.db.sql, items, options)
+          : await this.db.sql.begin(async (tx) => {
+              // Sent together; the enqueue's snapshot is taken once the locks are held, so it sees
+              // every message a concurrent holder of a key committed.
+              const [, enqueued] = await Promise.all([lockIdempotencyKeys(tx, keys), enqueueOutboundMessages(tx, items, options)]);
+              return enqueued;
+            });
+    } catch (error) {
+      if (lease) worker!.returnHandoff(lease);
+      // Without an answer from the database the batch may have committed: its payloads stay.
+      if (!inline && !isDatabaseUnavailable(error)) this.discardPayloads(items.map((s) => s.payloadKey));
+      throw error;
+    }
+
+    const stored = new Map(result.stored.map((row) => [row.position, row]));
+    const holders = new Map(result.holders.map((h) => [`${h.project_id}\n${h.idempotency_key}`, h]));
+    const firstWithKey = new Map<string, number>();
+    for (const row of result.stored) {
+      const s = items[row.position]!;
+      if (s.idempotencyKey !== null) firstWithKey.set(keyOf(s), row.position);
+    }
+    const accepted = (m: AcceptedMessage): AcceptedMessage => ({ id: m.id, status: m.status, created_at: m.created_at });
+    const outcomes = items.map((s, i): SubmissionOutcome => {
+      const row = stored.get(i);
+      if (row) return { kind: 'stored', message: accepted(row) };
+      if (s.idempotencyKey !== null) {
+        const holder = holders.get(keyOf(s));
+        if (holder) return holder.request_sha256 === s.requestSha256 ? { kind: 'repeat', message: accepted(holder) } : { kind: 'conflict', messageId: holder.id };
+        // The first submission of the key in this batch came earlier: as if it had committed first.
+        const first = firstWithKey.get(keyOf(s));
+        if (first !== undefined && first < i) {
+          return items[first]!.requestSha256 === s.requestSha256
+            ? { kind: 'repeat', message: accepted(stored.get(first)!) }
+            : { kind: 'conflict', messageId: items[first]!.id };
+        }
+      }
+      return { kind: 'endpoint_not_found' };
+    });
+
+    if (lease) {
+      const deliveries: HandedOverDelivery[] = result.stored
+        .filter((row) => row.leased)
+        .map((row) => {
+          const s = items[row.position]!;
+          return {
+            messageId: row.id,
+            url: row.url!,
+            headers: row.headers ?? {},
+            contentType: s.contentType,
+            eventType: s.eventType,
+            secrets: row.secrets ?? [],
+            body: batch[row.position]!.payload,
+          };
+        });
+      worker!.acceptHandoff(lease, deliveries);
+    }
+    if (worker && result.stored.some((row) => !row.leased)) worker.wake();
+    if (!inline) this.discardPayloads(items.filter((_, i) => !stored.has(i)).map((s) => s.payloadKey));
+    return outcomes;
+  }
+
+  /** Payloads written ahead for submissions that stored no message; the sweeper never sees them otherwise. */
+  private discardPayloads(keys: string[]): void {
+    if (keys.length === 0) return;
+    this.payloadStore.deleteMany(this.db.sql, keys).catch(() => {
+      // An orphaned object costs storage only: no message refers to it.
+    });
+  }
+}
+
+const keyOf = (s: OutboundSubmission) => `${s.projectId}\n${s.idempotencyKey}`;
+
+/** The payload store refused the batch's objects: each submission on its own would wait for it again. */
+class PayloadStoreFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super('payload store write failed', { cause });
+  }
+}

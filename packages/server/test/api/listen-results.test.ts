@@ -1,0 +1,295 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { ResultBatcher } from '../../src/stream/result-batcher.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+
+/** Result reports recorded in group commits (stream frames and the batcher itself). */
+let t: TestApp;
+let baseUrl: string;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+async function createCli(): Promise<{ id: string; token: string }> {
+  const res = await t.request('POST', '/v1/inbound-endpoints', { body: { name: 'results', mode: 'cli' } });
+  expect(res.status, res.raw).toBe(201);
+  return { id: res.body.data.id, token: res.body.data.secret_token };
+}
+
+async function send(token: string, n: number): Promise<string> {
+  const res = await t.app.inject({ method: 'POST', url: `/in/${token}`, payload: `{"n":${n}}`, headers: { 'content-type': 'application/json' } });
+  expect(res.statusCode, res.body).toBe(200);
+  return (JSON.parse(res.body) as { data: { message_id: string } }).data.message_id;
+}
+
+async function openStream(endpointId: string): Promise<WebSocket> {
+  const socket = new WebSocket(`${baseUrl.replace('http', 'ws')}/v1/inbound-endpoints/${endpointId}/stream`, {
+    headers: { authorization: `Bearer ${t.main.apiKey}` },
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.on('message', (data) => {
+      if ((JSON.parse(data.toString()) as { type: string }).type === 'ready') resolve();
+    });
+    socket.once('error', reject);
+  });
+  return socket;
+}
+
+interface MessageState {
+  id: string;
+  status: string;
+  attempt_count: number;
+  response_status: number | null;
+  response_latency_ms: number | null;
+  last_error: string | null;
+  updated_at: Date;
+}
+
+async function states(ids: readonly string[]): Promise<Map<string, MessageState>> {
+  const rows = await t.db.sql<MessageState>`
+    SELECT id, status, attempt_count, response_status, response_latency_ms, last_error, updated_at
+    FROM inbound_messages WHERE id = ANY(${[...ids]}::uuid[])`;
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+interface AttemptRow {
+  message_id: string;
+  attempt_number: number;
+  response_status: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
+async function attempts(ids: readonly string[]): Promise<AttemptRow[]> {
+  return t.db.sql<AttemptRow>`
+    SELECT message_id, attempt_number, response_status, latency_ms, error FROM delivery_attempts
+    WHERE message_id = ANY(${[...ids]}::uuid[]) ORDER BY message_id, attempt_number`;
+}
+
+/** Waits (bounded) until the messages hold `count` attempts in all. */
+async function untilAttempts(ids: readonly string[], count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const [row] = await t.db.sql<{ n: number }>`SELECT count(*)::int AS n FROM delivery_attempts WHERE message_id = ANY(${[...ids]}::uuid[])`;
+    if (row!.n >= count) return;
+    if (Date.now() > deadline) throw new Error(`timed out: ${row!.n} of ${count} attempts recorded`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Error texts that a text[] literal would mangle if they were not quoted. */
+const AWKWARD_ERRORS = ['NULL', 'a "quoted", {braced} \\ back\\slash', 'ünïcødé ✓', '', ' spaced '];
+
+/** The report for message i: a mix of 2xx, other statuses and no answer at all. */
+function reportFor(i: number): { status: number | null; latency_ms: number; error: string | null } {
+  if (i % 5 === 0) return { status: null, latency_ms: i, error: AWKWARD_ERRORS[(i / 5) % AWKWARD_ERRORS.length]! };
+  if (i % 5 === 1) return { status: null, latency_ms: i, error: null };
+  if (i % 5 === 2) return { status: 503, latency_ms: 1000 + i, error: null };
+  return { status: 200 + (i % 4), latency_ms: 7 * i, error: 'ignored on success' };
+}
+
+function expectedOutcome(i: number) {
+  const r = reportFor(i);
+  const succeeded = r.status !== null && r.status < 300;
+  const error = succeeded ? null : (r.error ?? (r.status === null ? 'no response' : `HTTP ${r.status}`));
+  return { status: succeeded ? 'succeeded' : 'failed_permanent', response_status: r.status, latency_ms: r.latency_ms, error };
+}
+
+/** Makes the database refuse the attempt rows of one message (a test-only trigger). */
+async function refuseAttemptsOf(messageId: string): Promise<void> {
+  await t.db.sql`CREATE TABLE test_refused_messages (message_id uuid PRIMARY KEY)`;
+  await t.db.sql`CREATE SEQUENCE test_refusals`;
+  await t.db.sql`
+    CREATE FUNCTION test_refuse_attempt() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF EXISTS (SELECT 1 FROM test_refused_messages WHERE message_id = NEW.message_id) THEN
+        PERFORM nextval('test_refusals');
+        RAISE EXCEPTION 'test: attempt of message % refused', NEW.message_id;
+      END IF;
+      RETURN NEW;
+    END $$`;
+  await t.db.sql`CREATE TRIGGER test_refuse_attempt BEFORE INSERT ON delivery_attempts FOR EACH ROW EXECUTE FUNCTION test_refuse_attempt()`;
+  await t.db.sql`INSERT INTO test_refused_messages (message_id) VALUES (${messageId}::uuid)`;
+}
+
+async function refusals(): Promise<number> {
+  const [row] = await t.db.sql<{ n: number }>`SELECT CASE WHEN is_called THEN last_value ELSE 0 END::int AS n FROM test_refusals`;
+  return row!.n;
+}
+
+async function dropRefusals(): Promise<void> {
+  await t.db.sql`DROP TRIGGER IF EXISTS test_refuse_attempt ON delivery_attempts`;
+  await t.db.sql`DROP FUNCTION IF EXISTS test_refuse_attempt()`;
+  await t.db.sql`DROP TABLE IF EXISTS test_refused_messages`;
+  await t.db.sql`DROP SEQUENCE IF EXISTS test_refusals`;
+}
+
+describe('result frames sent back to back on one stream', () => {
+  it('records all 50, each with its own status and attempt row, in fewer commits than results', async () => {
+    const { id, token } = await createCli();
+    const socket = await openStream(id);
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 50; i++) ids.push(await send(token, i));
+      ids.forEach((messageId, i) => socket.send(JSON.stringify({ type: 'result', message_id: messageId, ...reportFor(i) })));
+      await untilAttempts(ids, 50);
+
+      const byId = await states(ids);
+      ids.forEach((messageId, i) => {
+        const want = expectedOutcome(i);
+        expect(byId.get(messageId), `message ${i}`).toMatchObject({
+          status: want.status,
+          attempt_count: 1,
+          response_status: want.response_status,
+          response_latency_ms: want.latency_ms,
+          last_error: want.error,
+        });
+      });
+      const rows = await attempts(ids);
+      expect(rows).toHaveLength(50);
+      const attemptsById = new Map(rows.map((r) => [r.message_id, r]));
+      ids.forEach((messageId, i) => {
+        const want = expectedOutcome(i);
+        expect(attemptsById.get(messageId), `attempt of message ${i}`).toEqual({
+          message_id: messageId,
+          attempt_number: 1,
+          response_status: want.response_status,
+          latency_ms: want.latency_ms,
+          error: want.error,
+        });
+      });
+      // One commit shares one now(): fewer distinct times than results means results were grouped.
+      const commits = new Set([...byId.values()].map((s) => s.updated_at.getTime()));
+      expect(commits.size).toBeLessThan(50);
+    } finally {
+      socket.close();
+    }
+  });
+
+  it('keeps one-by-one semantics for repeats, deleted messages and other endpoints in the same burst', async () => {
+    const { id, token } = await createCli();
+    const other = await createCli();
+    const socket = await openStream(id);
+    try {
+      const [twice, deleted, plain] = [await send(token, 1), await send(token, 2), await send(token, 3)];
+      const foreign = await send(other.token, 4);
+      expect((await t.request('DELETE', `/v1/inbound-messages/${deleted}`)).status).toBe(200);
+      const frames = [
+        { message_id: twice, status: 500, latency_ms: 5, error: null },
+        { message_id: deleted, status: 200, latency_ms: 6, error: null },
+        { message_id: foreign, status: 200, latency_ms: 7, error: null },
+        { message_id: twice, status: 204, latency_ms: 8, error: null },
+        { message_id: plain, status: 201, latency_ms: 9, error: null },
+        { message_id: twice, status: null, latency_ms: 10, error: 'socket hang up' },
+      ];
+      for (const frame of frames) socket.send(JSON.stringify({ type: 'result', ...frame }));
+      await untilAttempts([twice, plain], 4);
+      // Leave time for anything wrongly recorded for the deleted or foreign message to show.
+      await new Promise((r) => setTimeout(r, 200));
+
+      expect(await attempts([twice, deleted, plain, foreign])).toEqual(
+        [
+          { message_id: twice, attempt_number: 1, response_status: 500, latency_ms: 5, error: 'HTTP 500' },
+          { message_id: twice, attempt_number: 2, response_status: 204, latency_ms: 8, error: null },
+          { message_id: twice, attempt_number: 3, response_status: null, latency_ms: 10, error: 'socket hang up' },
+          { message_id: plain, attempt_number: 1, response_status: 201, latency_ms: 9, error: null },
+        ].sort((a, b) => (a.message_id === b.message_id ? a.attempt_number - b.attempt_number : a.message_id < b.message_id ? -1 : 1)),
+      );
+      const byId = await states([twice, deleted, plain, foreign]);
+      // The latest report decides; a success before it keeps its delivered_at but not its status.
+      expect(byId.get(twice)).toMatchObject({ status: 'failed_permanent', attempt_count: 3, response_status: null, last_error: 'socket hang up' });
+      expect(byId.get(plain)).toMatchObject({ status: 'succeeded', attempt_count: 1 });
+      expect(byId.get(deleted)).toMatchObject({ status: 'queued', attempt_count: 0 });
+      expect(byId.get(foreign)).toMatchObject({ status: 'queued', attempt_count: 0 });
+    } finally {
+      socket.close();
+    }
+  });
+
+  it('a report the database refuses costs only itself, not the reports sent with it', async () => {
+    const { id, token } = await createCli();
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) ids.push(await send(token, i));
+    // A valid report the database refuses: a trigger raises on the attempt row of one message, and
+    // counts each refusal in a sequence (nextval survives the rollback of the statement it ran in).
+    let socket: WebSocket | undefined;
+    try {
+      await refuseAttemptsOf(ids[4]!);
+      socket = await openStream(id);
+      const stream = socket;
+      ids.forEach((messageId, i) => stream.send(JSON.stringify({ type: 'result', message_id: messageId, status: 200 + i, latency_ms: i, error: null })));
+      const good = ids.filter((_, i) => i !== 4);
+      await untilAttempts(good, 8);
+      await new Promise((r) => setTimeout(r, 200));
+      const rows = await attempts(ids);
+      expect(rows.map((r) => r.message_id).sort()).toEqual([...good].sort());
+      for (const row of rows) {
+        const i = ids.indexOf(row.message_id);
+        expect(row).toMatchObject({ attempt_number: 1, response_status: 200 + i, latency_ms: i });
+      }
+      expect((await states([ids[4]!])).get(ids[4]!)).toMatchObject({ status: 'queued', attempt_count: 0 });
+      // Refused twice: in the batch of the nine frames (which committed nothing), then alone.
+      expect(await refusals()).toBe(2);
+    } finally {
+      socket?.close();
+      await dropRefusals();
+    }
+  });
+});
+
+describe('ResultBatcher', () => {
+  it('settles each report of a failing batch on its own: rows to the right callers, the bad one rejected', async () => {
+    const { id, token } = await createCli();
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await send(token, i));
+    const batcher = new ResultBatcher(t.db.sql, t.app.log);
+    const report = (i: number, latencyMs: number) => ({
+      projectId: t.main.projectId,
+      endpointId: id,
+      messageId: ids[i]!,
+      result: { status: 200 + i, latencyMs, error: null },
+    });
+    const otherProjectId = (await t.createProject()).projectId;
+    // All in one turn: one batch, which the database refuses because of report 2.
+    const settled = await Promise.allSettled([
+      batcher.record(report(0, 10)),
+      batcher.record(report(1, 11)),
+      batcher.record(report(2, 2 ** 40)),
+      batcher.record(report(3, 13)),
+      batcher.record({ ...report(4, 14), messageId: '01900000-0000-7000-8000-000000000000' }),
+      batcher.record({ ...report(5, 15), projectId: otherProjectId }),
+    ]);
+    await batcher.idle();
+
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    const value = (i: number) => (settled[i] as PromiseFulfilledResult<{ id: string; response_status: number; response_latency_ms: number } | undefined>).value;
+    for (const i of [0, 1, 3]) expect(value(i)).toMatchObject({ id: ids[i], response_status: 200 + i, response_latency_ms: 10 + i, attempt_count: 1 });
+    // Unknown message, or one of another project: nothing recorded, undefined to the caller.
+    expect(value(4)).toBeUndefined();
+    expect(value(5)).toBeUndefined();
+    const rows = await attempts(ids);
+    expect(rows.map((r) => [r.message_id, r.response_status, r.latency_ms])).toEqual(
+      [0, 1, 3].map((i) => [ids[i], 200 + i, 10 + i]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+    );
+  });
+
+  it('answers the HTTP report after its commit, with the recorded row', async () => {
+    const { token } = await createCli();
+    const ids = await Promise.all([0, 1, 2, 3].map((i) => send(token, i)));
+    const answers = await Promise.all(
+      ids.map((messageId, i) =>
+        t.request('POST', `/v1/inbound-messages/${messageId}/result`, { body: { message_id: messageId, status: i % 2 ? 500 : 200, latency_ms: i, error: null } }),
+      ),
+    );
+    answers.forEach((res, i) => {
+      expect(res.status, res.raw).toBe(200);
+      expect(res.body.data).toMatchObject({ id: ids[i], attempt_count: 1, status: i % 2 ? 'failed_permanent' : 'succeeded', response_latency_ms: i });
+    });
+    expect(await attempts(ids)).toHaveLength(4);
+  });
+});

@@ -1,0 +1,332 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig, type S3PayloadStoreConfig } from '../../src/config.js';
+import { deletedOutboundPayloadsSweeper } from '../../src/delivery/sweepers.js';
+import { AppError } from '../../src/errors.js';
+import { deletedPullPayloadsSweeper, expiredPullEventsSweeper } from '../../src/sweepers/pull.js';
+import { deletedInboundPayloadsSweeper, runSweeperOnce, type Sweeper } from '../../src/sweepers/runner.js';
+import { PayloadStoreUnavailableError, PayloadUnavailableError } from '../../src/storage/payload-store.js';
+import { S3PayloadStore } from '../../src/storage/s3-payload-store.js';
+import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { createPull, ingestEvent, ingestPull } from '../helpers/pull.js';
+import { closedPort, S3RVER_CREDENTIALS, silentServer, startTestS3, type TestS3 } from '../helpers/s3.js';
+
+/**
+ * HOOKRELAY_PAYLOAD_STORE=s3://… against s3rver on loopback: payloads go to the bucket (not the
+ * payloads table) and come back byte for byte, sweepers remove the objects, and a store that is down
+ * makes reads answer `body_error: payload_unavailable` and writes fail without storing anything.
+ */
+const PREFIX = 'relay/payloads';
+let s3: TestS3;
+let t: TestApp;
+
+beforeAll(async () => {
+  s3 = await startTestS3();
+  t = await createTestApp({ env: s3.env(PREFIX) });
+});
+afterAll(async () => {
+  await t?.close();
+  await s3?.stop();
+});
+
+const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+
+async function payloadRows(key: string): Promise<number> {
+  return (await t.db.sql`SELECT 1 FROM payloads WHERE key = ${key}`).length;
+}
+
+/** Runs a sweeper until it finds nothing more (bounded). */
+async function sweepAll(sweeper: Sweeper, services: { payloadStore: TestApp['app']['services']['payloadStore'] }, now?: Date): Promise<number> {
+  let removed = 0;
+  for (let run = 0; run < 20; run++) {
+    const n = await runSweeperOnce(t.db, sweeper, services, now);
+    if (!n) break;
+    removed += n;
+  }
+  return removed;
+}
+
+async function createCliInbound(app: TestApp = t): Promise<{ id: string; token: string }> {
+  const res = await app.request('POST', '/v1/inbound-endpoints', { body: { name: 's3 inbound', mode: 'cli' } });
+  expect(res.status, res.raw).toBe(201);
+  return { id: res.body.data.id, token: res.body.data.secret_token };
+}
+
+async function ingestInbound(token: string, body: Buffer, app: TestApp = t) {
+  return app.app.inject({ method: 'POST', url: `/in/${token}/hook`, payload: body, headers: { 'content-type': 'application/octet-stream' } });
+}
+
+let urlCounter = 0;
+async function createOutbound(): Promise<string> {
+  const res = await t.request('POST', '/v1/endpoints', { body: { url: `https://hooks.example.com/s3/${++urlCounter}` } });
+  expect(res.status, res.raw).toBe(201);
+  return res.body.data.id;
+}
+
+describe('payloads on S3', () => {
+  it('the app runs on the S3 store the configuration names', () => {
+    expect(t.app.services.payloadStore.kind).toBe('s3');
+  });
+
+  it('inbound: ingest stores the exact bytes as an object, and GET and listen return them', async () => {
+    const { id: endpointId, token } = await createCliInbound();
+    const bytes = Buffer.concat([randomBytes(64 * 1024), Buffer.from([0, 255, 13, 10])]);
+    const res = await ingestInbound(token, bytes);
+    expect(res.statusCode, res.body).toBe(200);
+    const messageId = res.json().data.message_id as string;
+
+    expect(await s3.list(`${PREFIX}/inbound/`)).toContain(`${PREFIX}/inbound/${messageId}`);
+    expect(sha256((await s3.read(`${PREFIX}/inbound/${messageId}`))!)).toBe(sha256(bytes));
+    expect(await payloadRows(`inbound/${messageId}`)).toBe(0);
+
+    const got = await t.request('GET', `/v1/inbound-messages/${messageId}?body_encoding=base64`);
+    expect(got.status, got.raw).toBe(200);
+    expect(got.body.data.body_encoding).toBe('base64');
+    expect(sha256(Buffer.from(got.body.data.body, 'base64'))).toBe(sha256(bytes));
+    expect(got.body.data.payload_sha256).toBe(sha256(bytes));
+
+    const page = await t.request('GET', `/v1/inbound-endpoints/${endpointId}/listen?body_encoding=base64`);
+    expect(page.status, page.raw).toBe(200);
+    expect(page.body.data).toHaveLength(1);
+    expect(sha256(Buffer.from(page.body.data[0].body, 'base64'))).toBe(sha256(bytes));
+  });
+
+  it('pull: ingest stores the exact bytes as an object, and the event GET returns them', async () => {
+    const ep = await createPull(t);
+    const bytes = randomBytes(10_000);
+    const eventId = await ingestEvent(t, ep, { body: bytes, headers: { 'content-type': 'application/octet-stream' } });
+
+    expect(await s3.list(`${PREFIX}/pull/`)).toContain(`${PREFIX}/pull/${eventId}`);
+    expect(sha256((await s3.read(`${PREFIX}/pull/${eventId}`))!)).toBe(sha256(bytes));
+    expect(await payloadRows(`pull/${eventId}`)).toBe(0);
+
+    const got = await t.request('GET', `/v1/pull-endpoints/${ep.id}/events/${eventId}?body_encoding=base64`);
+    expect(got.status, got.raw).toBe(200);
+    expect(sha256(Buffer.from(got.body.data.body, 'base64'))).toBe(sha256(bytes));
+    expect(got.body.data.status).toBe('fetched');
+  });
+
+  it('outbound: POST /v1/messages stores the payload as an object, and GET returns it', async () => {
+    const endpointId = await createOutbound();
+    const payload = { type: 'invoice.paid', data: { amount: 4200, note: 'é ✓', blob: randomBytes(2000).toString('base64') } };
+    const res = await t.request('POST', '/v1/messages', { body: { endpoint_id: endpointId, payload } });
+    expect(res.status, res.raw).toBe(202);
+    const messageId = res.body.data.message_id as string;
+
+    const stored = await s3.read(`${PREFIX}/outbound/${messageId}`);
+    expect(stored).toBeDefined();
+    expect(sha256(stored!)).toBe(sha256(JSON.stringify(payload)));
+    expect(await payloadRows(`outbound/${messageId}`)).toBe(0);
+
+    const got = await t.request('GET', `/v1/messages/${messageId}`);
+    expect(got.status, got.raw).toBe(200);
+    expect(got.body.data.payload).toEqual(payload);
+  });
+});
+
+describe('sweepers on S3', () => {
+  it('remove the objects of deleted inbound messages and keep the others', async () => {
+    const { token } = await createCliInbound();
+    const kept = (await ingestInbound(token, Buffer.from('keep'))).json().data.message_id as string;
+    const gone = (await ingestInbound(token, Buffer.from('drop'))).json().data.message_id as string;
+    expect((await t.request('DELETE', `/v1/inbound-messages/${gone}`)).status).toBe(200);
+    expect(await s3.read(`${PREFIX}/inbound/${gone}`)).toBeDefined();
+
+    expect(await sweepAll(deletedInboundPayloadsSweeper, t.app.services)).toBeGreaterThanOrEqual(1);
+    expect(await s3.read(`${PREFIX}/inbound/${gone}`)).toBeUndefined();
+    expect(await s3.read(`${PREFIX}/inbound/${kept}`)).toEqual(Buffer.from('keep'));
+    const [row] = await t.db.sql<{ payload_key: string | null }>`SELECT payload_key FROM inbound_messages WHERE id = ${gone}::uuid`;
+    expect(row!.payload_key).toBeNull();
+  });
+
+  it('remove the objects of deleted and of expired pull events', async () => {
+    const ep = await createPull(t, { retention_days: 1 });
+    const deleted = await ingestEvent(t, ep, { body: 'deleted' });
+    const expired = await ingestEvent(t, ep, { body: 'expired' });
+    expect((await t.request('DELETE', `/v1/pull-endpoints/${ep.id}/events/${deleted}`)).status).toBe(200);
+
+    expect(await sweepAll(deletedPullPayloadsSweeper, t.app.services)).toBeGreaterThanOrEqual(1);
+    expect(await s3.read(`${PREFIX}/pull/${deleted}`)).toBeUndefined();
+    expect(await s3.read(`${PREFIX}/pull/${expired}`)).toEqual(Buffer.from('expired'));
+
+    // Two days on, the one-day retention has passed: row and object go together.
+    expect(await sweepAll(expiredPullEventsSweeper, t.app.services, new Date(Date.now() + 2 * 24 * 3600_000))).toBeGreaterThanOrEqual(1);
+    expect(await s3.read(`${PREFIX}/pull/${expired}`)).toBeUndefined();
+    expect(await t.db.sql`SELECT 1 FROM pull_events WHERE id IN (${deleted}::uuid, ${expired}::uuid)`).toHaveLength(0);
+  });
+
+  it('remove the objects of deleted outbound messages', async () => {
+    const endpointId = await createOutbound();
+    const res = await t.request('POST', '/v1/messages', { body: { endpoint_id: endpointId, body: 'to be removed', content_type: 'text/plain' } });
+    expect(res.status, res.raw).toBe(202);
+    const messageId = res.body.data.message_id as string;
+    expect(await s3.read(`${PREFIX}/outbound/${messageId}`)).toEqual(Buffer.from('to be removed'));
+    expect((await t.request('DELETE', `/v1/messages/${messageId}`)).status).toBe(200);
+
+    expect(await sweepAll(deletedOutboundPayloadsSweeper, t.app.services)).toBeGreaterThanOrEqual(1);
+    expect(await s3.read(`${PREFIX}/outbound/${messageId}`)).toBeUndefined();
+  });
+});
+
+describe('when the store is down', () => {
+  // A second app on the same database whose store points at a port nobody listens on.
+  let down: TestApp;
+  beforeAll(async () => {
+    down = await createTestApp({ db: t.db, env: { ...s3.env(PREFIX), AWS_ENDPOINT_URL: `http://127.0.0.1:${await closedPort()}` } });
+  });
+  // The records below belong to the first app's project.
+  const downRequest = (method: string, url: string, body?: unknown) => down.request(method, url, { apiKey: t.main.apiKey, ...(body !== undefined ? { body } : {}) });
+  afterAll(async () => {
+    await down?.close();
+  });
+
+  it('reads answer body_error: payload_unavailable (inbound, listen, pull, outbound)', async () => {
+    const { id: endpointId, token } = await createCliInbound();
+    const inboundId = (await ingestInbound(token, Buffer.from('{"a":1}'))).json().data.message_id as string;
+    const ep = await createPull(t);
+    const eventId = await ingestEvent(t, ep, { body: '{"b":2}' });
+    const outboundRes = await t.request('POST', '/v1/messages', { body: { endpoint_id: await createOutbound(), payload: { c: 3 } } });
+    const outboundId = outboundRes.body.data.message_id as string;
+
+    const inbound = await downRequest('GET', `/v1/inbound-messages/${inboundId}`);
+    expect(inbound.status, inbound.raw).toBe(200);
+    expect(inbound.body.data.body_error).toBe('payload_unavailable');
+    expect(inbound.body.data).not.toHaveProperty('body');
+
+    const page = await downRequest('GET', `/v1/inbound-endpoints/${endpointId}/listen`);
+    expect(page.status, page.raw).toBe(200);
+    expect(page.body.data.map((m: any) => [m.message_id, m.body_error, 'body' in m])).toEqual([[inboundId, 'payload_unavailable', false]]);
+
+    const event = await downRequest('GET', `/v1/pull-endpoints/${ep.id}/events/${eventId}`);
+    expect(event.status, event.raw).toBe(200);
+    expect(event.body.data.body_error).toBe('payload_unavailable');
+    expect(event.body.data).not.toHaveProperty('body');
+    // A failed read hands nothing over, so the event is still waiting for its first fetch.
+    expect(event.body.data.status).toBe('stored');
+
+    const outbound = await downRequest('GET', `/v1/messages/${outboundId}`);
+    expect(outbound.status, outbound.raw).toBe(200);
+    expect(outbound.body.data.body_error).toBe('payload_unavailable');
+    expect(outbound.body.data).not.toHaveProperty('payload');
+
+    // The same records through the working store still have their bytes.
+    const working = await t.request('GET', `/v1/inbound-messages/${inboundId}`);
+    expect(Buffer.from(working.body.data.body, 'base64').toString()).toBe('{"a":1}');
+  });
+
+  it('inbound ingest answers 503 and stores nothing', async () => {
+    const { id: endpointId, token } = await createCliInbound();
+    const res = await ingestInbound(token, Buffer.from('lost?'), down);
+    expectError({ status: res.statusCode, headers: res.headers, body: res.json(), raw: res.body }, 503, 'SERVICE_UNAVAILABLE');
+    expect(res.headers['retry-after']).toBeDefined();
+    expect(await t.db.sql`SELECT 1 FROM inbound_messages WHERE inbound_endpoint_id = ${endpointId}::uuid`).toHaveLength(0);
+    // And the endpoint still takes webhooks through a working store.
+    expect((await ingestInbound(token, Buffer.from('kept'))).statusCode).toBe(200);
+  });
+
+  it('pull ingest answers 503 and stores nothing', async () => {
+    const ep = await createPull(t);
+    const res = await ingestPull(down, ep, { body: 'lost?' });
+    expectError({ status: res.statusCode, headers: res.headers, body: res.json(), raw: res.body }, 503, 'SERVICE_UNAVAILABLE');
+    expect(await t.db.sql`SELECT 1 FROM pull_events WHERE endpoint_id = ${ep.id}::uuid`).toHaveLength(0);
+  });
+
+  it('POST /v1/messages answers 503 and stores nothing, not even a delivery job', async () => {
+    const endpointId = await createOutbound();
+    const res = await downRequest('POST', '/v1/messages', { endpoint_id: endpointId, payload: { lost: true } });
+    expectError(res, 503, 'SERVICE_UNAVAILABLE');
+    expect(await t.db.sql`SELECT 1 FROM outbound_messages WHERE endpoint_id = ${endpointId}`).toHaveLength(0);
+    expect(await t.db.sql`SELECT 1 FROM delivery_jobs WHERE destination = ${endpointId}`).toHaveLength(0);
+  });
+
+  it('a sweeper that cannot delete keeps the payload key, and the next run with the store back removes the object', async () => {
+    const { token } = await createCliInbound();
+    const id = (await ingestInbound(token, Buffer.from('later'))).json().data.message_id as string;
+    await t.request('DELETE', `/v1/inbound-messages/${id}`);
+    await expect(runSweeperOnce(t.db, deletedInboundPayloadsSweeper, down.app.services)).rejects.toThrow();
+    const [row] = await t.db.sql<{ payload_key: string | null }>`SELECT payload_key FROM inbound_messages WHERE id = ${id}::uuid`;
+    expect(row!.payload_key).toBe(`inbound/${id}`);
+    expect(await s3.read(`${PREFIX}/inbound/${id}`)).toBeDefined();
+
+    await sweepAll(deletedInboundPayloadsSweeper, t.app.services);
+    expect(await s3.read(`${PREFIX}/inbound/${id}`)).toBeUndefined();
+  });
+});
+
+describe('a store that accepts connections and never answers', () => {
+  let hung: Awaited<ReturnType<typeof silentServer>>;
+  beforeAll(async () => {
+    hung = await silentServer();
+  });
+  afterAll(async () => {
+    await hung?.close();
+  });
+  const config = (): S3PayloadStoreConfig => ({ kind: 's3', bucket: 'hookrelay-test', prefix: 'p', endpoint: hung.endpoint, region: 'us-east-1', credentials: S3RVER_CREDENTIALS });
+
+  it('fails a read within the operation deadline, retries included', async () => {
+    const store = new S3PayloadStore(config(), { operationTimeoutMs: 600 });
+    const started = Date.now();
+    await expect(store.get(t.db.sql, 'inbound/x')).rejects.toBeInstanceOf(PayloadUnavailableError);
+    expect(Date.now() - started).toBeLessThan(4_000);
+    await store.close();
+  });
+
+  it('fails a write within the per-attempt timeout, as SERVICE_UNAVAILABLE', async () => {
+    const store = new S3PayloadStore(config(), { requestTimeoutMs: 300, maxAttempts: 2, operationTimeoutMs: 60_000 });
+    const started = Date.now();
+    const error = await store.putMany(t.db.sql, [{ key: 'inbound/y', data: Buffer.from('y') }]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(PayloadStoreUnavailableError);
+    expect(error).toBeInstanceOf(AppError);
+    expect((error as AppError).code).toBe('SERVICE_UNAVAILABLE');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await store.close();
+  });
+});
+
+describe('configuration', () => {
+  it('reads the bucket, prefix, endpoint, region and credentials from the injected environment', () => {
+    const config = parseConfig({
+      HOOKRELAY_PAYLOAD_STORE: 's3://my-bucket/a/b/',
+      AWS_ENDPOINT_URL: 'http://ignored.example',
+      AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9000',
+      AWS_DEFAULT_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'id',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+      AWS_SESSION_TOKEN: 'token',
+    });
+    expect(config.payloadStore).toEqual({
+      kind: 's3',
+      bucket: 'my-bucket',
+      prefix: 'a/b',
+      endpoint: 'http://127.0.0.1:9000',
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'id', secretAccessKey: 'secret', sessionToken: 'token' },
+    });
+    expect(parseConfig({ HOOKRELAY_PAYLOAD_STORE: 's3://my-bucket', AWS_REGION: 'us-west-2', AWS_DEFAULT_REGION: 'eu-west-1' }).payloadStore).toEqual({
+      kind: 's3',
+      bucket: 'my-bucket',
+      prefix: '',
+      endpoint: undefined,
+      region: 'us-west-2',
+      credentials: undefined,
+    });
+  });
+
+  it('defaults to the database, and ignores AWS variables then', () => {
+    expect(parseConfig({}).payloadStore).toEqual({ kind: 'database' });
+    expect(parseConfig({ HOOKRELAY_PAYLOAD_STORE: 'database', AWS_ENDPOINT_URL: 'not a url', AWS_ACCESS_KEY_ID: 'only-id' }).payloadStore).toEqual({ kind: 'database' });
+  });
+
+  it('refuses a bad store URL or incomplete AWS settings with a message naming the variable', () => {
+    for (const value of ['s3://', 's3://Bad_Bucket/x', 's3:/bucket/x', 'file:///tmp/x', 'postgres://x', 's3://bucket/a//b', 's3://bucket/../x', 's3://bucket/x?y=1']) {
+      expect(() => parseConfig({ HOOKRELAY_PAYLOAD_STORE: value }), value).toThrow(/HOOKRELAY_PAYLOAD_STORE must be "database" or s3:\/\/bucket\/prefix/);
+    }
+    expect(() => parseConfig({ HOOKRELAY_PAYLOAD_STORE: 's3://bucket/x', AWS_ENDPOINT_URL: 'localhost:9000' })).toThrow(/AWS_ENDPOINT_URL must be an http\(s\) URL/);
+    expect(() => parseConfig({ HOOKRELAY_PAYLOAD_STORE: 's3://bucket/x', AWS_ENDPOINT_URL_S3: 'ftp://h' })).toThrow(/AWS_ENDPOINT_URL_S3 must be an http\(s\) URL/);
+    expect(() => parseConfig({ HOOKRELAY_PAYLOAD_STORE: 's3://bucket/x', AWS_ACCESS_KEY_ID: 'id' })).toThrow(/AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together/);
+    expect(() => parseConfig({ HOOKRELAY_PAYLOAD_STORE: 's3://bucket/x', AWS_SESSION_TOKEN: 't' })).toThrow(/AWS_SESSION_TOKEN needs/);
+  });
+});
