@@ -276,3 +276,22 @@ export function summarizeProfile(file, top = 25) {
       .join('\n');
   return `self time by area:\n${lines(byArea, 12)}\nself time by function (top ${top}):\n${lines(byFn, top)}\n`;
 }
+
+// ---------- messages of the listen and soak benchmarks ----------
+
+const BODY_HEAD = '{"seq":"';
+const SEQ_WIDTH = 10;
+/** 1 KiB of JSON, as a webhook provider would send it, carrying its sequence number first. */
+export function bodyFor(seq) {
+  const head = `${BODY_HEAD}${String(seq).padStart(SEQ_WIDTH, '0')}","id":"evt_${seq}","type":"invoice.paid","created":1767225600,"data":{"object":{"id":"in_${seq}","amount":4200,"currency":"eur","note":"`;
+  const tail = '"}}}';
+  return Buffer.from(head + 'x'.repeat(1024 - head.length - tail.length) + tail);
+}
+if (bodyFor(1).length !== 1024 || JSON.parse(bodyFor(123).toString()).seq !== '0000000123') throw new Error('bodies are not 1 KiB of JSON');
+
+/** The sequence number a body of `bodyFor` carries, or -1. */
+export function seqOf(body) {
+  if (body.length < BODY_HEAD.length + SEQ_WIDTH || body.toString('latin1', 0, BODY_HEAD.length) !== BODY_HEAD) return -1;
+  const seq = Number(body.toString('latin1', BODY_HEAD.length, BODY_HEAD.length + SEQ_WIDTH));
+  return Number.isInteger(seq) ? seq : -1;
+}

@@ -53,6 +53,8 @@ import {
   waitUntil,
   watchdog,
   withTimeout,
+  bodyFor,
+  seqOf,
 } from './lib.mjs';
 
 // undici and ws are dependencies of the CLI (its forwarder and stream); the benchmark borrows them.
@@ -113,20 +115,6 @@ watchdog(phaseCount * (duration + drainS + 70) + warmup + 240 + (backlogCount > 
 
 // ---------- messages ----------
 
-/** 1 KiB of JSON, as a webhook provider would send it, carrying its sequence number first. */
-const BODY_HEAD = '{"seq":"';
-const SEQ_WIDTH = 10;
-function bodyFor(seq) {
-  const head = `${BODY_HEAD}${String(seq).padStart(SEQ_WIDTH, '0')}","id":"evt_${seq}","type":"invoice.paid","created":1767225600,"data":{"object":{"id":"in_${seq}","amount":4200,"currency":"eur","note":"`;
-  const tail = '"}}}';
-  return Buffer.from(head + 'x'.repeat(1024 - head.length - tail.length) + tail);
-}
-if (bodyFor(1).length !== 1024 || JSON.parse(bodyFor(123).toString()).seq !== '0000000123') throw new Error('bodies are not 1 KiB of JSON');
-function seqOf(body) {
-  if (body.length < BODY_HEAD.length + SEQ_WIDTH || body.toString('latin1', 0, BODY_HEAD.length) !== BODY_HEAD) return -1;
-  const seq = Number(body.toString('latin1', BODY_HEAD.length, BODY_HEAD.length + SEQ_WIDTH));
-  return Number.isInteger(seq) ? seq : -1;
-}
 
 // Per sequence number (probes and every phase share one numbering).
 const capacity = 1000 + backlogCount + Math.ceil([200, ...latencyRates, ...rampRates].reduce((sum, r) => sum + r * Math.max(duration, warmup), 0)) + 10;

@@ -49,6 +49,8 @@ import {
   waitUntil,
   watchdog,
   withTimeout,
+  bodyFor,
+  seqOf,
 } from './lib.mjs';
 
 // undici is a dependency of the CLI; the benchmark borrows it (as bench/listen.mjs does).
@@ -88,20 +90,6 @@ watchdog(DURATION + DRAIN + 2 * IDLE_WAIT + 420);
 
 // ---------- messages ----------
 
-const BODY_HEAD = '{"seq":"';
-const SEQ_WIDTH = 10;
-/** 1 KiB of JSON, as a webhook provider would send it, carrying its sequence number first. */
-function bodyFor(seq) {
-  const head = `${BODY_HEAD}${String(seq).padStart(SEQ_WIDTH, '0')}","id":"evt_${seq}","type":"invoice.paid","created":1767225600,"data":{"object":{"id":"in_${seq}","amount":4200,"currency":"eur","note":"`;
-  const tail = '"}}}';
-  return Buffer.from(head + 'x'.repeat(1024 - head.length - tail.length) + tail);
-}
-if (bodyFor(1).length !== 1024 || JSON.parse(bodyFor(123).toString()).seq !== '0000000123') throw new Error('bodies are not 1 KiB of JSON');
-function seqOf(body) {
-  if (body.length < BODY_HEAD.length + SEQ_WIDTH || body.toString('latin1', 0, BODY_HEAD.length) !== BODY_HEAD) return -1;
-  const seq = Number(body.toString('latin1', BODY_HEAD.length, BODY_HEAD.length + SEQ_WIDTH));
-  return Number.isInteger(seq) ? seq : -1;
-}
 
 const SINKS = ['cli-1', 'cli-2', 'forward'];
 /** Probes (before the load) use sequence numbers from 0; the load starts at LOAD_FIRST. */

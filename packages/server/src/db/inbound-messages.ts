@@ -65,18 +65,10 @@ export async function listInboundMessagesAfter(
 }
 
 /** What the CLI receives of a message (stream frames, listen pages): no delivery state. */
-export interface ListenMessageRow {
-  id: string;
-  method: string;
-  path: string;
-  query: string;
-  content_type: string;
-  size_bytes: number;
-  payload_sha256: string;
-  raw_headers: [string, string][];
-  payload_key: string | null;
-  received_at: Date;
-}
+export type ListenMessageRow = Pick<
+  InboundMessageRow,
+  'id' | 'method' | 'path' | 'query' | 'content_type' | 'size_bytes' | 'payload_sha256' | 'raw_headers' | 'payload_key' | 'received_at'
+>;
 
 /** A listen row with its payload bytes: null when it has no key, or no payload under its key. */
 export interface ListenMessageWithPayloadRow extends ListenMessageRow {

@@ -9,19 +9,11 @@ import { localWorker, type HandedOverDelivery } from './local-worker.js';
 /** How long an idempotency key returns its first message (the same window as inbound, decisions.md §4). */
 export const MESSAGE_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-/** A validated POST /v1/messages. */
-export interface MessageSubmission {
-  projectId: string;
-  endpointId: string;
-  eventType: string | null;
-  idempotencyKey: string | null;
-  /** What makes two submissions "the same request" for an idempotency key. */
-  requestSha256: string;
-  payloadFormat: 'json' | 'text';
-  contentType: string;
-  payload: Buffer;
-  payloadSha256: string;
-}
+/** A validated POST /v1/messages (`requestSha256`: what makes two submissions "the same request" for an idempotency key). */
+export type MessageSubmission = Pick<
+  OutboundSubmission,
+  'projectId' | 'endpointId' | 'eventType' | 'idempotencyKey' | 'requestSha256' | 'payloadFormat' | 'contentType' | 'payloadSha256'
+> & { payload: Buffer };
 
 export interface AcceptedMessage {
   id: string;
