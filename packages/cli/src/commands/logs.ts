@@ -1,22 +1,13 @@
-import { HookrelayApiError, HookrelayNetworkError, MESSAGE_STATUSES, type LogRecordOut, type LogsQuery } from '@hookrelay/shared';
+import { MESSAGE_STATUSES, type LogRecordOut, type LogsQuery } from '@hookrelay/shared';
 import { Flags } from '@oclif/core';
-import { BaseCommand } from '../base-command.js';
 import { formatLogLine, formatLogTable } from '../format/messages.js';
-import { LogFollower } from '../log-follow.js';
-import { collectAllPages, nextPageHint, type ListResult, type Page } from '../paging.js';
-import { sleepUnlessStopped, StopSignals } from '../signals.js';
+import { ListCommand } from '../list-command.js';
+import type { ListResult, Page } from '../paging.js';
 import { parseTimeFlag } from '../time-flags.js';
-
-/** How often --follow asks for new rows. */
-export const FOLLOW_INTERVAL_MS = 2_000;
-/** Page size of the polls of --follow (the API's maximum). */
-const FOLLOW_PAGE_SIZE = 500;
-/** One poll walks at most this many pages (a burst of 50 000 messages in 2 s is not a log to follow). */
-const FOLLOW_MAX_PAGES = 100;
 
 type LogFilters = Omit<Partial<LogsQuery>, 'limit' | 'cursor'>;
 
-export default class Logs extends BaseCommand<typeof Logs> {
+export default class Logs extends ListCommand<typeof Logs> {
   static override summary = 'List outbound messages with their delivery status, newest first; --follow prints new ones as they come.';
   static override description = `Filters: --endpoint, --status, --since (created at or after; alias --start-time) and --until (created before; alias --end-time). A time is an ISO 8601 date or time (2026-05-01T12:00:00Z) or a duration ago (10m, 2h, 1d). Deleted messages are listed too, marked (deleted).
 
@@ -80,28 +71,26 @@ With --json the output is { "data": [...], "next_cursor": "..." | null }; with -
   public async run(): Promise<ListResult<LogRecordOut> | void> {
     const filters = this.filters();
     if (this.flags.follow) {
-      await this.follow(filters);
+      await this.followLog({
+        fetchPage: ({ since, cursor, limit }) => this.page(since === undefined ? filters : { ...filters, start_time: since }, cursor, limit),
+        since: filters.start_time,
+        limit: this.flags.limit,
+        key: (row) => row.message_id,
+        time: (row) => row.created_at,
+        line: (row) => formatLogLine(row, this.style.out),
+        beforeFirstPage: 'skip',
+      });
       return;
     }
-    let data: LogRecordOut[];
-    let nextCursor: string | null = null;
-    if (this.flags.all) {
-      data = await collectAllPages((cursor) => this.page(filters, cursor, this.flags.limit), { cursor: this.flags.cursor });
-    } else {
-      const page = await this.page(filters, this.flags.cursor, this.flags.limit);
-      data = page.data;
-      nextCursor = page.nextCursor;
-    }
-
-    if (data.length === 0) {
-      this.print(this.flags.cursor === undefined ? 'No messages match.' : 'No more messages.');
-    } else {
-      this.print(formatLogTable(data, this.style.out, { showEndpoint: filters.endpoint_id === undefined }));
-    }
-    if (nextCursor !== null) {
-      this.note(this.style.err.dim(`More messages: ${nextPageHint('hookrelay logs', this.filterArgs(filters), nextCursor)}`));
-    }
-    return { data, next_cursor: nextCursor };
+    return this.listRows({
+      fetchPage: (cursor) => this.page(filters, cursor, this.flags.limit),
+      all: this.flags.all,
+      cursor: this.flags.cursor,
+      table: (rows) => formatLogTable(rows, this.style.out, { showEndpoint: filters.endpoint_id === undefined }),
+      noRows: 'No messages match.',
+      noMoreRows: 'No more messages.',
+      nextPage: { label: 'More messages', command: 'hookrelay logs', args: this.filterArgs(filters) },
+    });
   }
 
   /** The filters as flags for the next-page hint, times resolved (a "10m" would have moved on). */
@@ -113,65 +102,5 @@ With --json the output is { "data": [...], "next_cursor": "..." | null }; with -
     if (filters.end_time !== undefined) args.push('--until', filters.end_time);
     if (this.flags.limit !== undefined) args.push('--limit', String(this.flags.limit));
     return args;
-  }
-
-  private emit(rows: readonly LogRecordOut[]): void {
-    for (const row of rows) {
-      if (this.jsonEnabled()) process.stdout.write(`${JSON.stringify(row)}\n`);
-      else process.stdout.write(`${formatLogLine(row, this.style.out)}\n`);
-    }
-  }
-
-  /** Every message created at or after `startTime` (all pages), newest first. */
-  private async pollRows(filters: LogFilters, startTime: string | undefined): Promise<LogRecordOut[]> {
-    const query: LogFilters = { ...filters };
-    if (startTime !== undefined) query.start_time = startTime;
-    const rows: LogRecordOut[] = [];
-    let cursor: string | undefined;
-    for (let pages = 0; pages < FOLLOW_MAX_PAGES; pages += 1) {
-      const page = await this.page(query, cursor, FOLLOW_PAGE_SIZE);
-      rows.push(...page.data);
-      if (page.nextCursor === null) break;
-      cursor = page.nextCursor;
-    }
-    return rows;
-  }
-
-  private async follow(filters: LogFilters): Promise<void> {
-    const follower = new LogFollower<LogRecordOut>((row) => row.message_id, (row) => row.created_at);
-    const stop = new StopSignals().install();
-    try {
-      // The latest page first, oldest at the top like `tail -f`.
-      const first = await this.page(filters, undefined, this.flags.limit);
-      this.emit(follower.accept(first.data));
-      // When more rows precede the first page, those stay unprinted: the look-back of the polls
-      // must not bring them out later, out of order.
-      const oldest = first.data[first.data.length - 1];
-      const floor = first.nextCursor !== null && oldest !== undefined ? Date.parse(oldest.created_at) : undefined;
-      const fresh = (rows: readonly LogRecordOut[]): LogRecordOut[] =>
-        floor === undefined ? [...rows] : rows.filter((row) => Date.parse(row.created_at) >= floor);
-      this.note(this.style.err.dim(`following new messages (every ${FOLLOW_INTERVAL_MS / 1000} s); Ctrl-C to stop`));
-      let warned = false;
-      while (!stop.stopping) {
-        await sleepUnlessStopped(FOLLOW_INTERVAL_MS, stop.signal);
-        if (stop.stopping) break;
-        try {
-          const rows = await this.pollRows(filters, follower.receivedAfter(filters.start_time));
-          this.emit(follower.accept(fresh(rows)));
-          if (warned) this.note(this.style.err.dim('the server answers again'));
-          warned = false;
-        } catch (error) {
-          // A server restarting or busy: keep following; anything else (a revoked key) ends it.
-          const passing =
-            error instanceof HookrelayNetworkError ||
-            (error instanceof HookrelayApiError && (error.status >= 500 || error.status === 429));
-          if (!passing) throw error;
-          if (!warned) this.warning(`${error.message}; retrying every ${FOLLOW_INTERVAL_MS / 1000} s`);
-          warned = true;
-        }
-      }
-    } finally {
-      stop.dispose();
-    }
   }
 }

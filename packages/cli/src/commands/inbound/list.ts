@@ -1,10 +1,10 @@
 import type { EndpointListQuery, InboundEndpointSummaryOut } from '@hookrelay/shared';
 import { Flags } from '@oclif/core';
-import { BaseCommand } from '../../base-command.js';
 import { formatInboundEndpointTable } from '../../format/inbound-endpoints.js';
-import { collectAllPages, nextPageHint, type ListResult, type Page } from '../../paging.js';
+import { ListCommand } from '../../list-command.js';
+import type { ListResult, Page } from '../../paging.js';
 
-export default class InboundList extends BaseCommand<typeof InboundList> {
+export default class InboundList extends ListCommand<typeof InboundList> {
   static override summary = "List the project's inbound endpoints, newest first.";
   static override description = `One page at a time. When more endpoints follow, the command prints the --cursor value of the next page; --all walks every page (--limit is then the page size).
 
@@ -37,29 +37,14 @@ With --json the output is { "data": [...], "next_cursor": "..." | null } (with -
   }
 
   public async run(): Promise<ListResult<InboundEndpointSummaryOut>> {
-    let data: InboundEndpointSummaryOut[];
-    let nextCursor: string | null = null;
-    if (this.flags.all) {
-      data = await collectAllPages((cursor) => this.page(cursor), { cursor: this.flags.cursor });
-    } else {
-      const page = await this.page(this.flags.cursor);
-      data = page.data;
-      nextCursor = page.nextCursor;
-    }
-
-    if (data.length === 0) {
-      this.print(
-        this.flags.cursor === undefined
-          ? 'No inbound endpoints yet. Create one with `hookrelay inbound create --name NAME`.'
-          : 'No more inbound endpoints.',
-      );
-    } else {
-      this.print(formatInboundEndpointTable(data, this.style.out, this.now()));
-    }
-    if (nextCursor !== null) {
-      const limit = this.flags.limit === undefined ? [] : ['--limit', String(this.flags.limit)];
-      this.note(this.style.err.dim(`More inbound endpoints: ${nextPageHint('hookrelay inbound list', limit, nextCursor)}`));
-    }
-    return { data, next_cursor: nextCursor };
+    return this.listRows({
+      fetchPage: (cursor) => this.page(cursor),
+      all: this.flags.all,
+      cursor: this.flags.cursor,
+      table: (rows) => formatInboundEndpointTable(rows, this.style.out, this.now()),
+      noRows: 'No inbound endpoints yet. Create one with `hookrelay inbound create --name NAME`.',
+      noMoreRows: 'No more inbound endpoints.',
+      nextPage: { label: 'More inbound endpoints', command: 'hookrelay inbound list', args: this.flags.limit === undefined ? [] : ['--limit', String(this.flags.limit)] },
+    });
   }
 }

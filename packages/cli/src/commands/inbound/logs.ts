@@ -1,23 +1,14 @@
-import { HookrelayApiError, HookrelayNetworkError, isUuid, MESSAGE_STATUSES, type InboundLogRecordOut, type InboundLogsQuery } from '@hookrelay/shared';
+import { isUuid, MESSAGE_STATUSES, type InboundLogRecordOut, type InboundLogsQuery } from '@hookrelay/shared';
 import { Flags } from '@oclif/core';
-import { BaseCommand } from '../../base-command.js';
 import { usageFailure } from '../../errors.js';
 import { formatInboundLogLine, formatInboundLogTable } from '../../format/inbound-logs.js';
-import { LogFollower } from '../../log-follow.js';
-import { collectAllPages, nextPageHint, type ListResult, type Page } from '../../paging.js';
-import { sleepUnlessStopped, StopSignals } from '../../signals.js';
+import { ListCommand } from '../../list-command.js';
+import type { ListResult, Page } from '../../paging.js';
 import { parseTimeFlag } from '../../time-flags.js';
-
-/** How often --follow asks for new rows. */
-export const FOLLOW_INTERVAL_MS = 2_000;
-/** Page size of the polls of --follow (the API's maximum). */
-const FOLLOW_PAGE_SIZE = 500;
-/** One poll walks at most this many pages (a burst of 50 000 rows in 2 s is not a log to follow). */
-const FOLLOW_MAX_PAGES = 100;
 
 type LogFilters = Omit<Partial<InboundLogsQuery>, 'limit' | 'cursor'>;
 
-export default class InboundLogs extends BaseCommand<typeof InboundLogs> {
+export default class InboundLogs extends ListCommand<typeof InboundLogs> {
   static override summary = 'List inbound messages with their delivery status, newest first; --follow prints new ones as they arrive.';
   static override description = `Filters: --status, --endpoint, --since (received at or after; alias --received-after) and --until (received before; alias --received-before). A time is an ISO 8601 date or time (2026-05-01T12:00:00Z) or a duration ago (10m, 2h, 1d).
 
@@ -88,28 +79,26 @@ With --json the output is { "data": [...], "next_cursor": "..." | null }; with -
   public async run(): Promise<ListResult<InboundLogRecordOut> | void> {
     const filters = this.filters();
     if (this.flags.follow) {
-      await this.follow(filters);
+      await this.followLog({
+        fetchPage: ({ since, cursor, limit }) => this.page(since === undefined ? filters : { ...filters, received_after: since }, cursor, limit),
+        since: filters.received_after,
+        limit: this.flags.limit,
+        key: (row) => row.message_id,
+        time: (row) => row.received_at,
+        line: (row) => formatInboundLogLine(row, this.style.out),
+        beforeFirstPage: 'mark-seen',
+      });
       return;
     }
-    let data: InboundLogRecordOut[];
-    let nextCursor: string | null = null;
-    if (this.flags.all) {
-      data = await collectAllPages((cursor) => this.page(filters, cursor, this.flags.limit), { cursor: this.flags.cursor });
-    } else {
-      const page = await this.page(filters, this.flags.cursor, this.flags.limit);
-      data = page.data;
-      nextCursor = page.nextCursor;
-    }
-
-    if (data.length === 0) {
-      this.print(this.flags.cursor === undefined ? 'No inbound messages match.' : 'No more inbound messages.');
-    } else {
-      this.print(formatInboundLogTable(data, this.style.out, { showEndpoint: filters.inbound_endpoint_id === undefined }));
-    }
-    if (nextCursor !== null) {
-      this.note(this.style.err.dim(`More messages: ${nextPageHint('hookrelay inbound logs', this.filterArgs(filters), nextCursor)}`));
-    }
-    return { data, next_cursor: nextCursor };
+    return this.listRows({
+      fetchPage: (cursor) => this.page(filters, cursor, this.flags.limit),
+      all: this.flags.all,
+      cursor: this.flags.cursor,
+      table: (rows) => formatInboundLogTable(rows, this.style.out, { showEndpoint: filters.inbound_endpoint_id === undefined }),
+      noRows: 'No inbound messages match.',
+      noMoreRows: 'No more inbound messages.',
+      nextPage: { label: 'More messages', command: 'hookrelay inbound logs', args: this.filterArgs(filters) },
+    });
   }
 
   /** The filters as flags for the next-page hint, times resolved (a "10m" would have moved on). */
@@ -121,61 +110,5 @@ With --json the output is { "data": [...], "next_cursor": "..." | null }; with -
     if (filters.received_before !== undefined) args.push('--until', filters.received_before);
     if (this.flags.limit !== undefined) args.push('--limit', String(this.flags.limit));
     return args;
-  }
-
-  private emit(rows: readonly InboundLogRecordOut[]): void {
-    for (const row of rows) {
-      if (this.jsonEnabled()) process.stdout.write(`${JSON.stringify(row)}\n`);
-      else process.stdout.write(`${formatInboundLogLine(row, this.style.out)}\n`);
-    }
-  }
-
-  /** Every row received at or after `receivedAfter` (all pages), newest first. */
-  private async pollRows(filters: LogFilters, receivedAfter: string | undefined): Promise<InboundLogRecordOut[]> {
-    const query: LogFilters = { ...filters };
-    if (receivedAfter !== undefined) query.received_after = receivedAfter;
-    const rows: InboundLogRecordOut[] = [];
-    let cursor: string | undefined;
-    for (let pages = 0; pages < FOLLOW_MAX_PAGES; pages += 1) {
-      const page = await this.page(query, cursor, FOLLOW_PAGE_SIZE);
-      rows.push(...page.data);
-      if (page.nextCursor === null) break;
-      cursor = page.nextCursor;
-    }
-    return rows;
-  }
-
-  private async follow(filters: LogFilters): Promise<void> {
-    const follower = new LogFollower<InboundLogRecordOut>((row) => row.message_id, (row) => row.received_at);
-    const stop = new StopSignals().install();
-    try {
-      // The latest page first, oldest at the top like `tail -f`.
-      const first = await this.page(filters, undefined, this.flags.limit);
-      this.emit(follower.accept(first.data));
-      // Rows of the look-back window that the page's limit left out are old, not new.
-      if (first.nextCursor !== null) follower.seed(await this.pollRows(filters, follower.receivedAfter(filters.received_after)));
-      this.note(this.style.err.dim(`following new messages (every ${FOLLOW_INTERVAL_MS / 1000} s); Ctrl-C to stop`));
-      let warned = false;
-      while (!stop.stopping) {
-        await sleepUnlessStopped(FOLLOW_INTERVAL_MS, stop.signal);
-        if (stop.stopping) break;
-        try {
-          const rows = await this.pollRows(filters, follower.receivedAfter(filters.received_after));
-          this.emit(follower.accept(rows));
-          if (warned) this.note(this.style.err.dim('the server answers again'));
-          warned = false;
-        } catch (error) {
-          // A server restarting or busy: keep following; anything else (a revoked key) ends it.
-          const passing =
-            error instanceof HookrelayNetworkError ||
-            (error instanceof HookrelayApiError && (error.status >= 500 || error.status === 429));
-          if (!passing) throw error;
-          if (!warned) this.warning(`${error.message}; retrying every ${FOLLOW_INTERVAL_MS / 1000} s`);
-          warned = true;
-        }
-      }
-    } finally {
-      stop.dispose();
-    }
   }
 }

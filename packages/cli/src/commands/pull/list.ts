@@ -1,10 +1,10 @@
 import type { EndpointListQuery, PullEndpointOut } from '@hookrelay/shared';
 import { Flags } from '@oclif/core';
-import { BaseCommand } from '../../base-command.js';
 import { formatPullEndpointTable } from '../../format/pull.js';
-import { collectAllPages, nextPageHint, type ListResult, type Page } from '../../paging.js';
+import { ListCommand } from '../../list-command.js';
+import type { ListResult, Page } from '../../paging.js';
 
-export default class PullList extends BaseCommand<typeof PullList> {
+export default class PullList extends ListCommand<typeof PullList> {
   static override summary = "List the project's pull endpoints, newest first.";
   static override description = `One page at a time. When more endpoints follow, the command prints the --cursor value of the next page; --all walks every page (--limit is then the page size).
 
@@ -35,25 +35,14 @@ With --json the output is { "data": [...], "next_cursor": "..." | null } (with -
   }
 
   public async run(): Promise<ListResult<PullEndpointOut>> {
-    let data: PullEndpointOut[];
-    let nextCursor: string | null = null;
-    if (this.flags.all) {
-      data = await collectAllPages((cursor) => this.page(cursor), { cursor: this.flags.cursor });
-    } else {
-      const page = await this.page(this.flags.cursor);
-      data = page.data;
-      nextCursor = page.nextCursor;
-    }
-
-    if (data.length === 0) {
-      this.print(this.flags.cursor === undefined ? 'No pull endpoints yet. Create one with `hookrelay pull create --name NAME`.' : 'No more pull endpoints.');
-    } else {
-      this.print(formatPullEndpointTable(data, this.style.out));
-    }
-    if (nextCursor !== null) {
-      const limit = this.flags.limit === undefined ? [] : ['--limit', String(this.flags.limit)];
-      this.note(this.style.err.dim(`More pull endpoints: ${nextPageHint('hookrelay pull list', limit, nextCursor)}`));
-    }
-    return { data, next_cursor: nextCursor };
+    return this.listRows({
+      fetchPage: (cursor) => this.page(cursor),
+      all: this.flags.all,
+      cursor: this.flags.cursor,
+      table: (rows) => formatPullEndpointTable(rows, this.style.out),
+      noRows: 'No pull endpoints yet. Create one with `hookrelay pull create --name NAME`.',
+      noMoreRows: 'No more pull endpoints.',
+      nextPage: { label: 'More pull endpoints', command: 'hookrelay pull list', args: this.flags.limit === undefined ? [] : ['--limit', String(this.flags.limit)] },
+    });
   }
 }
