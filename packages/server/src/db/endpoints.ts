@@ -1,4 +1,6 @@
 import type { Sql } from './database.js';
+import { newestFirstBySeq } from './keyset.js';
+import { sweepExpiredEphemeralEndpoints } from './soft-delete.js';
 
 export interface EndpointRow {
   id: string;
@@ -62,12 +64,9 @@ export async function listEndpoints(
   projectId: string,
   page: { limit: number; afterSeq?: string },
 ): Promise<EndpointRow[]> {
-  const after = page.afterSeq === undefined ? sql.fragment`` : sql.fragment`AND seq < ${page.afterSeq}::bigint`;
   return sql<EndpointRow>`
     SELECT ${COLUMNS(sql)} FROM endpoints
-    WHERE project_id = ${projectId} AND ${LIVE(sql)} ${after}
-    ORDER BY endpoints.seq DESC
-    LIMIT ${page.limit}`;
+    ${newestFirstBySeq(sql, sql.fragment`endpoints.seq`, [sql.fragment`project_id = ${projectId}`, LIVE(sql)], page)}`;
 }
 
 export interface EndpointPatch {
@@ -109,17 +108,7 @@ export async function softDeleteEndpoint(sql: Sql, projectId: string, id: string
   return row;
 }
 
-/** Marks ephemeral endpoints whose TTL has elapsed as deleted; returns their ids. */
+/** Marks ephemeral endpoints whose TTL has elapsed as deleted (at their expiry); returns their ids. */
 export async function sweepExpiredEndpoints(sql: Sql, now: Date, batchSize = 500): Promise<string[]> {
-  const rows = await sql<{ id: string }>`
-    UPDATE endpoints SET deleted_at = expires_at
-    WHERE id IN (
-      SELECT id FROM endpoints
-      WHERE ephemeral AND deleted_at IS NULL AND expires_at <= ${now}
-      ORDER BY expires_at
-      LIMIT ${batchSize}
-      FOR UPDATE SKIP LOCKED
-    )
-    RETURNING id`;
-  return rows.map((r) => r.id);
+  return sweepExpiredEphemeralEndpoints(sql, 'endpoints', now, batchSize);
 }

@@ -1,6 +1,8 @@
 import type { HmacScheme, InboundMode } from '@hookrelay/shared';
 import type { Sql, SqlFragment } from './database.js';
 import { isUniqueViolation } from './errors.js';
+import { newestFirstBySeq } from './keyset.js';
+import { sweepExpiredEphemeralEndpoints } from './soft-delete.js';
 
 /** What a list row needs: no secret material, so a page never decrypts or carries any. */
 export interface InboundEndpointSummaryRow {
@@ -155,12 +157,9 @@ export async function listInboundEndpoints(
   projectId: string,
   page: { limit: number; afterSeq?: string },
 ): Promise<InboundEndpointSummaryRow[]> {
-  const after = page.afterSeq === undefined ? sql.fragment`` : sql.fragment`AND e.seq < ${page.afterSeq}::bigint`;
   return sql<InboundEndpointSummaryRow>`
     SELECT ${SUMMARY_COLUMNS(sql)} FROM inbound_endpoints e
-    WHERE e.project_id = ${projectId} AND ${LIVE(sql)} ${after}
-    ORDER BY e.seq DESC
-    LIMIT ${page.limit}`;
+    ${newestFirstBySeq(sql, sql.fragment`e.seq`, [sql.fragment`e.project_id = ${projectId}`, LIVE(sql)], page)}`;
 }
 
 /**
@@ -255,17 +254,7 @@ export async function releaseExpiredInboundUrl(sql: Sql, projectId: string, url:
 
 /** Marks ephemeral endpoints whose TTL has elapsed as deleted (at their expiry); returns their ids. */
 export async function sweepExpiredInboundEndpoints(sql: Sql, now: Date, batchSize = 500): Promise<string[]> {
-  const rows = await sql<{ id: string }>`
-    UPDATE inbound_endpoints SET deleted_at = expires_at
-    WHERE id IN (
-      SELECT id FROM inbound_endpoints
-      WHERE ephemeral AND deleted_at IS NULL AND expires_at <= ${now}
-      ORDER BY expires_at
-      LIMIT ${batchSize}
-      FOR UPDATE SKIP LOCKED
-    )
-    RETURNING id`;
-  return rows.map((r) => r.id);
+  return sweepExpiredEphemeralEndpoints(sql, 'inbound_endpoints', now, batchSize);
 }
 
 /** The mode of an endpoint, deleted or not (a message keeps pointing at its endpoint). */

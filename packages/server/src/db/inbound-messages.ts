@@ -1,5 +1,7 @@
 import { newUuidv7 as newAttemptId } from '@hookrelay/shared';
 import type { Sql } from './database.js';
+import { newestFirstById, timeWindow } from './keyset.js';
+import { claimDeletedPayloads, clearPayloadKeys, softDeleteMessages, type SoftDeleteResult } from './soft-delete.js';
 
 export interface InboundMessageRow {
   id: string;
@@ -104,23 +106,23 @@ export interface InboundLogFilters {
   endpointId?: string;
   receivedAfter?: string;
   receivedBefore?: string;
-  beforeId?: string;
 }
 
 /** Newest first by id (UUIDv7 is time-ordered); keyset on id. */
-export async function listInboundLogs(sql: Sql, projectId: string, filters: InboundLogFilters, limit: number): Promise<InboundLogRow[]> {
+export async function listInboundLogs(
+  sql: Sql,
+  projectId: string,
+  filters: InboundLogFilters,
+  page: { limit: number; beforeId?: string },
+): Promise<InboundLogRow[]> {
   const where = [sql.fragment`m.project_id = ${projectId}`];
   if (filters.status !== undefined) where.push(sql.fragment`m.status = ${filters.status}`);
   if (filters.endpointId !== undefined) where.push(sql.fragment`m.inbound_endpoint_id = ${filters.endpointId}::uuid`);
-  if (filters.receivedAfter !== undefined) where.push(sql.fragment`m.received_at >= ${filters.receivedAfter}::text::timestamptz`);
-  if (filters.receivedBefore !== undefined) where.push(sql.fragment`m.received_at < ${filters.receivedBefore}::text::timestamptz`);
-  if (filters.beforeId !== undefined) where.push(sql.fragment`m.id < ${filters.beforeId}::uuid`);
+  where.push(...timeWindow(sql, sql.fragment`m.received_at`, { from: filters.receivedAfter, to: filters.receivedBefore }));
   return sql<InboundLogRow>`
     SELECT ${COLUMNS(sql)}, CASE WHEN e.mode = 'forward' THEN e.url ELSE '' END AS endpoint_url
     FROM inbound_messages m JOIN inbound_endpoints e ON e.id = m.inbound_endpoint_id
-    WHERE ${sql.join(where, ' AND ')}
-    ORDER BY m.id DESC
-    LIMIT ${limit}`;
+    ${newestFirstById(sql, sql.fragment`m.id`, where, page)}`;
 }
 
 /** Queues a live message again and counts the replay; undefined when not found or deleted. */
@@ -132,48 +134,22 @@ export async function replayInboundMessage(sql: Sql, projectId: string, id: stri
   return row;
 }
 
-export interface SoftDeleteResult {
-  id: string;
-  deleted_at: Date;
-  already_deleted: boolean;
-}
-
-/**
- * Soft-deletes messages of the project (metadata stays, the payload becomes unreachable at once);
- * ids already deleted keep their first deletion. Ids not in the result were not found.
- */
+/** Soft-deletes messages of the project by id (see softDeleteMessages). */
 export async function softDeleteInboundMessages(
   sql: Sql,
   projectId: string,
   ids: readonly string[],
   principal: { apiKeyId: string },
 ): Promise<SoftDeleteResult[]> {
-  return sql<SoftDeleteResult>`
-    WITH target AS (
-      SELECT id, deleted_at FROM inbound_messages
-      WHERE id = ANY(${[...ids]}::uuid[]) AND project_id = ${projectId}
-      FOR UPDATE
-    ), updated AS (
-      UPDATE inbound_messages m SET deleted_at = now(), deleted_by_api_key_id = ${principal.apiKeyId}::uuid, updated_at = now()
-      FROM target WHERE m.id = target.id AND target.deleted_at IS NULL
-      RETURNING m.id, m.deleted_at
-    )
-    SELECT t.id, coalesce(u.deleted_at, t.deleted_at) AS deleted_at, (t.deleted_at IS NOT NULL) AS already_deleted
-    FROM target t LEFT JOIN updated u ON u.id = t.id`;
+  return softDeleteMessages(sql, 'inbound_messages', projectId, ids, principal);
 }
 
-/** Payload keys of deleted messages still holding a payload, claimed for the sweeper's transaction. */
 export async function claimDeletedInboundPayloads(sql: Sql, limit: number): Promise<{ id: string; payload_key: string }[]> {
-  return sql<{ id: string; payload_key: string }>`
-    SELECT id, payload_key FROM inbound_messages
-    WHERE deleted_at IS NOT NULL AND payload_key IS NOT NULL
-    ORDER BY deleted_at
-    LIMIT ${limit}
-    FOR UPDATE SKIP LOCKED`;
+  return claimDeletedPayloads(sql, 'inbound_messages', limit);
 }
 
 export async function clearInboundPayloadKeys(sql: Sql, ids: readonly string[]): Promise<void> {
-  if (ids.length > 0) await sql`UPDATE inbound_messages SET payload_key = NULL WHERE id = ANY(${[...ids]}::uuid[])`;
+  await clearPayloadKeys(sql, 'inbound_messages', ids);
 }
 
 export interface InboundResult {

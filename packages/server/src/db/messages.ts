@@ -1,4 +1,6 @@
 import type { Sql } from './database.js';
+import { newestFirstById, timeWindow } from './keyset.js';
+import { claimDeletedPayloads, clearPayloadKeys, softDeleteMessages, type SoftDeleteResult } from './soft-delete.js';
 import { DELIVERIES_CHANNEL, type DeliveryStatus } from './deliveries.js';
 
 /** Outbound messages (migrations/003). One function per operation, `sql` first. */
@@ -230,24 +232,23 @@ export interface OutboundLogFilters {
   startTime?: string;
   /** Exclusive. */
   endTime?: string;
-  /** Keyset: rows with an id below this one (the previous page's last). */
-  beforeId?: string;
 }
 
 /** Newest first by id (UUIDv7 is time-ordered), on the (project, id) or (endpoint, id) index. */
-export async function listOutboundLogs(sql: Sql, projectId: string, filters: OutboundLogFilters, limit: number): Promise<OutboundMessageWithUrl[]> {
+export async function listOutboundLogs(
+  sql: Sql,
+  projectId: string,
+  filters: OutboundLogFilters,
+  page: { limit: number; beforeId?: string },
+): Promise<OutboundMessageWithUrl[]> {
   const where = [sql.fragment`m.project_id = ${projectId}::uuid`];
   if (filters.endpointId !== undefined) where.push(sql.fragment`m.endpoint_id = ${filters.endpointId}`);
   if (filters.status !== undefined) where.push(sql.fragment`m.status = ${filters.status}`);
-  if (filters.startTime !== undefined) where.push(sql.fragment`m.created_at >= ${filters.startTime}::text::timestamptz`);
-  if (filters.endTime !== undefined) where.push(sql.fragment`m.created_at < ${filters.endTime}::text::timestamptz`);
-  if (filters.beforeId !== undefined) where.push(sql.fragment`m.id < ${filters.beforeId}::uuid`);
+  where.push(...timeWindow(sql, sql.fragment`m.created_at`, { from: filters.startTime, to: filters.endTime }));
   return sql<OutboundMessageWithUrl>`
     SELECT ${COLUMNS(sql)}, e.url AS endpoint_url
     FROM outbound_messages m JOIN endpoints e ON e.id = m.endpoint_id
-    WHERE ${sql.join(where, ' AND ')}
-    ORDER BY m.id DESC
-    LIMIT ${limit}`;
+    ${newestFirstById(sql, sql.fragment`m.id`, where, page)}`;
 }
 
 export interface AttemptRow {
@@ -278,47 +279,20 @@ export async function markOutboundRequeued(sql: Sql, projectId: string, id: stri
   return row;
 }
 
-export interface SoftDeleteResult {
-  id: string;
-  deleted_at: Date;
-  already_deleted: boolean;
-}
-
-/**
- * Soft-deletes messages of the project: metadata and attempts stay, the status is kept, the payload
- * is unreachable at once; ids already deleted keep their first deletion. Ids not in the result were
- * not found.
- */
+/** Soft-deletes messages of the project by id; metadata, status and attempts stay (see softDeleteMessages). */
 export async function softDeleteOutboundMessages(
   sql: Sql,
   projectId: string,
   ids: readonly string[],
   principal: { apiKeyId: string },
 ): Promise<SoftDeleteResult[]> {
-  return sql<SoftDeleteResult>`
-    WITH target AS (
-      SELECT id, deleted_at FROM outbound_messages
-      WHERE id = ANY(${[...ids]}::uuid[]) AND project_id = ${projectId}::uuid
-      FOR UPDATE
-    ), updated AS (
-      UPDATE outbound_messages m SET deleted_at = now(), deleted_by_api_key_id = ${principal.apiKeyId}::uuid, updated_at = now()
-      FROM target WHERE m.id = target.id AND target.deleted_at IS NULL
-      RETURNING m.id, m.deleted_at
-    )
-    SELECT t.id, coalesce(u.deleted_at, t.deleted_at) AS deleted_at, (t.deleted_at IS NOT NULL) AS already_deleted
-    FROM target t LEFT JOIN updated u ON u.id = t.id`;
+  return softDeleteMessages(sql, 'outbound_messages', projectId, ids, principal);
 }
 
-/** Payload keys of deleted messages still holding a payload, claimed for the sweeper's transaction. */
 export async function claimDeletedOutboundPayloads(sql: Sql, limit: number): Promise<{ id: string; payload_key: string }[]> {
-  return sql<{ id: string; payload_key: string }>`
-    SELECT id, payload_key FROM outbound_messages
-    WHERE deleted_at IS NOT NULL AND payload_key IS NOT NULL
-    ORDER BY deleted_at
-    LIMIT ${limit}
-    FOR UPDATE SKIP LOCKED`;
+  return claimDeletedPayloads(sql, 'outbound_messages', limit);
 }
 
 export async function clearOutboundPayloadKeys(sql: Sql, ids: readonly string[]): Promise<void> {
-  if (ids.length > 0) await sql`UPDATE outbound_messages SET payload_key = NULL WHERE id = ANY(${[...ids]}::uuid[])`;
+  await clearPayloadKeys(sql, 'outbound_messages', ids);
 }

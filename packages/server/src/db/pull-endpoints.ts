@@ -1,5 +1,6 @@
 import type { EventTypeSource } from '@hookrelay/shared';
 import type { Sql, SqlFragment } from './database.js';
+import { newestFirstBySeq } from './keyset.js';
 
 /** A pull endpoint as the API shows it; the secret token's hash never leaves this module's callers. */
 export interface PullEndpointRow {
@@ -66,12 +67,9 @@ export async function lockPullEndpoint(sql: Sql, projectId: string, id: string):
 
 /** Newest first; `afterSeq` is the keyset position of the previous page's last row. */
 export async function listPullEndpoints(sql: Sql, projectId: string, page: { limit: number; afterSeq?: string }): Promise<PullEndpointRow[]> {
-  const after = page.afterSeq === undefined ? sql.fragment`` : sql.fragment`AND p.seq < ${page.afterSeq}::bigint`;
   return sql<PullEndpointRow>`
     SELECT ${COLUMNS(sql)} FROM pull_endpoints p
-    WHERE p.project_id = ${projectId}::uuid AND p.deleted_at IS NULL ${after}
-    ORDER BY p.seq DESC
-    LIMIT ${page.limit}`;
+    ${newestFirstBySeq(sql, sql.fragment`p.seq`, [sql.fragment`p.project_id = ${projectId}::uuid`, sql.fragment`p.deleted_at IS NULL`], page)}`;
 }
 
 /** Events of the endpoint by status among those not deleted, and the soft-deleted ones. */

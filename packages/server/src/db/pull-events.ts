@@ -1,5 +1,7 @@
 import { uuidv7AtTime, type PullEventStatus } from '@hookrelay/shared';
 import type { Sql, SqlFragment } from './database.js';
+import { timeWindow } from './keyset.js';
+import { claimDeletedPayloads, clearPayloadKeys, type SoftDeleteResult } from './soft-delete.js';
 
 /** A list row: metadata only. */
 export interface PullEventRow {
@@ -105,10 +107,7 @@ function idBoundsFor(sql: Sql, filters: PullEventFilters): SqlFragment[] {
 function conditionsFor(sql: Sql, endpointId: string, status: PullEventStatus, filters: PullEventFilters): SqlFragment {
   const where = [sql.fragment`e.endpoint_id = ${endpointId}::uuid`, sql.fragment`e.status = ${status}::text`, sql.fragment`e.deleted_at IS NULL`];
   if (filters.eventType !== undefined) where.push(sql.fragment`e.event_type = ${filters.eventType}::text`);
-  // Sent as text and cast by the server: the postgres driver would serialise a timestamptz
-  // parameter through Date and drop sub-millisecond digits, moving an inclusive/exclusive bound.
-  if (filters.receivedAfter !== undefined) where.push(sql.fragment`e.received_at >= ${filters.receivedAfter}::text::timestamptz`);
-  if (filters.receivedBefore !== undefined) where.push(sql.fragment`e.received_at < ${filters.receivedBefore}::text::timestamptz`);
+  where.push(...timeWindow(sql, sql.fragment`e.received_at`, { from: filters.receivedAfter, to: filters.receivedBefore }));
   where.push(...idBoundsFor(sql, filters));
   if (filters.afterId !== undefined) where.push(sql.fragment`e.id > ${filters.afterId}::uuid`);
   return sql.join(where, ' AND ');
@@ -189,12 +188,6 @@ export async function ackPullEvents(sql: Sql, endpointId: string, ids: readonly 
     FROM target t LEFT JOIN updated u ON u.id = t.id`;
 }
 
-export interface SoftDeleteResult {
-  id: string;
-  deleted_at: Date;
-  already_deleted: boolean;
-}
-
 /**
  * Soft-deletes events of the endpoint (metadata stays, the payload becomes unreachable at once);
  * ids already deleted keep their first deletion. Ids not in the result were not found.
@@ -246,18 +239,12 @@ export async function softDeletePullEventChunk(
   };
 }
 
-/** Payload keys of deleted events still holding a payload, claimed for the sweeper's transaction. */
 export async function claimDeletedPullPayloads(sql: Sql, limit: number): Promise<{ id: string; payload_key: string }[]> {
-  return sql<{ id: string; payload_key: string }>`
-    SELECT e.id, e.payload_key FROM pull_events e
-    WHERE e.deleted_at IS NOT NULL AND e.payload_key IS NOT NULL
-    ORDER BY e.deleted_at
-    LIMIT ${limit}
-    FOR UPDATE SKIP LOCKED`;
+  return claimDeletedPayloads(sql, 'pull_events', limit);
 }
 
 export async function clearPullPayloadKeys(sql: Sql, ids: readonly string[]): Promise<void> {
-  if (ids.length > 0) await sql`UPDATE pull_events SET payload_key = NULL WHERE id = ANY(${[...ids]}::uuid[])`;
+  await clearPayloadKeys(sql, 'pull_events', ids);
 }
 
 /** The smallest UUIDv7 of the millisecond of a timestamptz expression (SQL side of uuidv7AtTime). */

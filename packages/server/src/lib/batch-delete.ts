@@ -1,11 +1,5 @@
 import type { BatchDeleteOutcome } from '@hookrelay/shared';
-
-/** A row a soft delete touched: when it was deleted and whether it already was. */
-export interface SoftDeleted {
-  id: string;
-  deleted_at: Date;
-  already_deleted: boolean;
-}
+import type { SoftDeleteResult } from '../db/soft-delete.js';
 
 /** The ids of a batch as the database stores them: lowercase, each once, in the caller's order. */
 export function uniqueIds(ids: readonly string[]): string[] {
@@ -16,7 +10,7 @@ export function uniqueIds(ids: readonly string[]): string[] {
  * The batch delete result of the interface: one outcome per requested id (`not_found` for ids the
  * delete did not touch) and the three counts. `idField` is `message_id` or `event_id`.
  */
-export function batchDeleteResult<K extends 'message_id' | 'event_id'>(idField: K, ids: readonly string[], touched: readonly SoftDeleted[]) {
+export function batchDeleteResult<K extends 'message_id' | 'event_id'>(idField: K, ids: readonly string[], touched: readonly SoftDeleteResult[]) {
   const byId = new Map(touched.map((row) => [row.id, row]));
   const results = ids.map((id) => {
     const row = byId.get(id);

@@ -13,25 +13,19 @@ import {
   PageMeta,
   PauseOut,
   RotateSecretOut,
-  generateSigningSecret,
-  keyHint,
   newEndpointId,
-  newSigningKeyId,
   successEnvelope,
 } from '@hookrelay/shared';
 import type { EndpointRow } from '../db/endpoints.js';
 import { findEndpoint, insertEndpoint, lockEndpoint, listEndpoints, softDeleteEndpoint, updateEndpoint } from '../db/endpoints.js';
-import { expireCurrentSigningKeys, insertSigningKey } from '../db/signing-keys.js';
 import { AppError, endpointNotFound } from '../errors.js';
-import { decodeCursor, encodeCursor, SeqCursor } from '../lib/cursor.js';
+import { readPage, SEQ_KEYSET } from '../lib/cursor.js';
+import { createSigningKey, rotateSigningKey } from '../lib/signing-keys.js';
 import { principalOf } from '../plugins/auth.js';
 import { validateCustomHeaders } from '../security/headers.js';
 import { checkDestinationUrl } from '../security/ssrf.js';
 import { refuseNul } from '../security/text.js';
 import type { AppServices } from '../services.js';
-
-/** How long a rotated-out signing key keeps signing beside the new one (decisions.md §6). */
-const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
 // Custom headers are exempt: their own check refuses NUL (with CR and LF) as INVALID_HEADERS, as documented.
 const CreateBody = refuseNul(EndpointCreateIn, ['headers']);
@@ -83,6 +77,12 @@ export function assertHeadersAllowed(headers: Record<string, string>): void {
   }
 }
 
+/** The two routes `/:id/pause` and `/:id/resume` of an endpoint kind, and the `paused` each one sets. */
+export const PAUSE_ACTIONS = [
+  ['pause', true],
+  ['resume', false],
+] as const;
+
 async function setPaused(app: FastifyInstance, projectId: string, id: string, paused: boolean): Promise<PauseOut> {
   const row = await updateEndpoint(app.services.db.sql, projectId, id, { paused });
   if (!row) throw endpointNotFound(id);
@@ -105,8 +105,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
       await assertDestinationAllowed(services, body.url);
       const ephemeral = body.ephemeral ?? false;
       const expiresAt = ephemeral ? new Date(Date.now() + (body.ttl_minutes ?? 30) * 60_000) : null;
-      const secret = generateSigningSecret();
-      const { endpoint, key } = await sql.begin(async (tx) => {
+      const { endpoint, signing } = await sql.begin(async (tx) => {
         const endpoint = await insertEndpoint(tx, {
           id: newEndpointId(),
           projectId: principal.project_id,
@@ -117,13 +116,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
           headers,
           expiresAt,
         });
-        const key = await insertSigningKey(tx, {
-          id: newSigningKeyId(),
-          ownerId: endpoint.id,
-          secretEncrypted: services.secretBox.encrypt(secret),
-          keyHint: keyHint(secret),
-        });
-        return { endpoint, key };
+        return { endpoint, signing: await createSigningKey(tx, services.secretBox, endpoint.id) };
       });
       reply.status(201);
       return {
@@ -131,9 +124,9 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
           id: endpoint.id,
           url: endpoint.url,
           description: endpoint.description,
-          signing_key_id: key.id,
-          signing_secret: secret,
-          key_hint: key.key_hint,
+          signing_key_id: signing.key.id,
+          signing_secret: signing.secret,
+          key_hint: signing.key.key_hint,
           ephemeral: endpoint.ephemeral,
           expires_at: endpoint.expires_at ? endpoint.expires_at.toISOString() : null,
           created_at: endpoint.created_at.toISOString(),
@@ -147,16 +140,9 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
     '/endpoints',
     { schema: { querystring: EndpointListQuery, response: { 200: successEnvelope(z.array(EndpointSummaryOut), PageMeta) } } },
     async (request) => {
-      const principal = principalOf(request);
-      const { limit, cursor } = request.query;
-      const afterSeq = cursor === undefined ? undefined : decodeCursor(cursor, SeqCursor).s;
-      const rows = await listEndpoints(sql, principal.project_id, { limit: limit + 1, ...(afterSeq ? { afterSeq } : {}) });
-      const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
-      return {
-        data: page.map(toEndpointSummary),
-        meta: { request_id: request.id, next_cursor: rows.length > limit && last ? encodeCursor({ s: last.seq }) : null },
-      };
+      const projectId = principalOf(request).project_id;
+      const page = await readPage(request.query, SEQ_KEYSET, (keyset) => listEndpoints(sql, projectId, keyset));
+      return { data: page.rows.map(toEndpointSummary), meta: { request_id: request.id, next_cursor: page.nextCursor } };
     },
   );
 
@@ -193,23 +179,16 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
     },
   );
 
-  app.post(
-    '/endpoints/:id/pause',
-    { schema: { params: EndpointIdParams, response: { 200: successEnvelope(PauseOut) } } },
-    async (request) => ({
-      data: await setPaused(fastify, principalOf(request).project_id, request.params.id, true),
-      meta: { request_id: request.id },
-    }),
-  );
-
-  app.post(
-    '/endpoints/:id/resume',
-    { schema: { params: EndpointIdParams, response: { 200: successEnvelope(PauseOut) } } },
-    async (request) => ({
-      data: await setPaused(fastify, principalOf(request).project_id, request.params.id, false),
-      meta: { request_id: request.id },
-    }),
-  );
+  for (const [action, paused] of PAUSE_ACTIONS) {
+    app.post(
+      `/endpoints/:id/${action}`,
+      { schema: { params: EndpointIdParams, response: { 200: successEnvelope(PauseOut) } } },
+      async (request) => ({
+        data: await setPaused(fastify, principalOf(request).project_id, request.params.id, paused),
+        meta: { request_id: request.id },
+      }),
+    );
+  }
 
   app.delete(
     '/endpoints/:id',
@@ -225,30 +204,11 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
     '/endpoints/:id/rotate-secret',
     { schema: { params: EndpointIdParams, response: { 200: successEnvelope(RotateSecretOut) } } },
     async (request) => {
-      const principal = principalOf(request);
-      const secret = generateSigningSecret();
-      const previousKeyExpiresAt = new Date(Date.now() + ROTATION_OVERLAP_MS);
-      const key = await sql.begin(async (tx) => {
-        // Lock the endpoint row so two concurrent rotations cannot both keep "current" keys.
-        const endpoint = await lockEndpoint(tx, principal.project_id, request.params.id);
-        if (!endpoint) throw endpointNotFound(request.params.id);
-        await expireCurrentSigningKeys(tx, endpoint.id, previousKeyExpiresAt);
-        return insertSigningKey(tx, {
-          id: newSigningKeyId(),
-          ownerId: endpoint.id,
-          secretEncrypted: services.secretBox.encrypt(secret),
-          keyHint: keyHint(secret),
-        });
-      });
-      return {
-        data: {
-          signing_key_id: key.id,
-          signing_secret: secret,
-          key_hint: key.key_hint,
-          previous_key_expires_at: previousKeyExpiresAt.toISOString(),
-        },
-        meta: { request_id: request.id },
-      };
+      const projectId = principalOf(request).project_id;
+      const { id } = request.params;
+      const rotation = await rotateSigningKey(sql, services.secretBox, (tx) => lockEndpoint(tx, projectId, id));
+      if (!rotation) throw endpointNotFound(id);
+      return { data: rotation.rotated, meta: { request_id: request.id } };
     },
   );
 }

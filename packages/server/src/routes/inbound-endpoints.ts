@@ -14,17 +14,13 @@ import {
   PageMeta,
   PauseOut,
   RotateSecretOut,
-  generateSigningSecret,
-  keyHint,
   newSecretToken,
-  newSigningKeyId,
   newUuidv7,
   successEnvelope,
   type ErrorDetail,
   type HmacScheme,
   type InboundMode,
 } from '@hookrelay/shared';
-import type { Sql } from '../db/database.js';
 import type { InboundEndpointDetailRow, InboundEndpointPatch, InboundEndpointSummaryRow } from '../db/inbound-endpoints.js';
 import {
   findInboundEndpoint,
@@ -36,21 +32,20 @@ import {
   softDeleteInboundEndpoint,
   updateInboundEndpoint,
 } from '../db/inbound-endpoints.js';
-import { expireCurrentSigningKeys, insertSigningKey, listActiveSigningKeys } from '../db/signing-keys.js';
+import { listActiveSigningKeys } from '../db/signing-keys.js';
 import { AppError, endpointNotFound } from '../errors.js';
 import { validateCidr } from '../ingest/verify.js';
-import { decodeCursor, encodeCursor, SeqCursor } from '../lib/cursor.js';
+import { readPage, SEQ_KEYSET } from '../lib/cursor.js';
+import { createSigningKey, rotateSigningKey } from '../lib/signing-keys.js';
 import { principalOf } from '../plugins/auth.js';
 import { sha256Hex } from '../security/crypto.js';
 import { refuseNul } from '../security/text.js';
 import type { AppServices } from '../services.js';
-import { assertDestinationAllowed } from './endpoints.js';
+import { assertDestinationAllowed, PAUSE_ACTIONS } from './endpoints.js';
 
 const DEFAULT_TTL_MINUTES = 30;
 const DEFAULT_TIMESTAMP_TOLERANCE_SECONDS = 300;
 const DEFAULT_INGEST_RESPONSE_CODE = 200;
-/** As for outbound endpoints (decisions.md §6): a rotated-out key keeps signing for 24 h. */
-const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
 const CreateBody = refuseNul(InboundEndpointCreateIn);
 const UpdateBody = refuseNul(InboundEndpointUpdateIn);
@@ -194,17 +189,6 @@ function clearable(value: string | undefined): string | null | undefined {
   return value === undefined ? undefined : value === '' ? null : value;
 }
 
-async function createSigningKey(tx: Sql, services: AppServices, ownerId: string) {
-  const secret = generateSigningSecret();
-  const key = await insertSigningKey(tx, {
-    id: newSigningKeyId(),
-    ownerId,
-    secretEncrypted: services.secretBox.encrypt(secret),
-    keyHint: keyHint(secret),
-  });
-  return { key, secret };
-}
-
 /** Runs a write that may take a URL; the unique index is the only race-free DUPLICATE_URL check. */
 async function mapDuplicateUrl<T>(write: () => Promise<T>): Promise<T> {
   try {
@@ -287,7 +271,7 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
             signingEnabled: body.signing_enabled ?? false,
             expiresAt,
           });
-          const signing = body.signing_enabled ? await createSigningKey(tx, services, endpoint.id) : null;
+          const signing = body.signing_enabled ? await createSigningKey(tx, services.secretBox, endpoint.id) : null;
           return { endpoint, signing, released };
         }),
       );
@@ -315,16 +299,9 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
     '/inbound-endpoints',
     { schema: { querystring: EndpointListQuery, response: { 200: successEnvelope(z.array(InboundEndpointSummaryOut), PageMeta) } } },
     async (request) => {
-      const principal = principalOf(request);
-      const { limit, cursor } = request.query;
-      const afterSeq = cursor === undefined ? undefined : decodeCursor(cursor, SeqCursor).s;
-      const rows = await listInboundEndpoints(sql, principal.project_id, { limit: limit + 1, ...(afterSeq ? { afterSeq } : {}) });
-      const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
-      return {
-        data: page.map(toInboundEndpointSummary),
-        meta: { request_id: request.id, next_cursor: rows.length > limit && last ? encodeCursor({ s: last.seq }) : null },
-      };
+      const projectId = principalOf(request).project_id;
+      const page = await readPage(request.query, SEQ_KEYSET, (keyset) => listInboundEndpoints(sql, projectId, keyset));
+      return { data: page.rows.map(toInboundEndpointSummary), meta: { request_id: request.id, next_cursor: page.nextCursor } };
     },
   );
 
@@ -407,7 +384,7 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
           // An existing key (even from an earlier time signing was on) is kept, so receivers that
           // already verify with it keep working; only an endpoint that never had one gets a key.
           if (patch.signingEnabled === true && (await listActiveSigningKeys(tx, row.id)).length === 0) {
-            await createSigningKey(tx, services, row.id);
+            await createSigningKey(tx, services.secretBox, row.id);
           }
           // The stored id, not the path's spelling: signing keys are owned by the canonical text.
           return { endpointId: row.id, released };
@@ -425,23 +402,16 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
     return { id: row.id, paused: row.paused };
   };
 
-  app.post(
-    '/inbound-endpoints/:id/pause',
-    { schema: { params: IdParams, response: { 200: successEnvelope(PauseOut) } } },
-    async (request) => ({
-      data: await setPaused(principalOf(request).project_id, request.params.id, true),
-      meta: { request_id: request.id },
-    }),
-  );
-
-  app.post(
-    '/inbound-endpoints/:id/resume',
-    { schema: { params: IdParams, response: { 200: successEnvelope(PauseOut) } } },
-    async (request) => ({
-      data: await setPaused(principalOf(request).project_id, request.params.id, false),
-      meta: { request_id: request.id },
-    }),
-  );
+  for (const [action, paused] of PAUSE_ACTIONS) {
+    app.post(
+      `/inbound-endpoints/:id/${action}`,
+      { schema: { params: IdParams, response: { 200: successEnvelope(PauseOut) } } },
+      async (request) => ({
+        data: await setPaused(principalOf(request).project_id, request.params.id, paused),
+        meta: { request_id: request.id },
+      }),
+    );
+  }
 
   app.delete(
     '/inbound-endpoints/:id',
@@ -460,25 +430,12 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
     '/inbound-endpoints/:id/rotate-secret',
     { schema: { params: IdParams, response: { 200: successEnvelope(RotateSecretOut) } } },
     async (request) => {
-      const principal = principalOf(request);
-      const previousKeyExpiresAt = new Date(Date.now() + ROTATION_OVERLAP_MS);
-      const { endpointId, key, secret } = await sql.begin(async (tx) => {
-        // The row lock keeps two concurrent rotations from both leaving a "current" key.
-        const endpoint = await lockInboundEndpoint(tx, principal.project_id, request.params.id);
-        if (!endpoint) throw endpointNotFound(request.params.id);
-        await expireCurrentSigningKeys(tx, endpoint.id, previousKeyExpiresAt);
-        return { endpointId: endpoint.id, ...(await createSigningKey(tx, services, endpoint.id)) };
-      });
-      await services.inboundEndpointChanged(endpointId);
-      return {
-        data: {
-          signing_key_id: key.id,
-          signing_secret: secret,
-          key_hint: key.key_hint,
-          previous_key_expires_at: previousKeyExpiresAt.toISOString(),
-        },
-        meta: { request_id: request.id },
-      };
+      const projectId = principalOf(request).project_id;
+      const { id } = request.params;
+      const rotation = await rotateSigningKey(sql, services.secretBox, (tx) => lockInboundEndpoint(tx, projectId, id));
+      if (!rotation) throw endpointNotFound(id);
+      await services.inboundEndpointChanged(rotation.ownerId);
+      return { data: rotation.rotated, meta: { request_id: request.id } };
     },
   );
 }

@@ -24,12 +24,11 @@ import {
 import { requeueInboundDelivery } from '../db/deliveries.js';
 import { notFound } from '../errors.js';
 import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
-import { decodeCursor, encodeCursor } from '../lib/cursor.js';
+import { ID_KEYSET, readPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { INBOUND_REPLAY_CHANNEL } from '../stream/hub.js';
 
-const IdCursor = z.strictObject({ i: z.string().uuid() });
 const MessageGetQuery = z.strictObject({ body_encoding: z.enum(['base64'], { message: 'must be base64' }).optional() });
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -107,26 +106,15 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
     { schema: { querystring: InboundLogsQuery, response: { 200: successEnvelope(z.array(InboundLogRecordOut), PageMetaWithMore) } } },
     async (request) => {
       const q = request.query;
-      const beforeId = q.cursor === undefined ? undefined : decodeCursor(q.cursor, IdCursor).i;
-      const rows = await listInboundLogs(
-        sql,
-        principalOf(request).project_id,
-        {
-          ...(q.status ? { status: q.status } : {}),
-          ...(q.inbound_endpoint_id ? { endpointId: q.inbound_endpoint_id } : {}),
-          ...(q.received_after ? { receivedAfter: q.received_after } : {}),
-          ...(q.received_before ? { receivedBefore: q.received_before } : {}),
-          ...(beforeId ? { beforeId } : {}),
-        },
-        q.limit + 1,
-      );
-      const page = rows.slice(0, q.limit);
-      const hasMore = rows.length > q.limit;
-      const last = page[page.length - 1];
-      return {
-        data: page.map(toLogRecord),
-        meta: { request_id: request.id, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor({ i: last.id }) : null },
+      const projectId = principalOf(request).project_id;
+      const filters = {
+        ...(q.status ? { status: q.status } : {}),
+        ...(q.inbound_endpoint_id ? { endpointId: q.inbound_endpoint_id } : {}),
+        ...(q.received_after ? { receivedAfter: q.received_after } : {}),
+        ...(q.received_before ? { receivedBefore: q.received_before } : {}),
       };
+      const page = await readPage(q, ID_KEYSET, (keyset) => listInboundLogs(sql, projectId, filters, keyset));
+      return { data: page.rows.map(toLogRecord), meta: { request_id: request.id, has_more: page.hasMore, next_cursor: page.nextCursor } };
     },
   );
 

@@ -31,11 +31,12 @@ import {
   type PullEventCounts,
 } from '../db/pull-endpoints.js';
 import { AppError, endpointNotFound } from '../errors.js';
-import { decodeCursor, encodeCursor, SeqCursor } from '../lib/cursor.js';
+import { readPage, SEQ_KEYSET } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { sha256Hex } from '../security/crypto.js';
 import { refuseNul } from '../security/text.js';
 import type { AppServices } from '../services.js';
+import { PAUSE_ACTIONS } from './endpoints.js';
 
 /** decisions.md §7: retention_days defaults to 7 (1–90). */
 export const DEFAULT_RETENTION_DAYS = 7;
@@ -123,15 +124,9 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
     '/pull-endpoints',
     { schema: { querystring: PullEndpointListQuery, response: { 200: successEnvelope(z.array(PullEndpointOut), PageMeta) } } },
     async (request) => {
-      const { limit, cursor } = request.query;
-      const afterSeq = cursor === undefined ? undefined : decodeCursor(cursor, SeqCursor).s;
-      const rows = await listPullEndpoints(sql, principalOf(request).project_id, { limit: limit + 1, ...(afterSeq ? { afterSeq } : {}) });
-      const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
-      return {
-        data: page.map((row) => toPullEndpointOut(row, services)),
-        meta: { request_id: request.id, next_cursor: rows.length > limit && last ? encodeCursor({ s: last.seq }) : null },
-      };
+      const projectId = principalOf(request).project_id;
+      const page = await readPage(request.query, SEQ_KEYSET, (keyset) => listPullEndpoints(sql, projectId, keyset));
+      return { data: page.rows.map((row) => toPullEndpointOut(row, services)), meta: { request_id: request.id, next_cursor: page.nextCursor } };
     },
   );
 
@@ -175,17 +170,13 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
     return { id: row.id, paused: row.paused };
   };
 
-  app.post(
-    '/pull-endpoints/:id/pause',
-    { schema: { params: IdParams, response: { 200: successEnvelope(PauseOut) } } },
-    async (request) => ({ data: await setPaused(principalOf(request).project_id, request.params.id, true), meta: { request_id: request.id } }),
-  );
-
-  app.post(
-    '/pull-endpoints/:id/resume',
-    { schema: { params: IdParams, response: { 200: successEnvelope(PauseOut) } } },
-    async (request) => ({ data: await setPaused(principalOf(request).project_id, request.params.id, false), meta: { request_id: request.id } }),
-  );
+  for (const [action, paused] of PAUSE_ACTIONS) {
+    app.post(
+      `/pull-endpoints/:id/${action}`,
+      { schema: { params: IdParams, response: { 200: successEnvelope(PauseOut) } } },
+      async (request) => ({ data: await setPaused(principalOf(request).project_id, request.params.id, paused), meta: { request_id: request.id } }),
+    );
+  }
 
   app.delete(
     '/pull-endpoints/:id',

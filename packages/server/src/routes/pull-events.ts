@@ -36,7 +36,7 @@ import {
 } from '../db/pull-events.js';
 import { AppError, endpointNotFound, invalidRequest, notFound } from '../errors.js';
 import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
-import { decodeCursor, encodeCursor } from '../lib/cursor.js';
+import { decodeCursor, encodeCursor, keysetPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { refuseNul } from '../security/text.js';
@@ -161,19 +161,15 @@ export async function pullEventRoutes(fastify: FastifyInstance): Promise<void> {
     { schema: { params: IdParams, querystring: EventsQuery, response: { 200: successEnvelope(z.array(PullEventOut), PullEventsPageMeta) } } },
     async (request) => {
       const q = request.query;
-      const afterId = q.cursor === undefined ? undefined : decodeCursor(q.cursor, EventCursor).e;
+      const afterId = decodeCursor(q.cursor, EventCursor)?.e;
       const projectId = principalOf(request).project_id;
       // One round trip for a page with rows: the query itself checks the endpoint (live, in the
       // caller's project); only an empty page needs the lookup that tells 404 from "no events".
       const rows = await listPullEvents(sql, request.params.id, { ...toFilters(q), ...(afterId ? { afterId } : {}) }, q.limit + 1, { projectId });
       if (rows.length === 0) await endpointOf(projectId, request.params.id);
-      const page = rows.slice(0, q.limit);
-      const hasMore = rows.length > q.limit;
-      const last = page[page.length - 1];
-      return {
-        data: page.map(toPullEventOut),
-        meta: { request_id: request.id, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor({ e: last.id }) : '' },
-      };
+      const page = keysetPage(rows, q.limit, (last) => encodeCursor({ e: last.id }));
+      // This list's last page says '' where the others say null (interface: PullEventsPageMeta).
+      return { data: page.rows.map(toPullEventOut), meta: { request_id: request.id, has_more: page.hasMore, next_cursor: page.nextCursor ?? '' } };
     },
   );
 
