@@ -1,4 +1,5 @@
 import { claimDeletedPullPayloads, clearPullPayloadKeys, deleteExpiredPullEvents } from '../db/pull-events.js';
+import { deletedPayloadsSweeper } from './payloads.js';
 import type { Sweeper } from './runner.js';
 
 /** Rows removed per run (per sweeper interval); a backlog drains over the following runs. */
@@ -20,13 +21,4 @@ export const expiredPullEventsSweeper: Sweeper = {
 };
 
 /** Payloads of soft-deleted pull events: already unreachable, now removed from the store. */
-export const deletedPullPayloadsSweeper: Sweeper = {
-  name: 'deleted-pull-payloads',
-  lockKey: 0x73770602,
-  async run(tx, _now, deps) {
-    const claimed = await claimDeletedPullPayloads(tx, BATCH);
-    await deps.payloadStore.deleteMany(tx, claimed.map((c) => c.payload_key));
-    await clearPullPayloadKeys(tx, claimed.map((c) => c.id));
-    return claimed.length;
-  },
-};
+export const deletedPullPayloadsSweeper = deletedPayloadsSweeper('deleted-pull-payloads', 0x73770602, claimDeletedPullPayloads, clearPullPayloadKeys, BATCH);

@@ -8,6 +8,7 @@ import { deleteExpiredIdempotencyKeys } from '../db/ingest.js';
 import { claimDeletedInboundPayloads, clearInboundPayloadKeys } from '../db/inbound-messages.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { expiredInboundEndpointsSweeper } from './inbound-endpoints.js';
+import { deletedPayloadsSweeper } from './payloads.js';
 import { deletedPullPayloadsSweeper, expiredPullEventsSweeper } from './pull.js';
 
 /** What sweepers may need besides their transaction. */
@@ -30,17 +31,7 @@ export const expiredEndpointsSweeper: Sweeper = {
   },
 };
 
-/** Payloads of soft-deleted inbound messages: already unreachable, now removed from the store. */
-export const deletedInboundPayloadsSweeper: Sweeper = {
-  name: 'deleted-inbound-payloads',
-  lockKey: 0x73770003,
-  async run(tx, _now, deps) {
-    const claimed = await claimDeletedInboundPayloads(tx, 500);
-    await deps.payloadStore.deleteMany(tx, claimed.map((c) => c.payload_key));
-    await clearInboundPayloadKeys(tx, claimed.map((c) => c.id));
-    return claimed.length;
-  },
-};
+export const deletedInboundPayloadsSweeper = deletedPayloadsSweeper('deleted-inbound-payloads', 0x73770003, claimDeletedInboundPayloads, clearInboundPayloadKeys);
 
 /** Idempotency keys older than their 24 h window. */
 export const expiredIdempotencyKeysSweeper: Sweeper = {
