@@ -20,9 +20,8 @@
 // Every message must be received exactly once (counted by webhook-id) and end `succeeded`; one
 // delivery in 50 has its Standard Webhooks signature verified (HMAC-SHA256) here.
 // Exit code: 1 on loss, duplicates, a non-succeeded message, a bad signature or a timeout.
-import { execFileSync } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -50,6 +49,8 @@ import {
   waitUntil,
   watchdog,
   withTimeout,
+  serveOnLoopback,
+  selfSignedCert,
 } from './lib.mjs';
 
 // undici is the server's own HTTP client; reuse its copy rather than adding a dependency.
@@ -125,15 +126,8 @@ function verifySample(req, body) {
 }
 
 async function startReceiver(dir) {
-  const key = path.join(dir, 'key.pem');
-  const cert = path.join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1',
-      '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'],
-    { stdio: 'ignore', timeout: 10_000 },
-  );
-  const server = https.createServer({ key: readFileSync(key), cert: readFileSync(cert), keepAliveTimeout: 30_000 }, (req, res) => {
+  const { key, cert, certFile } = selfSignedCert(dir);
+  const server = https.createServer({ key, cert, keepAliveTimeout: 30_000 }, (req, res) => {
     const at = performance.now();
     const id = req.headers['webhook-id'];
     const sample = receivedTotal % 50 === 0;
@@ -151,12 +145,7 @@ async function startReceiver(dir) {
       res.end('ok');
     });
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => {
-    server.closeAllConnections();
-    return new Promise((resolve) => server.close(() => resolve()));
-  });
-  return { port: server.address().port, caFile: cert };
+  return { port: await serveOnLoopback(server, 'receiver'), caFile: certFile };
 }
 
 // ---------- the server processes ----------

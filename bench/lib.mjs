@@ -295,3 +295,45 @@ export function seqOf(body) {
   const seq = Number(body.toString('latin1', BODY_HEAD.length, BODY_HEAD.length + SEQ_WIDTH));
   return Number.isInteger(seq) ? seq : -1;
 }
+
+// ---------- local receivers (the app behind a CLI, an HTTPS delivery receiver) ----------
+
+/**
+ * Listens on 127.0.0.1 (a free port) and registers the cleanup that closes the server and destroys
+ * its open keep-alive sockets. Resolves to the port.
+ */
+export function serveOnLoopback(server, what) {
+  const sockets = new Set();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  cleanups.push(
+    () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  );
+  return withTimeout(
+    new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve(server.address().port));
+    }),
+    10_000,
+    `${what} listen`,
+  );
+}
+
+/** A self-signed P-256 certificate for 127.0.0.1 / localhost (openssl), as PEM files in `dir`. */
+export function selfSignedCert(dir) {
+  const key = path.join(dir, 'key.pem');
+  const cert = path.join(dir, 'cert.pem');
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1',
+      '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'],
+    { stdio: 'ignore', timeout: 10_000 },
+  );
+  return { key: readFileSync(key), cert: readFileSync(cert), certFile: cert };
+}

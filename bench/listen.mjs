@@ -55,6 +55,7 @@ import {
   withTimeout,
   bodyFor,
   seqOf,
+  serveOnLoopback,
 } from './lib.mjs';
 
 // undici and ws are dependencies of the CLI (its forwarder and stream); the benchmark borrows them.
@@ -150,26 +151,7 @@ function startApp() {
     });
   });
   server.keepAliveTimeout = 60_000;
-  const sockets = new Set();
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  cleanups.push(
-    () =>
-      new Promise((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  );
-  return withTimeout(
-    new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve(server.address().port));
-    }),
-    10_000,
-    'local app listen',
-  );
+  return serveOnLoopback(server, 'local app');
 }
 
 // ---------- the sender (undici, open loop) ----------

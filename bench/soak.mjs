@@ -19,7 +19,6 @@
 // --idle-wait s after the load stopped and was drained (target ≤ 150 MB on PostgreSQL).
 // Exit 1 on a lost, misrouted or damaged message, a rejected ingest request, a process that died,
 // or a timeout; with --enforce also when an idle RSS is over the target.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import https from 'node:https';
@@ -51,6 +50,8 @@ import {
   withTimeout,
   bodyFor,
   seqOf,
+  serveOnLoopback,
+  selfSignedCert,
 } from './lib.mjs';
 
 // undici is a dependency of the CLI; the benchmark borrows it (as bench/listen.mjs does).
@@ -135,21 +136,6 @@ function receive(sink, body) {
 
 // ---------- sinks: two local apps (HTTP, behind the CLIs) and the forward receiver (HTTPS) ----------
 
-function trackSockets(server) {
-  const sockets = new Set();
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  cleanups.push(
-    () =>
-      new Promise((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  );
-}
-
 function handler(sink) {
   return (req, res) => {
     const chunks = [];
@@ -161,36 +147,16 @@ function handler(sink) {
   };
 }
 
-function listen(server) {
-  return withTimeout(
-    new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve(server.address().port));
-    }),
-    10_000,
-    'sink listen',
-  );
-}
-
 async function startApp(sink) {
   const server = createServer(handler(sink));
   server.keepAliveTimeout = 60_000;
-  trackSockets(server);
-  return listen(server);
+  return serveOnLoopback(server, 'local app');
 }
 
 async function startForwardReceiver(dir) {
-  const key = path.join(dir, 'key.pem');
-  const cert = path.join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1',
-      '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'],
-    { stdio: 'ignore', timeout: 10_000 },
-  );
-  const server = https.createServer({ key: readFileSync(key), cert: readFileSync(cert), keepAliveTimeout: 60_000 }, handler(2));
-  trackSockets(server);
-  return { port: await listen(server), caFile: cert };
+  const { key, cert, certFile } = selfSignedCert(dir);
+  const server = https.createServer({ key, cert, keepAliveTimeout: 60_000 }, handler(2));
+  return { port: await serveOnLoopback(server, 'forward receiver'), caFile: certFile };
 }
 
 // ---------- processes ----------
