@@ -224,6 +224,20 @@ export async function startServer({ databaseUrl, dataDir, nodeArgs = [], env = {
   return { ...server, apiKey };
 }
 
+/**
+ * Calls `onLine` for each non-empty line of a child's output as it comes (NDJSON), so the pipe never
+ * fills and blocks the child.
+ */
+export function forEachLine(stream, onLine) {
+  let partial = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop();
+    for (const line of lines) if (line !== '') onLine(line);
+  });
+}
+
 /** POST /v1/inbound-endpoints; resolves to `{ id, token }`. */
 export async function createInboundEndpoint(serverUrl, apiKey, mode) {
   const created = await withTimeout(

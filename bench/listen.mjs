@@ -56,6 +56,7 @@ import {
   bodyFor,
   seqOf,
   serveOnLoopback,
+  forEachLine,
 } from './lib.mjs';
 
 // undici and ws are dependencies of the CLI (its forwarder and stream); the benchmark borrows them.
@@ -281,20 +282,13 @@ async function main() {
       },
     );
     // Its NDJSON (one line per delivery) is read as it comes, so the pipe never blocks it.
-    let partial = '';
-    handle.child.stdout.setEncoding('utf8');
-    handle.child.stdout.on('data', (chunk) => {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop();
-      for (const line of lines) {
-        if (line === '') continue;
-        cliOut.lines += 1;
-        try {
-          const record = JSON.parse(line);
-          cliRecords.set(record.message_id, record);
-        } catch {
-          cliOut.badLines += 1;
-        }
+    forEachLine(handle.child.stdout, (line) => {
+      cliOut.lines += 1;
+      try {
+        const record = JSON.parse(line);
+        cliRecords.set(record.message_id, record);
+      } catch {
+        cliOut.badLines += 1;
       }
     });
     handle.child.stderr.setEncoding('utf8');

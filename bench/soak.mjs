@@ -52,6 +52,7 @@ import {
   seqOf,
   serveOnLoopback,
   selfSignedCert,
+  forEachLine,
 } from './lib.mjs';
 
 // undici is a dependency of the CLI; the benchmark borrows it (as bench/listen.mjs does).
@@ -198,20 +199,13 @@ function startCli(name, serverUrl, endpointId, appPort, tmp) {
   );
   // One NDJSON line per delivery: read (and counted) as it comes, so the pipe never blocks the CLI.
   const out = { lines: 0, notOk: 0, stderr: '' };
-  let partial = '';
-  handle.child.stdout.setEncoding('utf8');
-  handle.child.stdout.on('data', (chunk) => {
-    const lines = (partial + chunk).split('\n');
-    partial = lines.pop();
-    for (const line of lines) {
-      if (line === '') continue;
-      out.lines += 1;
-      try {
-        const record = JSON.parse(line);
-        if (record.status !== 200 || record.error !== null) out.notOk += 1;
-      } catch {
-        out.notOk += 1;
-      }
+  forEachLine(handle.child.stdout, (line) => {
+    out.lines += 1;
+    try {
+      const record = JSON.parse(line);
+      if (record.status !== 200 || record.error !== null) out.notOk += 1;
+    } catch {
+      out.notOk += 1;
     }
   });
   handle.child.stderr.setEncoding('utf8');
