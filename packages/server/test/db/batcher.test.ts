@@ -68,7 +68,8 @@ describe('IngestBatcher when another process committed later ids', () => {
     // What a process whose clock runs an hour ahead would have left behind.
     const ahead = uuidv7AtTime(Date.now() + 3_600_000);
     await db.sql`UPDATE inbound_endpoints SET last_message_id = ${ahead}::uuid WHERE id = ${endpointId}`;
-    const batcher = new IngestBatcher(db, new DatabasePayloadStore(), { maxBatch: 4 });
+    // One batch at a time: concurrent batches commit in lock order, which need not be arrival order.
+    const batcher = new IngestBatcher(db, new DatabasePayloadStore(), { maxBatch: 4, maxConcurrent: 1 });
     const outcomes = await Promise.all(Array.from({ length: 10 }, (_, n) => batcher.submit(item(endpointId, n))));
     expect(outcomes.map((o) => o.kind)).toEqual(Array(10).fill('stored'));
     const ids = outcomes.map((o) => (o.kind === 'stored' ? o.messageId : ''));
