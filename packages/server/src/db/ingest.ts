@@ -40,7 +40,7 @@ export async function incrementRejectedCount(sql: Sql, endpointId: string): Prom
   await sql`UPDATE inbound_endpoints SET rejected_count = rejected_count + 1 WHERE id = ${endpointId}`;
 }
 
-/** One webhook of a group commit, as `hookrelay_ingest_inbound` (migration 005) takes it. */
+/** One webhook of a group commit, as `hookrelay_ingest_inbound` (migrations 005 and 006) takes it. */
 export interface IngestBatchItem {
   /** 0, 1, 2, … in array order. */
   n: number;
@@ -75,7 +75,8 @@ export type IngestBatchResultRow =
 /**
  * Stores a batch in one autocommit statement (its own transaction, answered after the commit):
  * endpoint row locks, idempotency claims, messages, payloads (when `bodies` is given: the database
- * store), last ids, forward-mode delivery jobs and the NOTIFYs. See migration 005.
+ * store), last ids, forward-mode delivery jobs and their NOTIFY. See migrations 005 and 006: the
+ * new messages' NOTIFY is the caller's, after the commit (`notifyAfterCommit`).
  */
 export async function storeInboundBatch(
   sql: Sql,

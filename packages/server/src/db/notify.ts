@@ -4,3 +4,26 @@ import type { Sql } from './database.js';
 export async function notifyOnCommit(sql: Sql, channel: string, payload: string): Promise<void> {
   await sql`SELECT pg_notify(${channel}, ${payload})`;
 }
+
+/** PostgreSQL refuses NOTIFY payloads of 8,000 bytes or more. */
+const MAX_NOTIFY_PAYLOAD_BYTES = 7_900;
+
+/**
+ * Announces `entries` (ASCII, joined with commas) on `channel` in an autocommit transaction of its
+ * own, in as many NOTIFYs as the payload limit needs. The transaction does not wait for its WAL
+ * flush: a NOTIFY is only a wake-up, and the rows it announces were committed durably before.
+ */
+export async function notifyAfterCommit(sql: Sql, channel: string, entries: readonly string[]): Promise<void> {
+  const payloads: string[] = [];
+  let current = '';
+  for (const entry of entries) {
+    if (current !== '' && current.length + 1 + entry.length > MAX_NOTIFY_PAYLOAD_BYTES) {
+      payloads.push(current);
+      current = '';
+    }
+    current = current === '' ? entry : `${current},${entry}`;
+  }
+  if (current !== '') payloads.push(current);
+  if (payloads.length === 0) return;
+  await sql`SELECT set_config('synchronous_commit', 'off', true), pg_notify(${channel}, p) FROM unnest(${payloads}::text[]) AS p`;
+}

@@ -1,9 +1,10 @@
 import type { Database } from '../db/database.js';
 import { storeInboundBatch, type IngestBatchItem } from '../db/ingest.js';
+import { notifyAfterCommit } from '../db/notify.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { nextOrderedId } from './ordered-id.js';
 
-/** NOTIFY channel: new inbound messages were committed (payload: the endpoint ids, comma-separated). */
+/** NOTIFY channel: new inbound messages were committed (payload: `<endpoint id>:<last id>`, comma-separated). */
 export const INBOUND_MESSAGES_CHANNEL = 'hookrelay_inbound_messages';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -69,6 +70,11 @@ export interface CommittedMessages {
  * endpoint's last committed id, so one endpoint's messages become visible strictly in id order across
  * any number of processes (decisions.md §5). A request is answered only after the commit that holds
  * its message.
+ *
+ * This process's streams get a commit's messages in memory (`onCommitted`); the other processes'
+ * streams hear of them by a NOTIFY sent after the commit (`<endpoint id>:<last id>`, the commits of
+ * one moment merged into one statement), so the notify lock and the wake-up of the listeners stay
+ * off the webhook's critical path (migration 006).
  */
 export class IngestBatcher {
   private queue: Pending[] = [];
@@ -76,6 +82,9 @@ export class IngestBatcher {
   private readonly lastProposed = new Map<string, string>();
   private scheduled = false;
   private inFlight = 0;
+  /** Endpoints with commits not announced yet, with their last committed id. */
+  private readonly unannounced = new Map<string, string>();
+  private announcing = false;
   private readonly maxBatch: number;
   private readonly maxBatchBytes: number;
   private readonly maxConcurrent: number;
@@ -106,7 +115,9 @@ export class IngestBatcher {
 
   /** Resolves once everything queued so far is stored (graceful shutdown). */
   async idle(): Promise<void> {
-    while (this.scheduled || this.inFlight > 0 || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    while (this.scheduled || this.inFlight > 0 || this.queue.length > 0 || this.announcing || this.unannounced.size > 0) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
   }
 
   private launch(): void {
@@ -136,6 +147,11 @@ export class IngestBatcher {
       batch.forEach((p, i) => p.resolve(outcomes[i]!));
     } catch (error) {
       batch.forEach((p) => p.reject(error));
+    }
+    if (this.unannounced.size > 0 && !this.announcing) {
+      this.announcing = true;
+      // After the answers above have gone out.
+      setImmediate(() => void this.announce());
     }
   }
 
@@ -195,7 +211,11 @@ export class IngestBatcher {
       outcomes[row.ord] =
         row.outcome === 'stored' || row.outcome === 'duplicate' ? { kind: row.outcome, messageId: row.message_id } : { kind: row.outcome as 'paused' | 'gone' };
       // When another process committed later ids meanwhile, the database gave ids above them instead.
-      if (row.outcome === 'stored') this.raiseLastProposed(row.endpoint_id, row.message_id);
+      if (row.outcome === 'stored') {
+        this.raiseLastProposed(row.endpoint_id, row.message_id);
+        const announced = this.unannounced.get(row.endpoint_id);
+        if (announced === undefined || announced < row.message_id) this.unannounced.set(row.endpoint_id, row.message_id);
+      }
       if (row.outcome === 'stored' && this.options.onCommitted && this.options.wantsCommitted?.(row.endpoint_id)) {
         committed ??= new Map();
         let commit = committed.get(row.endpoint_id);
@@ -224,6 +244,23 @@ export class IngestBatcher {
       if (unused.length > 0) await this.payloadStore.deleteMany(this.db.sql, unused).catch(() => undefined);
     }
     return outcomes as IngestOutcome[];
+  }
+
+  /**
+   * NOTIFYs the commits made since the last announcement, one statement at a time. A NOTIFY that
+   * fails is not retried: the streams of other processes then find the messages at their next
+   * wake-up (a later NOTIFY, their periodic check, or the re-LISTEN after a lost connection).
+   */
+  private async announce(): Promise<void> {
+    try {
+      while (this.unannounced.size > 0) {
+        const entries = [...this.unannounced].map(([endpointId, lastId]) => `${endpointId}:${lastId}`);
+        this.unannounced.clear();
+        await notifyAfterCommit(this.db.sql, INBOUND_MESSAGES_CHANNEL, entries).catch(() => undefined);
+      }
+    } finally {
+      this.announcing = false;
+    }
   }
 
   /** Ids in arrival order per endpoint, each above every id this process proposed for it before. */

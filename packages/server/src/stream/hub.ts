@@ -11,6 +11,8 @@ import { readCliMessagesAfter, toCliMessage, toCliMessages, type CommittedInboun
 export const INBOUND_REPLAY_CHANNEL = 'hookrelay_inbound_replay';
 
 const PAGE_SIZE = 100;
+/** A stream's read without a NOTIFY (see StreamHub): one indexed query per connected CLI each time. */
+export const STREAM_RECHECK_MS = 10_000;
 /** Above this much unsent data a stream waits for the socket to drain before reading more. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
@@ -117,14 +119,23 @@ export class StreamSubscriber {
 export class StreamHub {
   private readonly subscribers = new Map<string, Set<StreamSubscriber>>();
   private unlisten: (() => Promise<void>)[] = [];
+  private recheckTimer: NodeJS.Timeout | undefined;
 
+  /**
+   * `recheckMs`: how often every stream reads after its cursor even without a NOTIFY. The NOTIFY
+   * of a commit is sent after it (migration 006), so a process that dies in between never sends it:
+   * the check bounds how long another process's CLI can then wait for that message.
+   */
   constructor(
     readonly db: Database,
     readonly payloadStore: PayloadStore,
     readonly log: FastifyBaseLogger,
+    private readonly recheckMs = STREAM_RECHECK_MS,
   ) {}
 
   async start(): Promise<void> {
+    this.recheckTimer = setInterval(() => this.subscribers.forEach((set) => set.forEach((s) => s.wake())), this.recheckMs);
+    this.recheckTimer.unref();
     this.unlisten.push(
       // Payload: `<endpoint id>[:<last id committed>],…` (the last id lets streams that are already past it skip the read).
       await this.db.listen(INBOUND_MESSAGES_CHANNEL, (payload) => {
@@ -140,6 +151,7 @@ export class StreamHub {
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.recheckTimer);
     await Promise.all(this.unlisten.map((u) => u().catch(() => {})));
     this.unlisten = [];
     this.subscribers.forEach((set) => set.forEach((s) => (s.closed = true)));

@@ -37,7 +37,8 @@ beforeAll(async () => {
     notify: async () => {},
     close: async () => {},
   };
-  hub = new StreamHub(hubDb, new DatabasePayloadStore(), t.app.log);
+  // No periodic check here: these tests count the hub's reads.
+  hub = new StreamHub(hubDb, new DatabasePayloadStore(), t.app.log, 3_600_000);
   await hub.start();
 });
 afterAll(async () => {
@@ -192,5 +193,29 @@ describe('StreamHub.publishCommitted', () => {
     await settle(() => fake.ids().length === 1);
     expect(fake.ids()).toEqual([b]);
     hub.unsubscribe(subscriber);
+  });
+});
+
+describe('StreamHub periodic check', () => {
+  it('brings a stream the messages of commits whose NOTIFY never reached it', async () => {
+    // Hears no NOTIFY at all, as when the committing process died before sending it.
+    const deaf: Database = { ...hubDb, sql: t.db.sql, listen: async () => async () => {} };
+    const checking = new StreamHub(deaf, new DatabasePayloadStore(), t.app.log, 50);
+    await checking.start();
+    try {
+      const { id, token } = await createCli();
+      const [a] = await ingest(token, 1);
+      const fake = fakeSocket();
+      const subscriber = checking.subscribe(id, fake.socket);
+      subscriber.start(a!);
+      // Stored by the app's own ingest path: nothing is published to this hub.
+      const later = await ingest(token, 3);
+      const deadline = Date.now() + 5_000;
+      while (fake.ids().length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(fake.ids()).toEqual(later);
+      checking.unsubscribe(subscriber);
+    } finally {
+      await checking.stop();
+    }
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecretToken, newUuidv7, uuidv7AtTime } from '@hookrelay/shared';
 import type { Database } from '../../src/db/database.js';
 import { insertProject } from '../../src/db/projects.js';
-import { IngestBatcher, type IngestItem } from '../../src/ingest/batcher.js';
+import { INBOUND_MESSAGES_CHANNEL, IngestBatcher, type IngestItem } from '../../src/ingest/batcher.js';
 import { DatabasePayloadStore } from '../../src/storage/payload-store.js';
 import { sha256Hex } from '../../src/security/crypto.js';
 import { createTestDatabase } from '../helpers/database.js';
@@ -123,5 +123,33 @@ describe('hookrelay_uuidv7_after', () => {
       b: '01a203db-a5ba-7123-8456-ffffffffffff',
       c: '01a203db-a5bb-7000-8000-000000000002',
     });
+  });
+});
+
+describe('IngestBatcher announcements', () => {
+  it('announces, after the commit, every endpoint of a batch over 150 endpoints with its last id, in NOTIFYs under the payload limit', async () => {
+    const endpoints: string[] = [];
+    for (let i = 0; i < 150; i++) endpoints.push(await endpoint());
+    const heard: string[] = [];
+    const unlisten = await db.listen(INBOUND_MESSAGES_CHANNEL, (payload) => heard.push(payload));
+    try {
+      const batcher = new IngestBatcher(db, new DatabasePayloadStore(), { maxConcurrent: 1 });
+      // Submitted in one turn of the event loop: one batch, one commit.
+      const outcomes = await Promise.all(endpoints.map((endpointId, n) => batcher.submit(item(endpointId, n))));
+      await batcher.idle();
+      expect(outcomes.map((o) => o.kind)).toEqual(Array(150).fill('stored'));
+      const announced = () => new Map(heard.flatMap((payload) => payload.split(',')).map((entry) => entry.split(':') as [string, string]));
+      const deadline = Date.now() + 5_000;
+      while (announced().size < 150 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      // 150 entries of 73 characters do not fit in one NOTIFY (PostgreSQL refuses 8,000 bytes or more).
+      expect(heard.length).toBeGreaterThan(1);
+      for (const payload of heard) expect(Buffer.byteLength(payload)).toBeLessThan(8000);
+      endpoints.forEach((endpointId, i) => {
+        const outcome = outcomes[i]!;
+        expect(announced().get(endpointId)).toBe(outcome.kind === 'stored' ? outcome.messageId : 'not stored');
+      });
+    } finally {
+      await unlisten();
+    }
   });
 });
