@@ -35,8 +35,9 @@ function timedSql(sql) {
       const entry = (stats.statements[label] ??= { n: 0, ms: 0 });
       entry.n += 1;
       entry.ms += ms;
-      // One batch is one statement (one autocommit round trip, its commit included).
-      stats.txMs += ms;
+      // One batch is one statement (one autocommit round trip, its commit included); the NOTIFY
+      // sent after it is not part of the batch.
+      if (!label.startsWith('SELECT set_config(')) stats.txMs += ms;
     });
   };
   return Object.assign(timed, { fragment: sql.fragment, join: sql.join, begin: sql.begin, execScript: sql.execScript });

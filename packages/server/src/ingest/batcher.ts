@@ -65,7 +65,7 @@ export interface CommittedMessages {
 
 /**
  * Stores webhooks in group commits: while a batch is being stored, new arrivals queue, and the next
- * batch takes them all. A batch is one autocommit call of `hookrelay_ingest_inbound` (one round
+ * batch takes them all. A batch is one autocommit statement (`storeInboundBatch`, one round
  * trip). It locks its endpoints' rows (in id order) until its commit and stores only ids above each
  * endpoint's last committed id, so one endpoint's messages become visible strictly in id order across
  * any number of processes (decisions.md §5). A request is answered only after the commit that holds
@@ -74,7 +74,7 @@ export interface CommittedMessages {
  * This process's streams get a commit's messages in memory (`onCommitted`); the other processes'
  * streams hear of them by a NOTIFY sent after the commit (`<endpoint id>:<last id>`, the commits of
  * one moment merged into one statement), so the notify lock and the wake-up of the listeners stay
- * off the webhook's critical path (migration 006).
+ * off the webhook's critical path.
  */
 export class IngestBatcher {
   private queue: Pending[] = [];

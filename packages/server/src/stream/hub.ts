@@ -123,7 +123,7 @@ export class StreamHub {
 
   /**
    * `recheckMs`: how often every stream reads after its cursor even without a NOTIFY. The NOTIFY
-   * of a commit is sent after it (migration 006), so a process that dies in between never sends it:
+   * of a commit is sent after it (IngestBatcher), so a process that dies in between never sends it:
    * the check bounds how long another process's CLI can then wait for that message.
    */
   constructor(

@@ -189,6 +189,20 @@ describe('idempotency', () => {
     expect(rows).toHaveLength(2);
   });
 
+  it('takes a key again once its 24 hours are over: a new message, then duplicates of that one', async () => {
+    const { id, token } = await createInbound({ idempotency_header_names: ['Idempotency-Key'] });
+    const first = await ingest(token, { body: 'a', headers: { 'idempotency-key': 'k-old' } });
+    await t.db.sql`UPDATE inbound_idempotency_keys SET expires_at = now() - interval '1 second' WHERE inbound_endpoint_id = ${id}`;
+    const again = await ingest(token, { body: 'a', headers: { 'idempotency-key': 'k-old' } });
+    expect(again.statusCode).toBe(200);
+    expect(again.headers['hookrelay-duplicate']).toBeUndefined();
+    expect(again.json().data.message_id).not.toBe(first.json().data.message_id);
+    const third = await ingest(token, { body: 'a', headers: { 'idempotency-key': 'k-old' } });
+    expect(third.headers['hookrelay-duplicate']).toBe('true');
+    expect(third.json().data.message_id).toBe(again.json().data.message_id);
+    expect(await storedMessages(id)).toHaveLength(2);
+  });
+
   it('stores exactly one of 50 concurrent posts with the same key', async () => {
     const { id, token } = await createInbound({ idempotency_header_names: ['Idempotency-Key'] });
     const responses = await Promise.all(

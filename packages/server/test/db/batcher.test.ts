@@ -153,3 +153,20 @@ describe('IngestBatcher announcements', () => {
     }
   });
 });
+
+describe('IngestBatcher and endpoints that changed after the lookup', () => {
+  it('answers paused and gone from the locked row and stores nothing for them, in a batch with a live endpoint', async () => {
+    const [live, paused, deleted] = [await endpoint(), await endpoint(), await endpoint()];
+    await db.sql`UPDATE inbound_endpoints SET paused = true WHERE id = ${paused}`;
+    await db.sql`UPDATE inbound_endpoints SET deleted_at = now() WHERE id = ${deleted}`;
+    const batcher = new IngestBatcher(db, new DatabasePayloadStore(), { maxConcurrent: 1 });
+    const outcomes = await Promise.all([batcher.submit(item(paused, 1)), batcher.submit(item(live, 2)), batcher.submit(item(deleted, 3))]);
+    expect(outcomes.map((o) => o.kind)).toEqual(['paused', 'stored', 'gone']);
+    const rows = await db.sql<{ inbound_endpoint_id: string }>`
+      SELECT inbound_endpoint_id FROM inbound_messages WHERE inbound_endpoint_id IN (${live}, ${paused}, ${deleted})`;
+    expect(rows.map((r) => r.inbound_endpoint_id)).toEqual([live]);
+    const ends = await db.sql<{ id: string; last_message_id: string | null }>`
+      SELECT id, last_message_id FROM inbound_endpoints WHERE id IN (${paused}, ${deleted})`;
+    expect(ends.every((e) => e.last_message_id === null)).toBe(true);
+  });
+});
