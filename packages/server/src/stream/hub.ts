@@ -27,6 +27,7 @@ export class StreamSubscriber {
   private pumping = false;
   private dirty = false;
   private started = false;
+  private readFailing = false;
   /** The last message id sent (or the start cursor): everything up to it has gone out. */
   private cursor: string | null = null;
   closed = false;
@@ -95,6 +96,7 @@ export class StreamSubscriber {
         this.dirty = false;
         for (;;) {
           const { messages, lastId } = await readCliMessagesAfter(this.hub.payloadStore, this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE, true);
+          this.readFailing = false;
           if (lastId === null || this.closed) break;
           for (const message of messages) this.send(message);
           this.cursor = lastId;
@@ -103,7 +105,9 @@ export class StreamSubscriber {
         }
       }
     } catch (error) {
-      this.hub.log.warn({ err: error, inbound_endpoint_id: this.endpointId }, 'stream read failed; retrying on the next wake-up');
+      // Once per run of failures: during a database outage every stream retries each second.
+      if (!this.readFailing) this.hub.log.warn({ err: error, inbound_endpoint_id: this.endpointId }, 'stream read failed; retrying every second');
+      this.readFailing = true;
       // A transient database error: try again shortly rather than leaving the CLI behind.
       setTimeout(() => this.wake(), 1000).unref();
     } finally {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Database, Sql } from '../../src/db/database.js';
 import { INBOUND_MESSAGES_CHANNEL } from '../../src/ingest/batcher.js';
@@ -216,6 +217,45 @@ describe('StreamHub periodic check', () => {
       checking.unsubscribe(subscriber);
     } finally {
       await checking.stop();
+    }
+  });
+});
+
+describe('StreamHub when the database is down', () => {
+  it('warns once per run of failed reads, retries each second, and resumes where it stood', async () => {
+    const { id, token } = await createCli();
+    const [a] = await ingest(token, 1);
+    let down = true;
+    let reads = 0;
+    const flaky = ((strings: TemplateStringsArray, ...values: unknown[]) => {
+      reads++;
+      return down ? Promise.reject(new Error('database unavailable')) : t.db.sql(strings, ...values);
+    }) as Sql;
+    Object.assign(flaky, { fragment: t.db.sql.fragment, join: t.db.sql.join, begin: t.db.sql.begin, execScript: t.db.sql.execScript });
+    const warnings: string[] = [];
+    const log = { ...t.app.log, warn: (_obj: unknown, message: string) => void warnings.push(message) } as unknown as FastifyBaseLogger;
+    const outage = new StreamHub({ ...hubDb, sql: flaky, listen: async () => async () => {} }, new DatabasePayloadStore(), log, 3_600_000);
+    await outage.start();
+    try {
+      const fake = fakeSocket();
+      const subscriber = outage.subscribe(id, fake.socket);
+      subscriber.start(a!);
+      const later = await ingest(token, 2);
+      await new Promise((r) => setTimeout(r, 2_300));
+      expect(reads).toBeGreaterThanOrEqual(3);
+      expect(warnings).toHaveLength(1);
+      down = false;
+      const deadline = Date.now() + 5_000;
+      while (fake.ids().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(fake.ids()).toEqual(later);
+      // A new outage is a new run of failures: one more warning.
+      down = true;
+      subscriber.wake();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(warnings).toHaveLength(2);
+      outage.unsubscribe(subscriber);
+    } finally {
+      await outage.stop();
     }
   });
 });
