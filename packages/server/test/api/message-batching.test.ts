@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database, Sql } from '../../src/db/database.js';
+import type { Database } from '../../src/db/database.js';
 import { registerLocalWorker, unregisterLocalWorker, type LocalDeliveryWorker } from '../../src/delivery/local-worker.js';
 import { MessageBatcher, type MessageSubmission, type SubmissionOutcome } from '../../src/delivery/message-batcher.js';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { sha256Hex } from '../../src/security/crypto.js';
 import { DatabasePayloadStore } from '../../src/storage/payload-store.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
+import { interceptSql } from '../helpers/database.js';
 import { Receiver, settled, waitForMessage } from '../helpers/receiver.js';
 
 /**
@@ -17,18 +18,11 @@ import { Receiver, settled, waitForMessage } from '../helpers/receiver.js';
 /** The database with every statement's first words recorded (`begin` runs the wrapped callback). */
 function recording(db: Database): { db: Database; statements: string[] } {
   const statements: string[] = [];
-  const wrap = (sql: Sql): Sql => {
-    const wrapped = ((strings: TemplateStringsArray, ...values: unknown[]) => {
-      statements.push(strings.join('$').trim().split(/\s+/).slice(0, 2).join(' '));
-      return sql(strings, ...values);
-    }) as Sql;
-    wrapped.fragment = sql.fragment;
-    wrapped.join = sql.join;
-    wrapped.execScript = sql.execScript;
-    wrapped.begin = (fn) => sql.begin((tx) => fn(wrap(tx)));
-    return wrapped;
-  };
-  return { db: { ...db, sql: wrap(db.sql) }, statements };
+  const sql = interceptSql(db.sql, (strings, _values, run) => {
+    statements.push(strings.join('$').trim().split(/\s+/).slice(0, 2).join(' '));
+    return run();
+  });
+  return { db: { ...db, sql }, statements };
 }
 
 let urlCounter = 0;
@@ -232,13 +226,10 @@ describe('group commit of POST /v1/messages (no worker)', () => {
     const statements: string[] = [];
     const down: Database = {
       ...t.db,
-      sql: Object.assign(
-        (strings: TemplateStringsArray) => {
-          statements.push(strings[0]!.trim().split(/\s+/)[0]!);
-          return Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
-        },
-        { fragment: t.db.sql.fragment, join: t.db.sql.join, begin: t.db.sql.begin, execScript: t.db.sql.execScript },
-      ) as unknown as Sql,
+      sql: interceptSql(t.db.sql, (strings) => {
+        statements.push(strings[0]!.trim().split(/\s+/)[0]!);
+        return Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+      }),
     };
     const batcher = new MessageBatcher(down, new DatabasePayloadStore());
     const outcomes = await Promise.allSettled([1, 2, 3].map((n) => batcher.submit(submission(t, endpointId, { n }))));

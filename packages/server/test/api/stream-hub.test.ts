@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { Database, Sql } from '../../src/db/database.js';
+import type { Database } from '../../src/db/database.js';
 import { INBOUND_MESSAGES_CHANNEL } from '../../src/ingest/batcher.js';
 import { DatabasePayloadStore } from '../../src/storage/payload-store.js';
 import type { CommittedInboundMessage } from '../../src/stream/cli-message.js';
 import { StreamHub, type StreamSubscriber } from '../../src/stream/hub.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { interceptSql } from '../helpers/database.js';
 
 /**
  * StreamHub.publishCommitted: messages a commit of this process has just stored go to its idle
@@ -22,12 +23,11 @@ const listeners = new Map<string, (payload: string) => void>();
 
 beforeAll(async () => {
   t = await createTestApp();
-  const counted = ((strings: TemplateStringsArray, ...values: unknown[]) => {
+  const counted = interceptSql(t.db.sql, (_strings, _values, run) => {
     queries.started++;
     queries.running++;
-    return t.db.sql(strings, ...values).finally(() => queries.running--);
-  }) as Sql;
-  Object.assign(counted, { fragment: t.db.sql.fragment, join: t.db.sql.join, begin: t.db.sql.begin, execScript: t.db.sql.execScript });
+    return run().finally(() => queries.running--);
+  });
   hubDb = {
     backend: t.db.backend,
     sql: counted,
@@ -227,11 +227,10 @@ describe('StreamHub when the database is down', () => {
     const [a] = await ingest(token, 1);
     let down = true;
     let reads = 0;
-    const flaky = ((strings: TemplateStringsArray, ...values: unknown[]) => {
+    const flaky = interceptSql(t.db.sql, (_strings, _values, run) => {
       reads++;
-      return down ? Promise.reject(new Error('database unavailable')) : t.db.sql(strings, ...values);
-    }) as Sql;
-    Object.assign(flaky, { fragment: t.db.sql.fragment, join: t.db.sql.join, begin: t.db.sql.begin, execScript: t.db.sql.execScript });
+      return down ? Promise.reject(new Error('database unavailable')) : run();
+    });
     const warnings: string[] = [];
     const log = { ...t.app.log, warn: (_obj: unknown, message: string) => void warnings.push(message) } as unknown as FastifyBaseLogger;
     const outage = new StreamHub({ ...hubDb, sql: flaky, listen: async () => async () => {} }, new DatabasePayloadStore(), log, 3_600_000);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { inject } from 'vitest';
-import { openPGlite, openPostgres, type Database } from '../../src/db/database.js';
+import { openPGlite, openPostgres, type Database, type Sql } from '../../src/db/database.js';
 import './provided.js';
 
 export const backend = (): 'postgres' | 'pglite' => inject('backend');
@@ -37,4 +37,20 @@ export async function createTestDatabase(): Promise<Database> {
   if (backend() === 'postgres') return openPostgres({ url: await createPostgresDatabaseUrl(), poolSize: 5 });
   const dump = readFileSync(inject('pgliteTemplatePath'));
   return openPGlite({ loadDataDir: new Blob([dump]) });
+}
+
+/**
+ * `sql` with `intercept` in front of every statement, its transactions' statements included. The
+ * test decides what happens: `run` sends the statement to the real database (no mock of it).
+ */
+export function interceptSql(
+  sql: Sql,
+  intercept: (strings: TemplateStringsArray, values: unknown[], run: () => Promise<unknown>) => Promise<unknown>,
+): Sql {
+  const wrapped = ((strings: TemplateStringsArray, ...values: unknown[]) => intercept(strings, values, () => sql(strings, ...values))) as Sql;
+  wrapped.fragment = sql.fragment;
+  wrapped.join = sql.join;
+  wrapped.execScript = sql.execScript;
+  wrapped.begin = (fn) => sql.begin((tx) => fn(interceptSql(tx, intercept)));
+  return wrapped;
 }

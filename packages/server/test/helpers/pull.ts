@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import { compile, type Database, type Sql } from '../../src/db/database.js';
+import { compile, type Database } from '../../src/db/database.js';
 import { insertPayloads } from '../../src/db/payloads.js';
 import { insertPullEvents } from '../../src/db/pull-events.js';
 import { pullPayloadKey } from '../../src/ingest/pull-batcher.js';
 import type { TestApp } from './app.js';
+import { interceptSql } from './database.js';
 
 export interface TestPullEndpoint {
   id: string;
@@ -119,17 +120,10 @@ export async function listAll(t: TestApp, endpointId: string, query: string, api
  * everything else runs as usual (no mock: the wrapper calls the real Sql).
  */
 export function failingDatabase(db: Database, shouldFail: (text: string) => boolean): Database {
-  const wrap = (sql: Sql): Sql => {
-    const wrapped = ((strings: TemplateStringsArray, ...values: unknown[]) => {
-      const { text } = compile(strings, values);
-      if (shouldFail(text)) return Promise.reject(new Error('injected failure'));
-      return sql(strings, ...values);
-    }) as Sql;
-    wrapped.fragment = sql.fragment;
-    wrapped.join = sql.join;
-    wrapped.execScript = sql.execScript;
-    wrapped.begin = (fn) => sql.begin((tx) => fn(wrap(tx)));
-    return wrapped;
+  return {
+    ...db,
+    sql: interceptSql(db.sql, (strings, values, run) =>
+      shouldFail(compile(strings, values).text) ? Promise.reject(new Error('injected failure')) : run(),
+    ),
   };
-  return { ...db, sql: wrap(db.sql) };
 }
