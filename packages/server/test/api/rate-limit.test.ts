@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
+import { FixedWindowStore } from '../../src/plugins/rate-limit.js';
 import { createTestApp, expectError, type TestApp, type TestProjectKey, type TestResponse } from '../helpers/app.js';
+import { createTestDatabase, interceptSql } from '../helpers/database.js';
 import { createPull, ingestPull } from '../helpers/pull.js';
 
 /** The per-API-key request limit of the /v1 API (HOOKRELAY_API_RATE_LIMIT / _BURST). */
@@ -104,6 +106,75 @@ describe('HOOKRELAY_API_RATE_LIMIT=5, HOOKRELAY_API_RATE_BURST=5', () => {
     expect(retryAfter).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 + 50));
     expect((await burst(limited, key, 5)).statuses).toEqual([200, 200, 200, 200, 200]);
+  });
+});
+
+describe('requests of one key that finish authentication in the same tick', () => {
+  it('are counted one by one: 5 of 7 pass, and each says how much is left', async () => {
+    const db = await createTestDatabase();
+    // The key lookups are held until all 7 have their row, then answered together, as one
+    // pipelined read of the connection answers them under load.
+    let held: Array<() => void> = [];
+    let holding = 0;
+    let allHeld!: () => void;
+    const allArrived = new Promise<void>((resolve) => (allHeld = resolve));
+    const sql = interceptSql(db.sql, async (strings, _values, run) => {
+      if (holding === 0 || !strings.join('?').includes('FROM api_keys k JOIN projects p')) return run();
+      const rows = await run();
+      await new Promise<void>((resolve) => {
+        held.push(resolve);
+        if (held.length === holding) allHeld();
+      });
+      return rows;
+    });
+    const gated = await createTestApp({ env: { HOOKRELAY_API_RATE_LIMIT: '5', HOOKRELAY_API_RATE_BURST: '5' }, db: { ...db, sql } });
+    try {
+      const key = await gated.createProject();
+      holding = 7;
+      const responses = Promise.all(Array.from({ length: 7 }, () => whoami(gated, key)));
+      await allArrived;
+      for (const release of held) release();
+      held = [];
+      const answered = await responses;
+      expect(answered.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 429, 429]);
+      const remaining = answered.filter((r) => r.status === 200).map((r) => Number(r.headers['x-ratelimit-remaining'])).sort();
+      expect(remaining).toEqual([0, 1, 2, 3, 4]);
+    } finally {
+      await gated.close();
+      await db.close();
+    }
+  });
+});
+
+describe('FixedWindowStore', () => {
+  const incr = (store: FixedWindowStore, key: string) => {
+    let result: { current: number; ttl: number } | undefined;
+    store.incr(key, (_error, r) => (result = r));
+    return result!;
+  };
+
+  it('answers each increment with its own count, which later increments leave alone', () => {
+    let now = 1_000;
+    const store = new FixedWindowStore({ timeWindow: 1_000 }, () => now);
+    const first = incr(store, 'a');
+    const second = incr(store, 'a');
+    expect(first).toEqual({ current: 1, ttl: 1_000 });
+    now += 400;
+    expect(incr(store, 'a')).toEqual({ current: 3, ttl: 600 });
+    expect(incr(store, 'b')).toEqual({ current: 1, ttl: 1_000 });
+    expect(second).toEqual({ current: 2, ttl: 1_000 });
+    now += 600;
+    expect(incr(store, 'a')).toEqual({ current: 1, ttl: 1_000 });
+  });
+
+  it('forgets the windows that have ended', () => {
+    let now = 0;
+    const store = new FixedWindowStore({ timeWindow: 1_000 }, () => now);
+    for (let i = 0; i < 100; i++) incr(store, `key-${i}`);
+    expect(store.size).toBe(100);
+    now = 1_500;
+    incr(store, 'late');
+    expect(store.size).toBe(1);
   });
 });
 
