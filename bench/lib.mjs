@@ -205,6 +205,12 @@ export async function startDurablePg() {
   return { pg, postmasterPid, stats, settings, version };
 }
 
+/** The cluster's URL over its Unix socket instead of TCP (libpq's `?host=<directory>`). */
+export function pgSocketUrl(pg) {
+  const url = new URL(pg.url);
+  return `postgres://${url.username}@/${url.pathname.slice(1)}?host=${encodeURIComponent(pg.dir)}&port=${url.port}`;
+}
+
 /** The real server process (`dist/main.js start`) on 127.0.0.1, port 0, with a bootstrap API key. */
 export async function startServer({ databaseUrl, dataDir, nodeArgs = [], env = {}, name = 'hookrelay' }) {
   const apiKey = `hr_${randomBytes(20).toString('hex')}`;

@@ -5,7 +5,7 @@
 //
 //   pnpm bench:listen [--duration 10] [--rates 50,500] [--ramp 1000,1500,2000,2500,3000] [--drain 1]
 //                     [--backlog 20000] [--connections 128] [--warmup 3] [--cpu-prof] [--cpu-prof-server]
-//                     [--loop-stats] [--tap] [--enforce] [--no-build]
+//                     [--loop-stats] [--tap] [--pg-socket] [--enforce] [--no-build]
 //
 // Open-loop sender (undici, message i sent at t0 + i/rate, 1 KiB JSON carrying a sequence number).
 // Phases: each of --rates for --duration s (latency), then --ramp, stopping at the first rate that
@@ -17,7 +17,8 @@
 // PostgreSQL (all its processes) and this process, commits and WAL flushes per message, and
 // /proc/loadavg; with --loop-stats also the CLI's and the server's event loops. --tap adds a passive stream subscriber in this process (it records when
 // the server pushed each message: server part vs CLI part of the latency; it doubles the server's
-// stream reads). --cpu-prof / --cpu-prof-server profile the CLI / the server.
+// stream reads). --cpu-prof / --cpu-prof-server profile the CLI / the server. --pg-socket: the
+// server reaches PostgreSQL over its Unix socket (DATABASE_URL ?host=<dir>), as on one host.
 // Exit 1 on a lost, duplicated, reordered or damaged message, a failed latency phase or catch-up,
 // or a timeout; with --enforce also when a target is missed.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -44,6 +45,7 @@ import {
   root,
   selfCpuMs,
   spawnNode,
+  pgSocketUrl,
   startDurablePg,
   startServer,
   summarizeProfile,
@@ -78,6 +80,7 @@ const { values: args } = parseArgs({
     'cpu-prof-server': { type: 'boolean', default: false },
     backlog: { type: 'string', default: '20000' },
     'loop-stats': { type: 'boolean', default: false },
+    'pg-socket': { type: 'boolean', default: false },
     tap: { type: 'boolean', default: false },
     enforce: { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
@@ -85,7 +88,7 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 22));
+  process.stdout.write(usageText(import.meta.url, 23));
   process.exit(0);
 }
 const list = (text) => (text.trim() === '' ? [] : text.split(',').map(Number));
@@ -245,7 +248,7 @@ async function main() {
   const cliLoopFile = path.join(tmp, 'cli-loop.json');
 
   const server = await startServer({
-    databaseUrl: pg.url,
+    databaseUrl: args['pg-socket'] ? pgSocketUrl(pg) : pg.url,
     dataDir: path.join(tmp, 'data'),
     nodeArgs: [...(args['cpu-prof-server'] ? ['--cpu-prof', '--cpu-prof-dir', path.join(profDir, 'server')] : []), ...loopImport],
     env: { HOOKRELAY_BENCH_LOOP_STATS: serverLoopFile },

@@ -115,8 +115,44 @@ export interface PostgresOptions {
   applicationName?: string;
 }
 
+/** Where postgres.js should connect: the URL, and the Unix socket when the URL names one. */
+export interface PostgresTarget {
+  url: string;
+  /** The socket file, `<dir>/.s.PGSQL.<port>`. */
+  socketPath?: string;
+}
+
+/**
+ * libpq's connection parameters in the URL's query — `?host=` (a host name, or a Unix-socket
+ * directory such as `/run/postgresql`) and `?port=` — and its percent-encoded socket directory as the
+ * host (`postgres://%2Frun%2Fpostgresql/db`), as postgres.js takes them. postgres.js reads none of
+ * these: it would send `host` and `port` to the server as settings, which refuses the connection, or
+ * look up `%2Frun%2Fpostgresql` as a host name.
+ */
+export function postgresTarget(url: string): PostgresTarget {
+  // `postgres:///db?host=…` and `postgres://user@/db?host=…` have an empty host, which URL refuses.
+  const parsed = new URL(url.replace(/^(postgres(?:ql)?:\/\/(?:[^@/?#]*@)?)(?=[/?#:]|$)/, '$1localhost'));
+  const hostParam = parsed.searchParams.get('host');
+  const portParam = parsed.searchParams.get('port');
+  const encodedHost = decodeURIComponent(parsed.hostname);
+  if (hostParam === null && portParam === null && !encodedHost.startsWith('/')) return { url };
+  parsed.searchParams.delete('host');
+  parsed.searchParams.delete('port');
+  const host = hostParam ?? encodedHost;
+  if (portParam !== null) parsed.port = portParam;
+  if (!host.startsWith('/')) {
+    parsed.hostname = host;
+    return { url: parsed.toString() };
+  }
+  const port = parsed.port === '' ? '5432' : parsed.port;
+  parsed.hostname = 'localhost';
+  return { url: parsed.toString(), socketPath: `${host.replace(/\/+$/, '')}/.s.PGSQL.${port}` };
+}
+
 export function openPostgres(options: PostgresOptions): Database {
-  const client = postgres(options.url, {
+  const target = postgresTarget(options.url);
+  const client = postgres(target.url, {
+    ...(target.socketPath === undefined ? {} : { path: target.socketPath }),
     max: options.poolSize,
     onnotice: () => {},
     connection: { application_name: options.applicationName ?? 'hookrelay' },

@@ -19,6 +19,7 @@ export default async function setup(project: TestProject) {
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
   project.provide('backend', 'pglite');
   project.provide('postgresUrl', '');
+  project.provide('postgresSocketDir', '');
   project.provide('templateDatabase', '');
   project.provide('pgliteTemplatePath', file);
   return () => rmSync(dir, { recursive: true, force: true });

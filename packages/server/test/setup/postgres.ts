@@ -16,6 +16,7 @@ export default async function setup(project: TestProject) {
   await template.close();
   project.provide('backend', 'postgres');
   project.provide('postgresUrl', cluster.url);
+  project.provide('postgresSocketDir', cluster.dir);
   project.provide('templateDatabase', TEMPLATE_DATABASE);
   project.provide('pgliteTemplatePath', '');
   return () => cluster.stop();
