@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecretToken, newUuidv7, uuidv7AtTime } from '@hookrelay/shared';
 import type { Database } from '../../src/db/database.js';
+import { DELIVERIES_CHANNEL } from '../../src/db/deliveries.js';
+import { storeInboundBatch, type IngestBatchItem, type IngestBatchResultRow } from '../../src/db/ingest.js';
 import { insertProject } from '../../src/db/projects.js';
 import { INBOUND_MESSAGES_CHANNEL, IngestBatcher, type IngestItem } from '../../src/ingest/batcher.js';
 import { DatabasePayloadStore } from '../../src/storage/payload-store.js';
@@ -18,12 +20,12 @@ afterAll(async () => {
   await db?.close();
 });
 
-async function endpoint(): Promise<string> {
+async function endpoint(mode: 'cli' | 'forward' = 'cli'): Promise<string> {
   const id = newUuidv7();
   const token = newSecretToken();
   await db.sql`
-    INSERT INTO inbound_endpoints (id, project_id, name, mode, secret_token_encrypted, secret_token_hash)
-    VALUES (${id}, ${projectId}, 'batcher', 'cli', 'unused', ${sha256Hex(token)})`;
+    INSERT INTO inbound_endpoints (id, project_id, name, mode, url, secret_token_encrypted, secret_token_hash)
+    VALUES (${id}, ${projectId}, 'batcher', ${mode}, ${mode === 'forward' ? `https://app.example.com/hook/${id}` : ''}, 'unused', ${sha256Hex(token)})`;
   return id;
 }
 
@@ -168,5 +170,137 @@ describe('IngestBatcher and endpoints that changed after the lookup', () => {
     const ends = await db.sql<{ id: string; last_message_id: string | null }>`
       SELECT id, last_message_id FROM inbound_endpoints WHERE id IN (${paused}, ${deleted})`;
     expect(ends.every((e) => e.last_message_id === null)).toBe(true);
+  });
+});
+
+/**
+ * A batch of one webhook without an idempotency key has a path of its own in
+ * hookrelay_store_inbound_batch (migration 007). Each case runs alone (that path) and as the first of
+ * a two-webhook batch (the set-based path): the answers and rows must be the same.
+ */
+describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as in a larger batch', () => {
+  const keyExpiry = () => new Date(Date.now() + 86_400_000);
+  const batchItem = (n: number, endpointId: string, id: string, body: Buffer, offset: number): IngestBatchItem => ({
+    n,
+    ord: 10 + n,
+    id,
+    endpoint_id: endpointId,
+    project_id: projectId,
+    method: 'PUT',
+    path: '/sub/path',
+    query: 'a=1&a=2',
+    content_type: 'application/x-www-form-urlencoded',
+    size_bytes: body.length,
+    sha256: sha256Hex(body),
+    raw_headers: [['X-Repeat', 'one'], ['x-repeat', 'two']],
+    idempotency_key: null,
+    received_at: new Date('2026-11-22T10:00:00.123Z'),
+    body_offset: offset,
+  });
+
+  /** Stores `id` for `endpointId`, alone or followed by a webhook to another live endpoint. */
+  async function store(shape: string, endpointId: string, id: string, withBodies = true): Promise<IngestBatchResultRow> {
+    const body = Buffer.from('a=1&b=%20two');
+    const items = [batchItem(0, endpointId, id, body, 0)];
+    let bodies = body;
+    if (shape === 'in a batch') {
+      const other = Buffer.from('other');
+      items.push(batchItem(1, await endpoint(), newUuidv7(), other, body.length));
+      bodies = Buffer.concat([body, other]);
+    }
+    const rows = await storeInboundBatch(db.sql, items, withBodies ? bodies : null, keyExpiry());
+    expect(rows).toHaveLength(items.length);
+    return rows.find((r) => r.ord === 10)!;
+  }
+
+  const lastIdOf = async (endpointId: string) =>
+    (await db.sql<{ last_message_id: string | null }>`SELECT last_message_id FROM inbound_endpoints WHERE id = ${endpointId}`)[0]?.last_message_id ?? null;
+
+  describe.each(['alone', 'in a batch'])('%s', (shape) => {
+    it('stores a live endpoint’s webhook under its proposed id, with every field, its payload and the new last id', async () => {
+      const endpointId = await endpoint();
+      const first = newUuidv7();
+      expect(await store(shape, endpointId, first)).toEqual({ ord: 10, outcome: 'stored', message_id: first, endpoint_id: endpointId, previous_last_id: null });
+      const second = newUuidv7();
+      expect(await store(shape, endpointId, second)).toMatchObject({ outcome: 'stored', message_id: second, previous_last_id: first });
+      const [row] = await db.sql<Record<string, unknown>>`
+        SELECT project_id, inbound_endpoint_id, status, method, path, query, content_type, size_bytes, payload_sha256, raw_headers,
+               payload_key, idempotency_key, received_at, updated_at
+        FROM inbound_messages WHERE id = ${second}`;
+      const received = new Date('2026-11-22T10:00:00.123Z');
+      expect(row).toEqual({
+        project_id: projectId,
+        inbound_endpoint_id: endpointId,
+        status: 'queued',
+        method: 'PUT',
+        path: '/sub/path',
+        query: 'a=1&a=2',
+        content_type: 'application/x-www-form-urlencoded',
+        size_bytes: 12,
+        payload_sha256: sha256Hex(Buffer.from('a=1&b=%20two')),
+        raw_headers: [['X-Repeat', 'one'], ['x-repeat', 'two']],
+        payload_key: `inbound/${second}`,
+        idempotency_key: null,
+        received_at: received,
+        updated_at: received,
+      });
+      const [payload] = await db.sql<{ data: Uint8Array }>`SELECT data FROM payloads WHERE key = ${`inbound/${second}`}`;
+      expect(Buffer.from(payload!.data).toString()).toBe('a=1&b=%20two');
+      expect(await lastIdOf(endpointId)).toBe(second);
+    });
+
+    it('places it right after a later id another process committed, keeping the payload key of the proposed id', async () => {
+      const endpointId = await endpoint();
+      const proposed = newUuidv7();
+      const committed = uuidv7AtTime(Date.now() + 60_000);
+      await db.sql`UPDATE inbound_endpoints SET last_message_id = ${committed} WHERE id = ${endpointId}`;
+      const [after] = await db.sql<{ id: string }>`SELECT hookrelay_uuidv7_after(${committed}, 1)::text AS id`;
+      expect(await store(shape, endpointId, proposed)).toEqual({ ord: 10, outcome: 'stored', message_id: after!.id, endpoint_id: endpointId, previous_last_id: committed });
+      const [row] = await db.sql<{ payload_key: string }>`SELECT payload_key FROM inbound_messages WHERE id = ${after!.id}`;
+      expect(row!.payload_key).toBe(`inbound/${proposed}`);
+      expect(await lastIdOf(endpointId)).toBe(after!.id);
+    });
+
+    it('answers paused, and gone for a deleted, an expired and an unknown endpoint, storing nothing', async () => {
+      const [paused, deleted, expired] = [await endpoint(), await endpoint(), await endpoint()];
+      const last = newUuidv7();
+      await db.sql`UPDATE inbound_endpoints SET paused = true, last_message_id = ${last} WHERE id = ${paused}`;
+      await db.sql`UPDATE inbound_endpoints SET deleted_at = now(), paused = true WHERE id = ${deleted}`;
+      await db.sql`UPDATE inbound_endpoints SET ephemeral = true, expires_at = now() - interval '1 second' WHERE id = ${expired}`;
+      const unknown = newUuidv7();
+      const ids = [newUuidv7(), newUuidv7(), newUuidv7(), newUuidv7()];
+      expect(await store(shape, paused, ids[0]!)).toEqual({ ord: 10, outcome: 'paused', message_id: null, endpoint_id: paused, previous_last_id: last });
+      expect(await store(shape, deleted, ids[1]!)).toEqual({ ord: 10, outcome: 'gone', message_id: null, endpoint_id: deleted, previous_last_id: null });
+      expect(await store(shape, expired, ids[2]!)).toEqual({ ord: 10, outcome: 'gone', message_id: null, endpoint_id: expired, previous_last_id: null });
+      expect(await store(shape, unknown, ids[3]!)).toEqual({ ord: 10, outcome: 'gone', message_id: null, endpoint_id: unknown, previous_last_id: null });
+      const stored = await db.sql`SELECT 1 FROM inbound_messages WHERE id IN (${ids[0]!}, ${ids[1]!}, ${ids[2]!}, ${ids[3]!})`;
+      const payloads = await db.sql`SELECT 1 FROM payloads WHERE key IN (${`inbound/${ids[0]!}`}, ${`inbound/${ids[1]!}`}, ${`inbound/${ids[2]!}`}, ${`inbound/${ids[3]!}`})`;
+      expect([stored.length, payloads.length]).toEqual([0, 0]);
+      expect([await lastIdOf(paused), await lastIdOf(deleted), await lastIdOf(expired)]).toEqual([last, null, null]);
+    });
+
+    it('queues a delivery job for a forward-mode endpoint and announces it on the deliveries channel', async () => {
+      const endpointId = await endpoint('forward');
+      const heard: string[] = [];
+      const unlisten = await db.listen(DELIVERIES_CHANNEL, (payload) => heard.push(payload));
+      try {
+        const id = newUuidv7();
+        expect(await store(shape, endpointId, id)).toMatchObject({ outcome: 'stored', message_id: id });
+        const jobs = await db.sql<{ kind: string; destination: string }>`SELECT kind, destination FROM delivery_jobs WHERE message_id = ${id}`;
+        expect(jobs).toEqual([{ kind: 'inbound', destination: endpointId }]);
+        for (let i = 0; i < 100 && heard.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(heard.length).toBeGreaterThan(0);
+      } finally {
+        await unlisten();
+      }
+    });
+
+    it('with the payloads in an object store (no bodies given) stores the message and no payload row', async () => {
+      const endpointId = await endpoint();
+      const id = newUuidv7();
+      expect(await store(shape, endpointId, id, false)).toMatchObject({ outcome: 'stored', message_id: id });
+      expect(await db.sql`SELECT 1 FROM inbound_messages WHERE id = ${id}`).toHaveLength(1);
+      expect(await db.sql`SELECT 1 FROM payloads WHERE key = ${`inbound/${id}`}`).toHaveLength(0);
+    });
   });
 });

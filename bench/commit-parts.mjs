@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+// What one inbound commit costs PostgreSQL at a low rate, part by part. Each variant is one
+// autocommit statement, sent from a pool like the server's (10 connections, prepared statements)
+// and timed in this process, on a durable throwaway PostgreSQL migrated by the real server. One
+// call every 1/--rate s, the variants in turn, so that the machine's drift hits all of them alike.
+//
+//   node bench/commit-parts.mjs [--rate 50] [--calls 500] [--only a,b] [--sql file.sql,…] [--functions f,…]
+//
+// Variants: SELECT 1 (a round trip); the floor's INSERT of a 1 KiB body (bench/floor); the message
+// row and its payload; the same plus the endpoint's last id; hookrelay_store_inbound_batch with one
+// webhook and with two. --sql runs files first (say, an older body of the function under another
+// name) and --functions names functions of hookrelay_store_inbound_batch's signature to call with
+// one webhook. --only keeps the variants named. Prints p50, p90 and mean per variant, in ms.
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { bodyFor, build, cleanup, cleanups, createInboundEndpoint, delay, fail, startDurablePg, startServer, usageText, watchdog } from './lib.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    rate: { type: 'string', default: '50' },
+    calls: { type: 'string', default: '500' },
+    only: { type: 'string', default: '' },
+    sql: { type: 'string', default: '' },
+    functions: { type: 'string', default: '' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (args.help) {
+  process.stdout.write(usageText(import.meta.url, 13));
+  process.exit(0);
+}
+const list = (text) => text.split(',').map((s) => s.trim()).filter(Boolean);
+const rate = Number(args.rate);
+const calls = Number(args.calls);
+if (!(rate > 0) || !(Number.isInteger(calls) && calls > 0)) {
+  process.stderr.write('usage: --rate R (>0) --calls N (>0)\n');
+  process.exit(2);
+}
+
+async function main() {
+  build(['packages/shared', 'packages/server']);
+  const { pg } = await startDurablePg();
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-bench-parts-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  const server = await startServer({ databaseUrl: pg.url, dataDir });
+  const { id: endpointId } = await createInboundEndpoint(server.url, server.apiKey, 'cli');
+  const { id: otherEndpointId } = await createInboundEndpoint(server.url, server.apiKey, 'cli');
+  const sql = postgres(pg.url, { max: 10, onnotice: () => {} });
+  cleanups.push(() => sql.end({ timeout: 5 }));
+  await sql`CREATE TABLE floor_messages (id bigserial PRIMARY KEY, body bytea NOT NULL)`;
+  for (const file of list(args.sql)) await sql.unsafe(readFileSync(file, 'utf8'));
+  const [{ project_id: projectId }] = await sql`SELECT project_id FROM inbound_endpoints WHERE id = ${endpointId}`;
+
+  const rawHeaders = [['host', '127.0.0.1'], ['content-type', 'application/json'], ['content-length', '1024'], ['user-agent', 'bench']];
+  const body = bodyFor(1);
+  const sha256 = createHash('sha256').update(body).digest('hex');
+  let counter = 0;
+  // Growing UUIDv7-shaped ids, far enough apart that an id the function placed after another never
+  // meets a later proposal.
+  const nextId = () => {
+    const ms = Date.now().toString(16).padStart(12, '0');
+    return `${ms.slice(0, 8)}-${ms.slice(8)}-7000-8000-${(counter += 1000).toString(16).padStart(12, '0')}`;
+  };
+  const batchItem = (n, endpoint, id) => ({
+    n, ord: n, id, endpoint_id: endpoint, project_id: projectId, method: 'POST', path: '', query: '', content_type: 'application/json',
+    size_bytes: body.length, sha256, raw_headers: rawHeaders, idempotency_key: null, received_at: new Date(), body_offset: n * body.length,
+  });
+  const keyExpiry = () => new Date(Date.now() + 86_400_000).toISOString();
+  const storeBatch = (fn, items) => sql`
+    SELECT ord, outcome, message_id, endpoint_id, previous_last_id
+    FROM ${sql(fn)}(${items}::jsonb, ${Buffer.concat(items.map(() => body))}::bytea, ${keyExpiry()}::text::timestamptz)`;
+
+  const variants = {
+    'SELECT 1': () => sql`SELECT 1`,
+    'floor INSERT': () => sql`INSERT INTO floor_messages (body) VALUES (${body}) RETURNING id`,
+    'message + payload': () => {
+      const id = nextId();
+      return sql`WITH m AS (
+          INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
+          VALUES (${id}, ${projectId}, ${endpointId}, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, ${'inbound/' + id}, now(), now()) RETURNING id)
+        INSERT INTO payloads (key, data) SELECT 'inbound/' || m.id, ${body} FROM m RETURNING key`;
+    },
+    'endpoint + message + payload': () => {
+      const id = nextId();
+      return sql`WITH e AS (UPDATE inbound_endpoints SET last_message_id = ${id} WHERE id = ${endpointId} RETURNING id),
+        m AS (
+          INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
+          SELECT ${id}, ${projectId}, e.id, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, ${'inbound/' + id}, now(), now() FROM e RETURNING id)
+        INSERT INTO payloads (key, data) SELECT 'inbound/' || m.id, ${body} FROM m RETURNING key`;
+    },
+    'store_inbound_batch (1 webhook)': () => storeBatch('hookrelay_store_inbound_batch', [batchItem(0, endpointId, nextId())]),
+    'store_inbound_batch (2 webhooks)': () =>
+      storeBatch('hookrelay_store_inbound_batch', [batchItem(0, endpointId, nextId()), batchItem(1, otherEndpointId, nextId())]),
+    ...Object.fromEntries(list(args.functions).map((fn) => [`${fn} (1 webhook)`, () => storeBatch(fn, [batchItem(0, endpointId, nextId())])])),
+  };
+  const only = list(args.only);
+  const entries = Object.entries(variants).filter(([name]) => only.length === 0 || only.includes(name));
+  if (entries.length === 0) throw new Error(`no variant named ${only.join(', ')}; there are: ${Object.keys(variants).join(', ')}`);
+
+  // Every statement prepared on every connection of the pool before the clock starts.
+  for (const [, run] of entries) await Promise.all(Array.from({ length: 20 }, () => run()));
+  const times = new Map(entries.map(([name]) => [name, []]));
+  const gapMs = 1000 / rate;
+  const start = performance.now();
+  for (let i = 0; i < calls * entries.length; i++) {
+    const [name, run] = entries[i % entries.length];
+    const wait = start + i * gapMs - performance.now();
+    if (wait > 0) await delay(wait);
+    const t0 = performance.now();
+    await run();
+    times.get(name).push(performance.now() - t0);
+  }
+
+  const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  process.stdout.write(`${rate} calls/s, ${calls} calls per variant in turn, pool of 10, durable PostgreSQL (ms)\n`);
+  for (const [name, xs] of times) {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+    process.stdout.write(`${name.padEnd(36)} p50 ${pct(sorted, 50).toFixed(3)}  p90 ${pct(sorted, 90).toFixed(3)}  mean ${mean.toFixed(3)}\n`);
+  }
+}
+
+watchdog(900);
+main().then(
+  async () => {
+    await cleanup();
+    process.exit(0);
+  },
+  (error) => fail(error instanceof Error ? (error.stack ?? error.message) : String(error)),
+);
