@@ -130,8 +130,15 @@ export interface PostgresTarget {
  * look up `%2Frun%2Fpostgresql` as a host name.
  */
 export function postgresTarget(url: string): PostgresTarget {
-  // `postgres:///db?host=…` and `postgres://user@/db?host=…` have an empty host, which URL refuses.
-  const parsed = new URL(url.replace(/^(postgres(?:ql)?:\/\/(?:[^@/?#]*@)?)(?=[/?#:]|$)/, '$1localhost'));
+  // Anything else (postgres.js's own multi-host `h1:5432,h2:5433`, which URL refuses) goes as it is.
+  if (!/[?&](host|port)=/.test(url) && !/^postgres(ql)?:\/\/([^@/?#]*@)?%2F/i.test(url)) return { url };
+  let parsed: URL;
+  try {
+    // `postgres:///db?host=…` and `postgres://user@/db?host=…` have an empty host, which URL refuses.
+    parsed = new URL(url.replace(/^(postgres(?:ql)?:\/\/(?:[^@/?#]*@)?)(?=[/?#:]|$)/, '$1localhost'));
+  } catch {
+    return { url };
+  }
   const hostParam = parsed.searchParams.get('host');
   const portParam = parsed.searchParams.get('port');
   const encodedHost = decodeURIComponent(parsed.hostname);

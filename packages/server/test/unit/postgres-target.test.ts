@@ -3,9 +3,12 @@ import { postgresTarget } from '../../src/db/database.js';
 
 /** DATABASE_URL in libpq's forms, as postgres.js is given it. */
 describe('postgresTarget', () => {
-  it('leaves a plain TCP URL alone', () => {
+  it('leaves a plain TCP URL alone, and postgres.js’s multi-host form too', () => {
     expect(postgresTarget('postgres://u:p@db.internal:5433/hookrelay?sslmode=require')).toEqual({
       url: 'postgres://u:p@db.internal:5433/hookrelay?sslmode=require',
+    });
+    expect(postgresTarget('postgres://u:p@db1:5432,db2:5433/hookrelay?target_session_attrs=read-write')).toEqual({
+      url: 'postgres://u:p@db1:5432,db2:5433/hookrelay?target_session_attrs=read-write',
     });
   });
 
