@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { sign } from '@octokit/webhooks-methods';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeConfigDir, parseJsonError, parseJsonOutput, runCli, type CliResult } from './helpers/cli.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseJsonError, parseJsonOutput, runCli, type CliResult } from './helpers/cli.js';
+import { testResources } from './helpers/fixture.js';
 import { startCli, until, type ListenProcess } from './helpers/listen.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
@@ -66,19 +66,15 @@ interface Page<T> {
 
 let server: RunningServer;
 let env: Record<string, string>;
-const cleanups: (() => Promise<unknown> | void)[] = [];
+const resources = testResources();
 
 beforeAll(async () => {
   server = await startServer();
   env = { HOOKRELAY_API_URL: server.url, HOOKRELAY_API_KEY: server.apiKey };
 });
 
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
 afterAll(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  await resources.cleanup();
   await server?.stop();
 });
 
@@ -550,10 +546,9 @@ describe('inbound logs', () => {
   });
 
   it('--follow prints the latest rows, then each new row once, until Ctrl-C (exit 0)', async () => {
-    const configDir = await makeConfigDir();
-    cleanups.push(() => rm(configDir, { recursive: true, force: true }));
+    const configDir = await resources.configDir();
     const follow: ListenProcess = startCli(['inbound', 'logs', '--follow', '--endpoint', endpoint.id, '--json'], { env, configDir });
-    cleanups.push(() => follow.kill());
+    resources.defer(() => follow.kill());
     const lines = (): LogRow[] => follow.records<LogRow>();
     await until(() => lines().length >= 3, 'the first page', 20_000, () => follow.explain());
     expect(lines().map((row) => row.message_id)).toEqual(ids);
@@ -569,10 +564,9 @@ describe('inbound logs', () => {
   });
 
   it('--follow in human form prints one line per row and a note on stderr', async () => {
-    const configDir = await makeConfigDir();
-    cleanups.push(() => rm(configDir, { recursive: true, force: true }));
+    const configDir = await resources.configDir();
     const follow = startCli(['inbound', 'logs', '--follow', '--endpoint', endpoint.id, '--limit', '1'], { env, configDir });
-    cleanups.push(() => follow.kill());
+    resources.defer(() => follow.kill());
     await follow.waitForStderr(/following new messages/u);
     const id = await ingestOk(endpoint.secret_token);
     await until(() => follow.stdout.includes(id), 'the new row', 20_000, () => follow.explain());

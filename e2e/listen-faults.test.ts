@@ -1,8 +1,8 @@
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeConfigDir } from './helpers/cli.js';
-import { api, createCliEndpoint, delay, LocalApp, sendWebhook, startCli, until, type ListenProcess } from './helpers/listen.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testResources } from './helpers/fixture.js';
+import { api, createCliEndpoint, delay, sendWebhook, until, type LocalApp, type ListenProcess } from './helpers/listen.js';
 import { TestProxy } from './helpers/proxy.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
@@ -14,7 +14,7 @@ import { startServer, type RunningServer } from './helpers/server.js';
 
 let server: RunningServer;
 let env: Record<string, string>;
-const cleanups: (() => Promise<unknown> | void)[] = [];
+const { configDir, localApp, defer, cleanup, listen: listenWith } = testResources();
 
 beforeAll(async () => {
   // Pings every second, so that a dead connection is noticed within the test's time.
@@ -22,37 +22,19 @@ beforeAll(async () => {
   env = { HOOKRELAY_API_URL: server.url, HOOKRELAY_API_KEY: server.apiKey };
 });
 
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
 afterAll(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  await cleanup();
   await server?.stop();
 });
 
-async function configDir(): Promise<string> {
-  const dir = await makeConfigDir();
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function localApp(...args: Parameters<typeof LocalApp.start>): Promise<LocalApp> {
-  const app = await LocalApp.start(...args);
-  cleanups.push(() => app.stop());
-  return app;
-}
-
 async function proxy(): Promise<TestProxy> {
   const p = await TestProxy.start(server.url);
-  cleanups.push(() => p.stop());
+  defer(() => p.stop());
   return p;
 }
 
 function listen(args: string[], dir: string, extraEnv: Record<string, string> = {}): ListenProcess {
-  const cli = startCli(['listen', ...args], { env: { ...env, ...extraEnv }, configDir: dir });
-  cleanups.push(() => cli.kill());
-  return cli;
+  return listenWith(args, dir, { ...env, ...extraEnv });
 }
 
 async function send(token: string, n: number): Promise<string> {

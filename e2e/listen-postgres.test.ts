@@ -3,9 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startPgCluster, type PgCluster } from '@hookrelay/server/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeConfigDir } from './helpers/cli.js';
-import { createCliEndpoint, delay, LocalApp, sendWebhook, startCli, until, type ListenProcess } from './helpers/listen.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testResources } from './helpers/fixture.js';
+import { createCliEndpoint, delay, sendWebhook, until, type LocalApp, type ListenProcess } from './helpers/listen.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
 /**
@@ -20,7 +20,7 @@ let a: RunningServer;
 let b: RunningServer;
 let bPort: number;
 let bDataDir: string;
-const cleanups: (() => Promise<unknown> | void)[] = [];
+const { configDir, localApp, cleanup, listen } = testResources();
 
 function serverEnv(port: number): Record<string, string> {
   return {
@@ -42,26 +42,18 @@ beforeAll(async () => {
   b = await startB();
 });
 
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
 afterAll(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  await cleanup();
   await Promise.all([a?.stop(), b?.stop()]);
   if (bDataDir !== undefined) await rm(bDataDir, { recursive: true, force: true });
   cluster?.stop();
 });
 
 async function setup(): Promise<{ app: LocalApp; endpoint: { id: string; token: string }; cli: ListenProcess }> {
-  const app = await LocalApp.start();
-  cleanups.push(() => app.stop());
-  const dir = await makeConfigDir();
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const app = await localApp();
   const endpoint = await createCliEndpoint(a.url, apiKey);
   // The listener talks to B only.
-  const cli = startCli(['listen', endpoint.id, '-f', app.url], { env: { HOOKRELAY_API_URL: b.url, HOOKRELAY_API_KEY: apiKey }, configDir: dir });
-  cleanups.push(() => cli.kill());
+  const cli = listen([endpoint.id, '-f', app.url], await configDir(), { HOOKRELAY_API_URL: b.url, HOOKRELAY_API_KEY: apiKey });
   await cli.waitForStderr(/connected \(websocket\)/u, 30_000);
   return { app, endpoint, cli };
 }

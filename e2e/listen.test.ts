@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sign, verify } from '@octokit/webhooks-methods';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeConfigDir, parseJsonError, parseJsonOutput, runCli } from './helpers/cli.js';
-import { api, createCliEndpoint, delay, LocalApp, sendWebhook, startCli, until, type ListenProcess } from './helpers/listen.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseJsonError, parseJsonOutput, runCli } from './helpers/cli.js';
+import { testResources } from './helpers/fixture.js';
+import { api, createCliEndpoint, delay, sendWebhook, until, type ListenProcess } from './helpers/listen.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
 /**
@@ -14,38 +15,20 @@ import { startServer, type RunningServer } from './helpers/server.js';
 
 let server: RunningServer;
 let env: Record<string, string>;
-const cleanups: (() => Promise<unknown> | void)[] = [];
+const { configDir, localApp, cleanup, listen: listenWith } = testResources();
 
 beforeAll(async () => {
   server = await startServer();
   env = { HOOKRELAY_API_URL: server.url, HOOKRELAY_API_KEY: server.apiKey };
 });
 
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
 afterAll(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  await cleanup();
   await server?.stop();
 });
 
-async function configDir(): Promise<string> {
-  const dir = await makeConfigDir();
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function localApp(...args: Parameters<typeof LocalApp.start>): Promise<LocalApp> {
-  const app = await LocalApp.start(...args);
-  cleanups.push(() => app.stop());
-  return app;
-}
-
 function listen(args: string[], dir: string, extraEnv: Record<string, string> = {}): ListenProcess {
-  const cli = startCli(['listen', ...args], { env: { ...env, ...extraEnv }, configDir: dir });
-  cleanups.push(() => cli.kill());
-  return cli;
+  return listenWith(args, dir, { ...env, ...extraEnv });
 }
 
 /** The header lines a sender's HTTP client adds itself, and the listener's undici too. */
