@@ -262,7 +262,8 @@ export async function createInboundEndpoint(serverUrl, apiKey, mode) {
 
 // ---------- figures ----------
 
-export const fmt = (n, d = 0) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+/** A number for a report; a value that was not measured (NaN, ±Infinity) prints as a dash. */
+export const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }) : '–');
 
 /** Right-aligned text table. */
 export function table(rows) {

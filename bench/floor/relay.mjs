@@ -1,32 +1,35 @@
-// The least code that does the durable part of the listen path, for bench/listen-floor.mjs:
-// POST → one INSERT of the body in its own durable commit → the body to every WebSocket client →
-// 200. No ordering guarantee, no metadata, no verification, no framing. Prints `relay listening on URL`.
-import http from 'node:http';
+// The least code that relays a webhook, for the floors of bench/listen.mjs and bench/listen-floor.mjs:
+// Fastify takes the POST as raw bytes, then (with DATABASE_URL) one INSERT of the body in its own
+// durable commit, then the body goes to every WebSocket client and the sender gets 200. Without
+// DATABASE_URL nothing is stored: what a relay that keeps nothing (smee) does. No ordering guarantee,
+// no metadata, no verification, no framing. Prints `relay listening on URL`.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import postgres from 'postgres';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { WebSocketServer } = createRequire(path.join(root, 'packages/cli/package.json'))('ws');
+const benchRequire = createRequire(path.join(root, 'bench/package.json'));
+const Fastify = benchRequire('fastify');
 
-const sql = postgres(process.env.DATABASE_URL, { max: 4, onnotice: () => {} });
-await sql`CREATE TABLE IF NOT EXISTS floor_messages (id bigserial PRIMARY KEY, body bytea NOT NULL)`;
+const durable = Boolean(process.env.DATABASE_URL);
+const sql = durable ? benchRequire('postgres')(process.env.DATABASE_URL, { max: 4, onnotice: () => {} }) : undefined;
+if (sql) await sql`CREATE TABLE IF NOT EXISTS floor_messages (id bigserial PRIMARY KEY, body bytea NOT NULL)`;
 
-const server = http.createServer((request, response) => {
-  const chunks = [];
-  request.on('data', (chunk) => chunks.push(chunk));
-  request.on('end', () => {
-    const body = Buffer.concat(chunks);
-    sql`INSERT INTO floor_messages (body) VALUES (${body}) RETURNING id`.then(
-      ([row]) => {
-        for (const client of sockets.clients) client.send(body);
-        response.writeHead(200, { 'content-type': 'application/json' }).end(`{"id":${row.id}}`);
-      },
-      () => response.writeHead(503).end(),
-    );
-  });
+const app = Fastify({ logger: false, bodyLimit: 1 << 20 });
+app.removeAllContentTypeParsers();
+app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+let nextId = 0;
+app.post('/in', async (request, reply) => {
+  const body = request.body;
+  const id = sql ? (await sql`INSERT INTO floor_messages (body) VALUES (${body}) RETURNING id`)[0].id : ++nextId;
+  for (const client of sockets.clients) client.send(body);
+  return reply.header('content-type', 'application/json').send(`{"id":${id}}`);
 });
-const sockets = new WebSocketServer({ server });
-process.once('SIGTERM', () => void sql.end({ timeout: 1 }).finally(() => process.exit(0)));
-server.listen(0, '127.0.0.1', () => process.stdout.write(`relay listening on http://127.0.0.1:${server.address().port}\n`));
+await app.ready();
+const sockets = new WebSocketServer({ server: app.server, perMessageDeflate: false });
+process.once('SIGTERM', () => {
+  void Promise.all([app.close(), sql?.end({ timeout: 1 })]).finally(() => process.exit(0));
+});
+await app.listen({ port: 0, host: '127.0.0.1' });
+process.stdout.write(`relay (${durable ? 'durable' : 'no database'}) listening on http://127.0.0.1:${app.server.address().port}\n`);
