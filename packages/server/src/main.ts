@@ -6,6 +6,7 @@ import { bootstrapProject } from './bootstrap.js';
 import { ConfigError, parseConfig, processEnvironment, type Config } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import type { PrepareDataDirResult } from './db/pglite-template.js';
 import { DataDirLockedError, loadEncryptionKey, openDatabase } from './runtime.js';
 import { SecretBox } from './security/crypto.js';
 import { DEFAULT_SWEEPERS, startSweepers } from './sweepers/runner.js';
@@ -38,6 +39,7 @@ const CONFIG_FLAGS: Record<string, string> = {
   'db-pool-size': 'HOOKRELAY_DB_POOL_SIZE',
   'tls-ca-file': 'HOOKRELAY_TLS_CA_FILE',
   'payload-store': 'HOOKRELAY_PAYLOAD_STORE',
+  'pglite-options': 'HOOKRELAY_PGLITE_OPTIONS',
 };
 
 const HELP = `hookrelay-server — webhook relay server
@@ -67,6 +69,7 @@ Flags (each also read from the environment variable in brackets; a flag wins):
   --db-pool-size N             [HOOKRELAY_DB_POOL_SIZE]  default 10
   --tls-ca-file FILE           [HOOKRELAY_TLS_CA_FILE]
   --payload-store URL          [HOOKRELAY_PAYLOAD_STORE]  database (default) or s3://bucket/prefix (AWS_* variables)
+  --pglite-options SETTINGS    [HOOKRELAY_PGLITE_OPTIONS]  embedded database: PostgreSQL settings, e.g. shared_buffers=64MB
   --json                       admin commands: print JSON
 
 Examples:
@@ -79,12 +82,15 @@ Examples:
 async function runStart(config: Config): Promise<void> {
   // Before the database: a missing or malformed key must stop the process before it changes anything.
   const secretBox = new SecretBox(await loadEncryptionKey(config));
-  const db = await openDatabase(config);
+  let prepared: PrepareDataDirResult | undefined;
+  const db = await openDatabase(config, undefined, (result) => (prepared = result));
   let closing = false;
   try {
     await migrate(db);
     const boot = await bootstrapProject(db, config);
     const app = await buildApp(config, { db, secretBox });
+    if (prepared?.origin === 'initdb') app.log.warn({ reason: prepared.reason }, 'new embedded database made by initdb, not from the template');
+    else if (prepared) app.log.info({ origin: prepared.origin }, 'embedded database opened');
     if (boot.generatedKey) {
       // Plain stdout, never the JSON log (decisions.md §2).
       process.stdout.write(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}\n`);

@@ -211,8 +211,10 @@ export function openPostgres(options: PostgresOptions): Database {
 export interface PGliteOpenOptions {
   /** Data directory on disk; undefined → in memory. */
   dataDir?: string;
-  /** A data dir saved with `dumpDataDir('gzip')`, to skip initdb (tests, first start). */
+  /** A data dir saved with `dumpDataDir('gzip')`, to skip initdb (tests). */
   loadDataDir?: Blob;
+  /** PostgreSQL settings (`shared_buffers` → `16MB`), as `-c` options after PGlite's own. */
+  settings?: Readonly<Record<string, string>>;
 }
 
 export async function openPGlite(options: PGliteOpenOptions = {}): Promise<Database & { pglite: PGlite }> {
@@ -220,6 +222,10 @@ export async function openPGlite(options: PGliteOpenOptions = {}): Promise<Datab
   const pglite = new PGlite({
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+    // Given start parameters replace PGlite's defaults (single-user mode among them): keep those.
+    ...(options.settings && Object.keys(options.settings).length > 0
+      ? { startParams: [...PGlite.defaultStartParams, ...Object.entries(options.settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])] }
+      : {}),
   });
   await pglite.waitReady;
   return wrapPGlite(pglite);
