@@ -15,7 +15,8 @@
 // cli-mode endpoint: requests/s, p50/p99, RSS idle afterwards, data dir size. --options is passed
 // as HOOKRELAY_PGLITE_OPTIONS to every server started here (dev's server takes none of the
 // caller's HOOKRELAY_* settings: it runs the defaults); --compare-options runs the ingest once more with
-// those settings instead (e.g. shared_buffers=128MB, PGlite's own default), in the same run.
+// those settings instead (repeatable; e.g. "shared_buffers=128MB wasm_tier=optimizing", PGlite's
+// and V8's own defaults), in the same run.
 // Builds first (tsc -b and the template data dir) unless --no-build. Exit code 1 when a run fails
 // or a webhook is not answered 200.
 import { execFileSync, spawn } from 'node:child_process';
@@ -35,14 +36,14 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '10' },
     'idle-ms': { type: 'string', default: '2000' },
     options: { type: 'string' },
-    'compare-options': { type: 'string' },
+    'compare-options': { type: 'string', multiple: true, default: [] },
     'no-dev': { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 21));
+  process.stdout.write(usageText(import.meta.url, 23));
   process.exit(0);
 }
 const runs = Number(args.runs);
@@ -269,7 +270,7 @@ try {
   const ingests = [];
   if (webhooks > 0) {
     ingests.push(await ingest(args.options));
-    if (args['compare-options'] !== undefined) ingests.push(await ingest(args['compare-options']));
+    for (const options of args['compare-options']) ingests.push(await ingest(options));
   }
   const endLoad = machine().loadavg;
 

@@ -32,6 +32,15 @@ export const DEFAULT_API_RATE_LIMIT = 200;
  */
 export const DEFAULT_PGLITE_SETTINGS: Readonly<Record<string, string>> = Object.freeze({ shared_buffers: '16MB' });
 
+/**
+ * How V8 compiles PGlite's WebAssembly, set in HOOKRELAY_PGLITE_OPTIONS as `wasm_tier`: `baseline`
+ * (Liftoff only) or `optimizing` (V8's default: hot functions recompiled by TurboFan, whose code
+ * stays in memory). See docs/operating.md for the measurements behind the default.
+ */
+export const PGLITE_WASM_TIERS = ['baseline', 'optimizing'] as const;
+export type PGliteWasmTier = (typeof PGLITE_WASM_TIERS)[number];
+export const DEFAULT_PGLITE_WASM_TIER: PGliteWasmTier = 'baseline';
+
 const PGLITE_SETTING = /^([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)=([A-Za-z0-9_.:+-]+)$/;
 
 /** `s3://bucket[/prefix]`, the bucket named as S3 allows (3–63 lowercase letters, digits, dots, hyphens). */
@@ -123,7 +132,12 @@ const EnvSchema = z.object({
         }
         settings[match[1]!] = match[2]!;
       }
-      return settings;
+      const { wasm_tier: wasmTier, ...postgresSettings } = settings;
+      if (wasmTier !== undefined && !(PGLITE_WASM_TIERS as readonly string[]).includes(wasmTier)) {
+        ctx.addIssue({ code: 'custom', message: `HOOKRELAY_PGLITE_OPTIONS: wasm_tier must be ${PGLITE_WASM_TIERS.join(' or ')}, got ${JSON.stringify(wasmTier)}` });
+        return z.NEVER;
+      }
+      return { postgresSettings, wasmTier: wasmTier as PGliteWasmTier | undefined };
     }),
   HOOKRELAY_PAYLOAD_STORE: z
     .string()
@@ -186,6 +200,8 @@ export interface Config {
   payloadStore: PayloadStoreConfig;
   /** PostgreSQL settings of the embedded database: the defaults with HOOKRELAY_PGLITE_OPTIONS over them. */
   pgliteSettings: Readonly<Record<string, string>>;
+  /** How V8 compiles the embedded database's WebAssembly (HOOKRELAY_PGLITE_OPTIONS `wasm_tier`). */
+  pgliteWasmTier: PGliteWasmTier;
 }
 
 export interface S3PayloadStoreConfig {
@@ -239,7 +255,8 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     apiRateLimit: e.HOOKRELAY_API_RATE_LIMIT,
     apiRateBurst: e.HOOKRELAY_API_RATE_BURST ?? Math.max(1, 2 * e.HOOKRELAY_API_RATE_LIMIT),
     payloadStore: payloadStoreOf(e),
-    pgliteSettings: { ...DEFAULT_PGLITE_SETTINGS, ...e.HOOKRELAY_PGLITE_OPTIONS },
+    pgliteSettings: { ...DEFAULT_PGLITE_SETTINGS, ...e.HOOKRELAY_PGLITE_OPTIONS.postgresSettings },
+    pgliteWasmTier: e.HOOKRELAY_PGLITE_OPTIONS.wasmTier ?? DEFAULT_PGLITE_WASM_TIER,
   };
 }
 

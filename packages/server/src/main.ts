@@ -1,17 +1,12 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { buildApp } from './app.js';
 import { SERVER_VERSION } from './version.js';
-import { bootstrapProject } from './bootstrap.js';
 import { ConfigError, parseConfig, processEnvironment, type Config } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import type { PrepareDataDirResult } from './db/pglite-template.js';
 import { DataDirLockedError, loadEncryptionKey, openDatabase } from './runtime.js';
 import { SecretBox } from './security/crypto.js';
-import { DEFAULT_SWEEPERS, startSweepers } from './sweepers/runner.js';
-import { DeliveryWorker } from './delivery/worker.js';
-import { DELIVERY_SWEEPERS } from './delivery/sweepers.js';
 import {
   AdminError,
   createKeyCommand,
@@ -79,13 +74,31 @@ Examples:
 `;
 
 
+/**
+ * The modules of a running server (Fastify and the routes, the worker), loaded while the database
+ * opens: PGlite reads and compiles its WebAssembly meanwhile, off the main thread.
+ */
+async function serverModules() {
+  const [app, bootstrap, runner, worker, deliverySweepers] = await Promise.all([
+    import('./app.js'),
+    import('./bootstrap.js'),
+    import('./sweepers/runner.js'),
+    import('./delivery/worker.js'),
+    import('./delivery/sweepers.js'),
+  ]);
+  return { ...app, ...bootstrap, ...runner, ...worker, ...deliverySweepers };
+}
+
 async function runStart(config: Config): Promise<void> {
   // Before the database: a missing or malformed key must stop the process before it changes anything.
   const secretBox = new SecretBox(await loadEncryptionKey(config));
+  const modules = serverModules();
+  modules.catch(() => {}); // awaited below; a failure to load is reported there
   let prepared: PrepareDataDirResult | undefined;
   const db = await openDatabase(config, undefined, (result) => (prepared = result));
   let closing = false;
   try {
+    const { buildApp, bootstrapProject, DeliveryWorker, DEFAULT_SWEEPERS, DELIVERY_SWEEPERS, startSweepers } = await modules;
     await migrate(db);
     const boot = await bootstrapProject(db, config);
     const app = await buildApp(config, { db, secretBox });

@@ -1,6 +1,7 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import v8 from 'node:v8';
 import type { Config } from './config.js';
 import { ConfigError } from './config.js';
 import { openPGlite, openPostgres, type Database } from './db/database.js';
@@ -74,6 +75,9 @@ export async function openDatabase(
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const unlock = lockDataDir(config.dataDir, holder);
   try {
+    // Before PGlite compiles its WebAssembly, which is the only WebAssembly this process runs. Only
+    // V8's choice of compiler changes: the database's behaviour and durability do not.
+    if (config.pgliteWasmTier === 'baseline') v8.setFlagsFromString('--liftoff-only');
     const pgdata = path.join(config.dataDir, PGLITE_DIR);
     // Under the lock: only this process may decide that the data dir is new.
     onPrepared?.(await prepareDataDir(pgdata));
