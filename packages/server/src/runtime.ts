@@ -4,7 +4,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import type { Config } from './config.js';
 import { ConfigError } from './config.js';
-import { openPGlite, openPostgres, type Database } from './db/database.js';
+import { openPGlite, openPostgres, PGliteStartError, type Database } from './db/database.js';
 import { prepareDataDir, type PrepareDataDirResult } from './db/pglite-template.js';
 import { generateEncryptionKey, parseEncryptionKey } from './security/crypto.js';
 
@@ -94,6 +94,8 @@ export async function openDatabase(
     };
   } catch (error) {
     unlock();
+    // A setting PostgreSQL refuses ("unrecognized configuration parameter", "invalid value for parameter").
+    if (error instanceof PGliteStartError && /parameter/.test(error.message)) throw new ConfigError(`${error.message} (settings: HOOKRELAY_PGLITE_OPTIONS)`);
     throw error;
   }
 }
