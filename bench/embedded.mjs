@@ -7,6 +7,7 @@
 //
 //   pnpm bench:embedded [--runs 10] [--webhooks 10000] [--connections 10] [--idle-ms 2000]
 //                       [--options SETTINGS] [--compare-options SETTINGS] [--no-dev] [--no-build]
+//                       [--server-main PATH]
 //
 // Per case: median and max over the runs of the time from spawn to the server's listening line
 // (to the CLI's "connected (...)" line for dev), the peak RSS (VmHWM) at that moment and the RSS
@@ -17,8 +18,9 @@
 // caller's HOOKRELAY_* settings: it runs the defaults); --compare-options runs the ingest once more with
 // those settings instead (repeatable; e.g. "shared_buffers=128MB wasm_tier=optimizing", PGlite's
 // and V8's own defaults), in the same run.
-// Builds first (tsc -b and the template data dir) unless --no-build. Exit code 1 when a run fails
-// or a webhook is not answered 200.
+// --server-main measures another build's server (e.g. an older commit's dist/main.js; use it with
+// --no-dev: dev runs this tree's CLI and server). Builds first (tsc -b and the template data dir)
+// unless --no-build. Exit code 1 when a run fails or a webhook is not answered 200.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -38,6 +40,7 @@ const { values: args } = parseArgs({
     options: { type: 'string' },
     'compare-options': { type: 'string', multiple: true, default: [] },
     'no-dev': { type: 'boolean', default: false },
+    'server-main': { type: 'string' },
     'no-build': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -55,7 +58,7 @@ for (const [name, value] of [['runs', runs], ['webhooks', webhooks], ['connectio
 }
 watchdog(1800);
 
-const SERVER_MAIN = path.join(serverDir, 'dist/main.js');
+const SERVER_MAIN = args['server-main'] === undefined ? path.join(serverDir, 'dist/main.js') : path.resolve(args['server-main']);
 const CLI_BIN = path.join(root, 'packages/cli/bin/run.js');
 const TARGETS = { newMs: 2000, newPeakMb: 300, reopenMs: 1000, reopenIdleMb: 200, afterIdleMb: 300, devNewMs: 3000, devReopenMs: 1500, devIdleMb: 250 };
 const BODY = JSON.stringify({ type: 'bench.embedded', data: { pad: 'x'.repeat(980) } });
@@ -191,6 +194,7 @@ async function series(what, run, reuse) {
   const results = [];
   const shared = newDir(what);
   for (let i = 0; i < runs; i++) results.push(await run(reuse ? shared : newDir(what)));
+  process.stderr.write(`${what}: ${results.map((r) => `${Math.round(r.ms)} ms`).join(', ')}\n`);
   return results;
 }
 
