@@ -13,7 +13,8 @@
 // (to the CLI's "connected (...)" line for dev), the peak RSS (VmHWM) at that moment and the RSS
 // after --idle-ms with nothing to do (for dev: the CLI's and the server's added up). Then one
 // server on a new data dir ingests --webhooks 1 KiB webhooks (autocannon, --connections) into a
-// cli-mode endpoint: requests/s, p50/p99, RSS idle afterwards, data dir size. --options is passed
+// cli-mode endpoint: requests/s, p50/p99, the server's CPU time per 1,000 webhooks, RSS idle
+// afterwards, data dir size. --options is passed
 // as HOOKRELAY_PGLITE_OPTIONS to every server started here (dev's server takes none of the
 // caller's HOOKRELAY_* settings: it runs the defaults); --compare-options runs the ingest once more with
 // those settings instead (repeatable; e.g. "shared_buffers=128MB wasm_tier=optimizing", PGlite's
@@ -29,7 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { build, cleanups, cleanup, delay, fail, fmt, machine, revision, root, serverDir, table, usageText, watchdog, withTimeout } from './lib.mjs';
+import { build, cleanups, cleanup, delay, fail, fmt, machine, procTimes, revision, root, serverDir, table, usageText, watchdog, withTimeout } from './lib.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -46,7 +47,7 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 23));
+  process.stdout.write(usageText(import.meta.url, 24));
   process.exit(0);
 }
 const runs = Number(args.runs);
@@ -238,6 +239,7 @@ async function ingest(options) {
   });
   if (created.status !== 201) throw new Error(`create inbound endpoint: ${created.status}`);
   const token = (await created.json()).data.secret_token;
+  const cpuBefore = procTimes(server.child.pid).cpuMs;
   const result = await withTimeout(
     autocannon({
       url: `${url}/in/${token}`,
@@ -253,12 +255,14 @@ async function ingest(options) {
   );
   const ok = result['2xx'];
   if (ok !== webhooks || result.errors > 0 || result.timeouts > 0) throw new Error(`ingest: ${ok} of ${webhooks} answered 2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  // CPU time of the server per webhook: steadier than requests/s on a machine that others share.
+  const cpuMsPer1000 = ((procTimes(server.child.pid).cpuMs - cpuBefore) * 1000) / webhooks;
   await delay(idleMs);
   const after = measure([server.child.pid]);
   const size = Number(execFileSync('du', ['-sk', path.join(dataDir, 'pgdata')], { encoding: 'utf8' }).split('\t')[0]) / 1024;
   const { code } = await server.stop();
   if (code !== 0) throw new Error(`hookrelay-server exited with ${code}:\n${server.output()}`);
-  return { options: options ?? '(defaults)', rps: webhooks / (result.duration || 1), p50: result.latency.p50, p99: result.latency.p99, peak: after.peak, idle: after.rss, sizeMb: size };
+  return { options: options ?? '(defaults)', rps: webhooks / (result.duration || 1), p50: result.latency.p50, p99: result.latency.p99, cpuMsPer1000, peak: after.peak, idle: after.rss, sizeMb: size };
 }
 
 try {
@@ -290,8 +294,8 @@ try {
     process.stdout.write(`\n${fmt(webhooks)} webhooks of 1 KiB at ${connections} connections into a new data dir, then idle ${idleMs} ms:\n\n`);
     process.stdout.write(
       table([
-        ['HOOKRELAY_PGLITE_OPTIONS', 'req/s', 'p50 ms', 'p99 ms', 'peak MB', 'idle MB', 'pgdata MB'],
-        ...ingests.map((r) => [r.options, f1(r.rps), f1(r.p50), f1(r.p99), f1(r.peak), f1(r.idle), f1(r.sizeMb)]),
+        ['HOOKRELAY_PGLITE_OPTIONS', 'req/s', 'p50 ms', 'p99 ms', 'server CPU ms / 1,000', 'peak MB', 'idle MB', 'pgdata MB'],
+        ...ingests.map((r) => [r.options, f1(r.rps), f1(r.p50), f1(r.p99), f1(r.cpuMsPer1000), f1(r.peak), f1(r.idle), f1(r.sizeMb)]),
       ]),
     );
   }

@@ -63,7 +63,7 @@ describe.skipIf(backend() !== 'pglite')('the PGlite template data dir', () => {
     await writePGliteTemplate(olderTemplateDir, db.pglite, older);
     expect(await migrate(db, migrations)).toEqual([migrations.at(-1)!.name]);
     byInitdb = { pgdata, prepared, db, applied: migrations.map((m) => m.name) };
-  });
+  }, 120_000); // initdb inside WebAssembly: seconds, many more on a busy machine
 
   it('a new data dir from the built template holds every migration and the same schema as one made by initdb', async () => {
     const template = await findPGliteTemplate(undefined, migrations);
