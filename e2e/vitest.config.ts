@@ -7,7 +7,7 @@ export default defineConfig({
     exclude: ['dist/**', 'node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Each file starts its own server; PGlite's first start peaks near 1 GB, so one file at a time.
+    // Each file starts its own server processes, with timing-sensitive faults: one file at a time.
     fileParallelism: false,
   },
 });

@@ -25,6 +25,24 @@ const unsetWhenEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((value) 
 /** Requests per second per API key (see docs/operating.md for why 200). */
 export const DEFAULT_API_RATE_LIMIT = 200;
 
+/**
+ * PostgreSQL settings of the embedded database (PGlite), chosen by measurement (docs/operating.md):
+ * PGlite's own default of 128 MB shared buffers is resident from the start and is most of its memory.
+ * HOOKRELAY_PGLITE_OPTIONS adds to these and wins over them, name by name.
+ */
+export const DEFAULT_PGLITE_SETTINGS: Readonly<Record<string, string>> = Object.freeze({ shared_buffers: '16MB' });
+
+/**
+ * How V8 compiles PGlite's WebAssembly, set in HOOKRELAY_PGLITE_OPTIONS as `wasm_tier`: `baseline`
+ * (Liftoff only) or `optimizing` (V8's default: hot functions recompiled by TurboFan, whose code
+ * stays in memory). See docs/operating.md for the measurements behind the default.
+ */
+export const PGLITE_WASM_TIERS = ['baseline', 'optimizing'] as const;
+export type PGliteWasmTier = (typeof PGLITE_WASM_TIERS)[number];
+export const DEFAULT_PGLITE_WASM_TIER: PGliteWasmTier = 'baseline';
+
+const PGLITE_SETTING = /^([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)=([A-Za-z0-9_.:+-]+)$/;
+
 /** `s3://bucket[/prefix]`, the bucket named as S3 allows (3–63 lowercase letters, digits, dots, hyphens). */
 const S3_STORE_URL = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/([^?#]*))?$/;
 
@@ -98,6 +116,29 @@ const EnvSchema = z.object({
   // Per API key and per process (the counters are in memory); 0 = off.
   HOOKRELAY_API_RATE_LIMIT: unsetWhenEmpty(nonNegativeInt('HOOKRELAY_API_RATE_LIMIT').max(1_000_000).default(DEFAULT_API_RATE_LIMIT)),
   HOOKRELAY_API_RATE_BURST: unsetWhenEmpty(positiveInt('HOOKRELAY_API_RATE_BURST').max(10_000_000).optional()),
+  HOOKRELAY_PGLITE_OPTIONS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const settings: Record<string, string> = {};
+      for (const item of (value ?? '').split(/[\s,]+/).filter((s) => s !== '')) {
+        const match = PGLITE_SETTING.exec(item);
+        if (!match) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `HOOKRELAY_PGLITE_OPTIONS must be PostgreSQL settings as name=value separated by spaces or commas, e.g. shared_buffers=32MB,work_mem=4MB; got ${JSON.stringify(item)}`,
+          });
+          return z.NEVER;
+        }
+        settings[match[1]!] = match[2]!;
+      }
+      const { wasm_tier: wasmTier, ...postgresSettings } = settings;
+      if (wasmTier !== undefined && !(PGLITE_WASM_TIERS as readonly string[]).includes(wasmTier)) {
+        ctx.addIssue({ code: 'custom', message: `HOOKRELAY_PGLITE_OPTIONS: wasm_tier must be ${PGLITE_WASM_TIERS.join(' or ')}, got ${JSON.stringify(wasmTier)}` });
+        return z.NEVER;
+      }
+      return { postgresSettings, wasmTier: wasmTier as PGliteWasmTier | undefined };
+    }),
   HOOKRELAY_PAYLOAD_STORE: z
     .string()
     .optional()
@@ -157,6 +198,10 @@ export interface Config {
   apiRateBurst: number;
   /** Where payload bytes live (decisions.md §10). */
   payloadStore: PayloadStoreConfig;
+  /** PostgreSQL settings of the embedded database: the defaults with HOOKRELAY_PGLITE_OPTIONS over them. */
+  pgliteSettings: Readonly<Record<string, string>>;
+  /** How V8 compiles the embedded database's WebAssembly (HOOKRELAY_PGLITE_OPTIONS `wasm_tier`). */
+  pgliteWasmTier: PGliteWasmTier;
 }
 
 export interface S3PayloadStoreConfig {
@@ -210,6 +255,8 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     apiRateLimit: e.HOOKRELAY_API_RATE_LIMIT,
     apiRateBurst: e.HOOKRELAY_API_RATE_BURST ?? Math.max(1, 2 * e.HOOKRELAY_API_RATE_LIMIT),
     payloadStore: payloadStoreOf(e),
+    pgliteSettings: { ...DEFAULT_PGLITE_SETTINGS, ...e.HOOKRELAY_PGLITE_OPTIONS.postgresSettings },
+    pgliteWasmTier: e.HOOKRELAY_PGLITE_OPTIONS.wasmTier ?? DEFAULT_PGLITE_WASM_TIER,
   };
 }
 

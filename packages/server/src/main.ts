@@ -1,16 +1,12 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { buildApp } from './app.js';
 import { SERVER_VERSION } from './version.js';
-import { bootstrapProject } from './bootstrap.js';
 import { ConfigError, parseConfig, processEnvironment, type Config } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import type { PrepareDataDirResult } from './db/pglite-template.js';
 import { DataDirLockedError, loadEncryptionKey, openDatabase } from './runtime.js';
 import { SecretBox } from './security/crypto.js';
-import { DEFAULT_SWEEPERS, startSweepers } from './sweepers/runner.js';
-import { DeliveryWorker } from './delivery/worker.js';
-import { DELIVERY_SWEEPERS } from './delivery/sweepers.js';
 import {
   AdminError,
   createKeyCommand,
@@ -38,6 +34,7 @@ const CONFIG_FLAGS: Record<string, string> = {
   'db-pool-size': 'HOOKRELAY_DB_POOL_SIZE',
   'tls-ca-file': 'HOOKRELAY_TLS_CA_FILE',
   'payload-store': 'HOOKRELAY_PAYLOAD_STORE',
+  'pglite-options': 'HOOKRELAY_PGLITE_OPTIONS',
 };
 
 const HELP = `hookrelay-server — webhook relay server
@@ -67,6 +64,7 @@ Flags (each also read from the environment variable in brackets; a flag wins):
   --db-pool-size N             [HOOKRELAY_DB_POOL_SIZE]  default 10
   --tls-ca-file FILE           [HOOKRELAY_TLS_CA_FILE]
   --payload-store URL          [HOOKRELAY_PAYLOAD_STORE]  database (default) or s3://bucket/prefix (AWS_* variables)
+  --pglite-options SETTINGS    [HOOKRELAY_PGLITE_OPTIONS]  embedded database: PostgreSQL settings, e.g. shared_buffers=64MB
   --json                       admin commands: print JSON
 
 Examples:
@@ -76,15 +74,36 @@ Examples:
 `;
 
 
+/**
+ * The modules of a running server (Fastify and the routes, the worker), loaded while the database
+ * opens: PGlite reads and compiles its WebAssembly meanwhile, off the main thread.
+ */
+async function serverModules() {
+  const [app, bootstrap, runner, worker, deliverySweepers] = await Promise.all([
+    import('./app.js'),
+    import('./bootstrap.js'),
+    import('./sweepers/runner.js'),
+    import('./delivery/worker.js'),
+    import('./delivery/sweepers.js'),
+  ]);
+  return { ...app, ...bootstrap, ...runner, ...worker, ...deliverySweepers };
+}
+
 async function runStart(config: Config): Promise<void> {
   // Before the database: a missing or malformed key must stop the process before it changes anything.
   const secretBox = new SecretBox(await loadEncryptionKey(config));
-  const db = await openDatabase(config);
+  const modules = serverModules();
+  modules.catch(() => {}); // awaited below; a failure to load is reported there
+  let prepared: PrepareDataDirResult | undefined;
+  const db = await openDatabase(config, undefined, (result) => (prepared = result));
   let closing = false;
   try {
+    const { buildApp, bootstrapProject, DeliveryWorker, DEFAULT_SWEEPERS, DELIVERY_SWEEPERS, startSweepers } = await modules;
     await migrate(db);
     const boot = await bootstrapProject(db, config);
     const app = await buildApp(config, { db, secretBox });
+    if (prepared?.origin === 'initdb') app.log.warn({ reason: prepared.reason }, 'new embedded database made by initdb, not from the template');
+    else if (prepared) app.log.info({ origin: prepared.origin }, 'embedded database opened');
     if (boot.generatedKey) {
       // Plain stdout, never the JSON log (decisions.md §2).
       process.stdout.write(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}\n`);

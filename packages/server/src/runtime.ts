@@ -1,9 +1,11 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import v8 from 'node:v8';
 import type { Config } from './config.js';
 import { ConfigError } from './config.js';
-import { openPGlite, openPostgres, type Database } from './db/database.js';
+import { openPGlite, openPostgres, PGliteStartError, type Database } from './db/database.js';
+import { prepareDataDir, type PrepareDataDirResult } from './db/pglite-template.js';
 import { generateEncryptionKey, parseEncryptionKey } from './security/crypto.js';
 
 export const PGLITE_DIR = 'pgdata';
@@ -57,15 +59,29 @@ function lockDataDir(dataDir: string, holder: string): () => void {
   throw new DataDirLockedError(`could not lock the data dir ${dataDir}`);
 }
 
-/** Opens the configured database: PostgreSQL when DATABASE_URL is set, else PGlite in the data dir. */
-export async function openDatabase(config: Config, holder = 'hookrelay-server'): Promise<Database> {
+/**
+ * Opens the configured database: PostgreSQL when DATABASE_URL is set, else PGlite in the data dir,
+ * a new one unpacked from the template data dir (see db/pglite-template.ts). `onPrepared` learns
+ * how the PGlite data dir came to be.
+ */
+export async function openDatabase(
+  config: Config,
+  holder = 'hookrelay-server',
+  onPrepared?: (result: PrepareDataDirResult) => void,
+): Promise<Database> {
   if (config.databaseUrl) {
     return openPostgres({ url: config.databaseUrl, poolSize: config.dbPoolSize, applicationName: holder });
   }
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const unlock = lockDataDir(config.dataDir, holder);
   try {
-    const db = await openPGlite({ dataDir: path.join(config.dataDir, PGLITE_DIR) });
+    // Before PGlite compiles its WebAssembly, which is the only WebAssembly this process runs. Only
+    // V8's choice of compiler changes: the database's behaviour and durability do not.
+    if (config.pgliteWasmTier === 'baseline') v8.setFlagsFromString('--liftoff-only');
+    const pgdata = path.join(config.dataDir, PGLITE_DIR);
+    // Under the lock: only this process may decide that the data dir is new.
+    onPrepared?.(await prepareDataDir(pgdata));
+    const db = await openPGlite({ dataDir: pgdata, settings: config.pgliteSettings });
     return {
       ...db,
       async close() {
@@ -78,6 +94,8 @@ export async function openDatabase(config: Config, holder = 'hookrelay-server'):
     };
   } catch (error) {
     unlock();
+    // A setting PostgreSQL refuses ("unrecognized configuration parameter", "invalid value for parameter").
+    if (error instanceof PGliteStartError && /parameter/.test(error.message)) throw new ConfigError(`${error.message} (settings: HOOKRELAY_PGLITE_OPTIONS)`);
     throw error;
   }
 }

@@ -14,7 +14,7 @@ import { forwardingFlags, forwardingSettings } from '../listen/flags.js';
 import { runListenSession } from '../listen/session.js';
 import { StopSignals } from '../signals.js';
 
-/** PGlite's first start (creating the database) takes a few seconds, more on a slow CI machine. */
+/** A new data dir comes from the server's template in about a second; without one, PGlite's initdb takes several, more on a slow CI machine. */
 const START_TIMEOUT_MS = 120_000;
 /** The cursor profile of `dev`: its cursors live in the dev data dir, apart from real profiles'. */
 const DEV_PROFILE = 'dev';

@@ -211,17 +211,40 @@ export function openPostgres(options: PostgresOptions): Database {
 export interface PGliteOpenOptions {
   /** Data directory on disk; undefined → in memory. */
   dataDir?: string;
-  /** A data dir saved with `dumpDataDir('gzip')`, to skip initdb (tests, first start). */
+  /** A data dir saved with `dumpDataDir('gzip')`, to skip initdb (tests). */
   loadDataDir?: Blob;
+  /** PostgreSQL settings (`shared_buffers` → `16MB`), as `-c` options after PGlite's own. */
+  settings?: Readonly<Record<string, string>>;
+}
+
+/** PostgreSQL inside PGlite refused to start, with what it said (a setting it does not know, …). */
+export class PGliteStartError extends Error {
+  override readonly name = 'PGliteStartError';
 }
 
 export async function openPGlite(options: PGliteOpenOptions = {}): Promise<Database & { pglite: PGlite }> {
   if (options.dataDir) await mkdir(path.dirname(options.dataDir), { recursive: true });
+  // What PostgreSQL says while it starts (a FATAL about a setting), for the error when it does not.
+  let startOutput = '';
   const pglite = new PGlite({
+    onStderr: (text) => {
+      if (!pglite?.ready) startOutput = `${startOutput}${text}\n`.slice(-4000);
+      return false;
+    },
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+    // Given start parameters replace PGlite's defaults (single-user mode among them): keep those.
+    ...(options.settings && Object.keys(options.settings).length > 0
+      ? { startParams: [...PGlite.defaultStartParams, ...Object.entries(options.settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])] }
+      : {}),
   });
-  await pglite.waitReady;
+  try {
+    await pglite.waitReady;
+  } catch (error) {
+    const said = startOutput.split('\n').filter((line) => /\b(FATAL|ERROR|PANIC)\b/.test(line));
+    if (said.length === 0) throw error;
+    throw new PGliteStartError(`the embedded database (PGlite) did not start: ${said.join('; ')}`, { cause: error });
+  }
   return wrapPGlite(pglite);
 }
 

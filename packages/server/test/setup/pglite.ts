@@ -1,26 +1,28 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { openPGlite } from '../../src/db/database.js';
-import { migrate } from '../../src/db/migrate.js';
+import { buildPGliteTemplate, findPGliteTemplate } from '../../src/db/pglite-template.js';
 
 /**
- * initdb in PGlite costs seconds and ~900 MB; a migrated data dir dumped once loads in about one
- * second, so each test file gets its own fresh database from it.
+ * initdb in PGlite costs seconds and ~900 MB; each test file loads a fresh database from the
+ * template data dir instead: the one `pnpm build` made when it fits the migrations, else one made here.
  */
 export default async function setup(project: TestProject) {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-pglite-'));
-  const db = await openPGlite();
-  await migrate(db);
-  const dump = await db.pglite.dumpDataDir('gzip');
-  await db.close();
-  const file = path.join(dir, 'template.tar.gz');
-  writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
+  let template = await findPGliteTemplate();
+  let dir: string | undefined;
+  if ('reason' in template) {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-pglite-'));
+    await buildPGliteTemplate(dir);
+    template = await findPGliteTemplate(dir);
+    if ('reason' in template) throw new Error(template.reason);
+  }
   project.provide('backend', 'pglite');
   project.provide('postgresUrl', '');
   project.provide('postgresSocketDir', '');
   project.provide('templateDatabase', '');
-  project.provide('pgliteTemplatePath', file);
-  return () => rmSync(dir, { recursive: true, force: true });
+  project.provide('pgliteTemplatePath', template.archive);
+  return () => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  };
 }
