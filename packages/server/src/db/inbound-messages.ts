@@ -279,8 +279,14 @@ export async function claimDeletedInboundPayloads(sql: Sql, limit: number): Prom
   return claimDeletedPayloads(sql, 'inbound_messages', limit);
 }
 
+/** The payload keys of swept messages cleared, and what the app answered to them with them. */
 export async function clearInboundPayloadKeys(sql: Sql, ids: readonly string[]): Promise<void> {
   await clearPayloadKeys(sql, 'inbound_messages', ids);
+  if (ids.length > 0) {
+    await sql`
+      UPDATE inbound_message_answers SET response_headers = '[]'::jsonb, response_body = NULL
+      WHERE message_id = ANY (${[...ids]}::uuid[]) AND (response_body IS NOT NULL OR response_headers <> '[]'::jsonb)`;
+  }
 }
 
 export interface InboundResult {
