@@ -37,8 +37,11 @@ import { endpointNotFound, notFound } from '../errors.js';
 import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
 import { ID_KEYSET, readPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
+import { refuseNul } from '../security/text.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { INBOUND_REPLAY_CHANNEL } from '../stream/hub.js';
+
+const EndpointMessagesQuery = refuseNul(InboundEndpointMessagesQuery);
 
 const MessageGetQuery = z.strictObject({ body_encoding: z.enum(['base64'], { message: 'must be base64' }).optional() });
 
@@ -169,7 +172,7 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
     {
       schema: {
         params: IdParams,
-        querystring: InboundEndpointMessagesQuery,
+        querystring: EndpointMessagesQuery,
         response: { 200: successEnvelope(z.array(InboundEndpointMessageOut), PageMetaWithMore) },
       },
     },
