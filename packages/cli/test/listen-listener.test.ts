@@ -210,14 +210,16 @@ class Recorder implements ListenerEvents {
 class FakeApp {
   down = false;
   delayMs = 0;
+  /** Messages no route takes (the forwarder's outcome for them). */
+  unrouted = new Set<string>();
   async deliver(message: CliMessageOut, signal: AbortSignal): Promise<ForwardOutcome | null> {
     if (this.delayMs > 0) await wait(this.delayMs);
     while (this.down) {
       if (signal.aborted) return null;
       await wait(5);
     }
-    void message;
-    return { status: 200, latencyMs: 1, error: null, attempt: 1 };
+    if (this.unrouted.has(message.message_id)) return { status: null, latencyMs: 0, error: 'no route takes this message', attempt: 0, target: null };
+    return { status: 200, latencyMs: 1, error: null, attempt: 1, target: 'http://localhost:3000' };
   }
 }
 
@@ -507,5 +509,50 @@ describe('Listener: failures', () => {
     server.ws = 'unreachable';
     server.streams[0]!.drop();
     await expect(running).rejects.toMatchObject({ exitCode: 7 });
+  });
+});
+
+describe('Listener: interactive control', () => {
+  it('p pauses after the delivery in flight (messages wait, in order) and resumes; r forwards the last one again', async () => {
+    const { server, events, saved, stop, make } = setup();
+    const [start] = server.add(1);
+    const listener = make({ startCursor: start! });
+    const running = listener.run(stop.signal);
+    const first = server.add(1);
+    await until(() => events.delivered.length === 1, 'the first message');
+    expect(listener.togglePause()).toBe(true);
+    const waiting = server.add(3);
+    await wait(100);
+    expect(events.delivered).toEqual(first);
+    expect(listener.replayLast()).toBe(true);
+    await wait(50);
+    expect(events.delivered).toEqual(first);
+    expect(listener.togglePause()).toBe(false);
+    await until(() => events.delivered.length === 5, 'the replay and the waiting messages');
+    stop.abort();
+    await running;
+    // The replay comes first, then the waiting ones in order; a replay never moves the cursor.
+    expect(events.delivered).toEqual([...first, ...first, ...waiting]);
+    expect(events.deliveries.map((d) => d.replay)).toEqual([false, true, false, false, false]);
+    expect(saved).toEqual([start, ...first, ...waiting]);
+  });
+
+  it('a message no route takes moves the cursor but is not reported, nor replayed by r', async () => {
+    const { server, events, app, saved, stop, make } = setup();
+    const [start] = server.add(1);
+    const listener = make({ startCursor: start! });
+    const running = listener.run(stop.signal);
+    expect(listener.replayLast()).toBe(false);
+    const [routed, skipped] = server.add(2);
+    app.unrouted.add(skipped!);
+    await until(() => events.delivered.length === 2, 'both messages');
+    listener.replayLast();
+    await until(() => events.delivered.length === 3, 'the replay');
+    stop.abort();
+    await running;
+    expect(events.delivered).toEqual([routed, skipped, routed]);
+    expect(events.deliveries[1]).toMatchObject({ target: null, status: null });
+    expect(saved).toEqual([start, routed, skipped]);
+    expect([...server.postedResults, ...server.streamResults].map((r) => r.message_id)).toEqual([routed, routed]);
   });
 });

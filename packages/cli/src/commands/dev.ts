@@ -123,6 +123,7 @@ Output for people goes to stderr. With --json, stdout carries {"type":"ready","i
         json: this.jsonEnabled(),
         style: styleErr,
         stop,
+        keys: process.stdin,
         bannerPrefix: [
           `${styleErr.green('hookrelay dev')}: embedded server at ${apiUrl} ${styleErr.dim(`(data ${dataDir}, log ${logFile})`)}`,
           '',

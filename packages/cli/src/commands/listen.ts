@@ -56,6 +56,7 @@ Ctrl-C (or SIGTERM) stops after the delivery in flight and exits 0. Exit codes: 
 
   static override flags = {
     'forward-to': forwardingFlags['forward-to'],
+    config: forwardingFlags.config,
     transport: forwardingFlags.transport,
     name: Flags.string({ summary: 'Name of this listener, and so of its cursor (default: the first free slot: default, 2, 3, …).' }),
     since: Flags.string({
@@ -67,6 +68,10 @@ Ctrl-C (or SIGTERM) stops after the delivery in flight and exits 0. Exit codes: 
     'preserve-host': forwardingFlags['preserve-host'],
     'max-wait': forwardingFlags['max-wait'],
     timeout: forwardingFlags.timeout,
+    'ca-file': forwardingFlags['ca-file'],
+    insecure: forwardingFlags.insecure,
+    'capture-response-bytes': forwardingFlags['capture-response-bytes'],
+    verbose: forwardingFlags.verbose,
     'exit-on-disconnect': Flags.string({ summary: 'Exit (code 7) when the server has been unreachable this long, for supervisors.' }),
     'heartbeat-timeout': forwardingFlags['heartbeat-timeout'],
   };
@@ -105,6 +110,7 @@ Ctrl-C (or SIGTERM) stops after the delivery in flight and exits 0. Exit codes: 
         json: this.jsonEnabled(),
         style: this.style.err,
         stop,
+        keys: process.stdin,
       });
     } finally {
       stop.dispose();

@@ -2,7 +2,7 @@ import { HookrelayApiError, type CliMessageOut } from '@hookrelay/shared';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { formatDuration } from './duration.js';
-import { errorText, type ForwardOutcome } from './forwarder.js';
+import { errorText, type CapturedResponse, type ForwardOutcome } from './forwarder.js';
 import { sleep as defaultSleep, type Sleep } from './sleep.js';
 import type { ResultFrame, StreamConnection, StreamEnd, StreamHandlers } from './stream.js';
 
@@ -45,6 +45,10 @@ export interface DeliveryRecord {
   attempt: number;
   error: string | null;
   replay: boolean;
+  /** The route that took the message; null when none did (then nothing was sent or reported). */
+  target: string | null;
+  /** What the app answered besides its status, when it answered and capture is on. */
+  response?: CapturedResponse | undefined;
 }
 
 export interface ListenerEvents {
@@ -57,6 +61,8 @@ export interface ListenerEvents {
   delivery(record: DeliveryRecord): void;
   caughtUp(info: { count: number }): void;
   warning(text: string): void;
+  /** Forwarding paused (`p`) or resumed; `waiting`: messages received and not yet forwarded. */
+  paused?(info: { paused: boolean; waiting: number }): void;
 }
 
 export interface ListenerTiming {
@@ -130,6 +136,17 @@ class WorkQueue {
 
   push(item: WorkItem): void {
     this.items.push(item);
+    this.wake();
+  }
+
+  /** Puts `item` before every waiting one (a replay asked for by hand). */
+  pushFront(item: WorkItem): void {
+    if (this.head > 0) {
+      this.head -= 1;
+      this.items[this.head] = item;
+    } else {
+      this.items.unshift(item);
+    }
     this.wake();
   }
 
@@ -227,6 +244,10 @@ export class Listener {
   /** The processing side; the stream stays open until it has finished (its last result goes there). */
   private processing: Promise<void> = Promise.resolve();
   private readonly reportsGivenUp = new AbortController();
+  /** While set, nothing is forwarded: messages wait in the queue, in order (`p`). */
+  private pauseGate: { promise: Promise<void>; open: () => void } | null = null;
+  /** The last message forwarded, for `r`. */
+  private lastMessage: CliMessageOut | null = null;
 
   constructor(private readonly options: ListenerOptions) {
     this.timing = { ...DEFAULT_TIMING, ...options.timing };
@@ -274,12 +295,62 @@ export class Listener {
     }
   }
 
+  // ---- interactive control ----------------------------------------------------------------------
+
+  get paused(): boolean {
+    return this.pauseGate !== null;
+  }
+
+  /** Pauses forwarding after the delivery in flight, or resumes it. Returns whether it is now paused. */
+  togglePause(): boolean {
+    if (this.pauseGate !== null) {
+      const gate = this.pauseGate;
+      this.pauseGate = null;
+      gate.open();
+    } else {
+      let open!: () => void;
+      const promise = new Promise<void>((resolve) => (open = resolve));
+      this.pauseGate = { promise, open };
+    }
+    this.options.events.paused?.({ paused: this.pauseGate !== null, waiting: this.queue.length });
+    return this.pauseGate !== null;
+  }
+
+  /** Forwards the last forwarded message again, next (the cursor does not move). False when there is none yet. */
+  replayLast(): boolean {
+    const message = this.lastMessage;
+    if (message === null) return false;
+    this.queue.pushFront({ kind: 'replay', id: message.message_id.toLowerCase(), message });
+    return true;
+  }
+
+  private async waitWhilePaused(): Promise<void> {
+    while (this.pauseGate !== null && !this.halted) {
+      const gate = this.pauseGate.promise;
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          this.halt.signal.removeEventListener('abort', done);
+          resolve();
+        };
+        void gate.then(done);
+        this.halt.signal.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
   // ---- processing side ------------------------------------------------------------------------
 
   private async process(): Promise<void> {
     for (;;) {
+      await this.waitWhilePaused();
       const item = await this.queue.next(this.halt.signal);
       if (item === null) return;
+      if (this.pauseGate !== null) {
+        // Paused while waiting for it: it goes back first in line, so that a replay asked for
+        // during the pause still comes before it.
+        this.queue.pushFront(item);
+        continue;
+      }
       if (item.kind === 'sequence') {
         // Already forwarded (cannot happen with a correct server; never forward the stream twice).
         if (this.processed !== null && item.id <= this.processed) continue;
@@ -289,7 +360,11 @@ export class Listener {
       // Stopped while holding it for an unreachable app: not processed, delivered on the next start.
       if (outcome === null) return;
       if (item.kind === 'sequence') await this.commit(item.id);
-      this.report({ type: 'result', message_id: item.message.message_id, status: outcome.status, latency_ms: outcome.latencyMs, error: outcome.error });
+      // A message no route takes never reached an app: there is no answer to report.
+      if (outcome.target !== null) {
+        this.lastMessage = item.message;
+        this.report({ type: 'result', message_id: item.message.message_id, status: outcome.status, latency_ms: outcome.latencyMs, error: outcome.error });
+      }
       this.options.events.delivery({
         message_id: item.message.message_id,
         cursor: this.processed,
@@ -301,6 +376,8 @@ export class Listener {
         attempt: outcome.attempt,
         error: outcome.error,
         replay: item.kind === 'replay',
+        target: outcome.target,
+        response: outcome.response,
       });
       if (item.kind === 'sequence' && this.catchUp !== null && item.id <= this.catchUp.target) {
         this.catchUp.count += 1;
