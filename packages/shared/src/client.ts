@@ -11,6 +11,7 @@ import type {
   RotateSecretOut,
 } from './schemas/outbound-endpoints.js';
 import type { WhoamiOut } from './schemas/whoami.js';
+import type { InboundSampleIn, InboundSampleOut } from './schemas/samples.js';
 import type {
   PullDeleteAllOut,
   PullEndpointCreateIn,
@@ -239,6 +240,9 @@ export class HookrelayClient {
     /** One page (at most 50) after `after`; `body_encoding: 'base64'` keeps every body's exact bytes. */
     listen: (id: string, query: { after?: string | null; body_encoding?: 'base64' } = {}) =>
       this.request<CliMessageOut[], PageMeta>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/listen`, { query }),
+    /** Builds a sample event, signs it with the endpoint's stored HMAC secret and ingests it. */
+    sample: (id: string, body: InboundSampleIn) =>
+      this.request<InboundSampleOut>('POST', `/v1/inbound-endpoints/${encodeURIComponent(id)}/samples`, { body }),
   };
 
   /** Inbound messages: the record, replay, and the CLI's report of the local app's answer. */

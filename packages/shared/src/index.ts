@@ -9,3 +9,5 @@ export * from './schemas/whoami.js';
 export * from './schemas/messages.js';
 export * from './schemas/inbound.js';
 export * from './schemas/pull.js';
+export * from './samples.js';
+export * from './schemas/samples.js';
