@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   applySampleEdits,
   isSampleEvent,
@@ -9,8 +8,8 @@ import {
   SAMPLE_PROVIDERS,
   SAMPLE_SIGNATURE,
   sampleBody,
+  sampleOutcome,
   sampleRequest,
-  type InboundSampleOut,
   type SampleEdit,
   type SampleProvider,
 } from '@hookrelay/shared';
@@ -131,24 +130,11 @@ Without --secret the server signs the sample with the HMAC secret stored on the 
           : undefined;
       throw new CliFailure(CliErrorCode.INGEST_REFUSED, `the ingest URL answered ${answer.statusCode}${text === '' ? '' : `: ${text.slice(0, 300)}`}`, ExitCode.GENERIC, hint);
     }
-    let messageId: string | null = null;
-    try {
-      const parsed = JSON.parse(text) as { data?: { message_id?: unknown } };
-      if (typeof parsed.data?.message_id === 'string') messageId = parsed.data.message_id;
-    } catch {
-      // 204/205 or a custom answer: no id to show.
-    }
-    const out: InboundSampleOut = {
-      inbound_endpoint_id: endpoint.id,
-      provider,
-      event,
-      path,
-      message_id: messageId,
-      ingest_status: answer.statusCode,
+    const out = sampleOutcome(endpoint.id, provider, event, path, sample, {
+      status: answer.statusCode,
       duplicate: answer.headers['hookrelay-duplicate'] === 'true',
-      size_bytes: sample.body.length,
-      payload_sha256: createHash('sha256').update(sample.body).digest('hex'),
-    };
+      text,
+    });
     return { ...out, signed_by: 'cli' };
   }
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
@@ -10,6 +9,7 @@ import {
   randomSampleContext,
   SAMPLE_SIGNATURE,
   sampleBody,
+  sampleOutcome,
   sampleRequest,
   successEnvelope,
   type SampleProvider,
@@ -95,24 +95,13 @@ export async function inboundSampleRoutes(fastify: FastifyInstance): Promise<voi
         if (code === 'UNAUTHORIZED') throw invalid('body.provider', "the endpoint's verification refused the sample (check its hmac settings)");
         throw new AppError(isErrorCode(code) ? code : 'INTERNAL_ERROR', message);
       }
-      let messageId: string | null = null;
-      if (answer.body !== '') {
-        const parsed = JSON.parse(answer.body) as { data?: { message_id?: unknown } };
-        if (typeof parsed.data?.message_id === 'string') messageId = parsed.data.message_id;
-      }
       reply.status(201);
       return {
-        data: {
-          inbound_endpoint_id: row.id,
-          provider,
-          event: body.event,
-          path,
-          message_id: messageId,
-          ingest_status: answer.statusCode,
+        data: sampleOutcome(row.id, provider, body.event, path, sample, {
+          status: answer.statusCode,
           duplicate: answer.headers['hookrelay-duplicate'] === 'true',
-          size_bytes: sample.body.length,
-          payload_sha256: createHash('sha256').update(sample.body).digest('hex'),
-        },
+          text: answer.body,
+        }),
         meta: { request_id: request.id },
       };
     },
