@@ -32,6 +32,8 @@ import type {
   CliMessageOut,
   InboundEndpointCreateIn,
   InboundEndpointCreateOut,
+  InboundEndpointMessageOut,
+  InboundEndpointMessagesQuery,
   InboundEndpointOut,
   InboundEndpointSummaryOut,
   InboundEndpointUpdateIn,
@@ -43,6 +45,7 @@ import type {
   InboundMessageOut,
   InboundReplayOut,
   InboundResultIn,
+  ListenMeta,
 } from './schemas/inbound.js';
 import type {
   AttemptOut,
@@ -237,9 +240,15 @@ export class HookrelayClient {
     delete: (id: string) => this.request<EndpointDeleteOut>('DELETE', `/v1/inbound-endpoints/${encodeURIComponent(id)}`),
     rotateSecret: (id: string) =>
       this.request<RotateSecretOut>('POST', `/v1/inbound-endpoints/${encodeURIComponent(id)}/rotate-secret`),
-    /** One page (at most 50) after `after`; `body_encoding: 'base64'` keeps every body's exact bytes. */
-    listen: (id: string, query: { after?: string | null; body_encoding?: 'base64' } = {}) =>
-      this.request<CliMessageOut[], PageMeta>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/listen`, { query }),
+    /**
+     * One page (at most 50) after `after`; `body_encoding: 'base64'` keeps every body's exact bytes.
+     * With `events` / `path` filters, call again with `after: meta.cursor` (skipped messages included).
+     */
+    listen: (id: string, query: { after?: string | null; body_encoding?: 'base64'; events?: string; path?: string } = {}) =>
+      this.request<CliMessageOut[], ListenMeta>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/listen`, { query }),
+    /** The endpoint's messages, newest first; pass `meta.next_cursor` back as `cursor`. */
+    messages: (id: string, query: Partial<InboundEndpointMessagesQuery> = {}) =>
+      this.request<InboundEndpointMessageOut[], PageMetaWithMore>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/messages`, { query }),
     /** Builds a sample event, signs it with the endpoint's stored HMAC secret and ingests it. */
     sample: (id: string, body: InboundSampleIn) =>
       this.request<InboundSampleOut>('POST', `/v1/inbound-endpoints/${encodeURIComponent(id)}/samples`, { body }),
