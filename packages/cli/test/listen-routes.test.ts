@@ -6,7 +6,7 @@ import { CliFailure } from '../src/errors.js';
 import { ExitCode } from '../src/exit-codes.js';
 import { forwardingSettings, type ForwardingFlagValues } from '../src/listen/flags.js';
 import { parseProjectFile } from '../src/listen/project-file.js';
-import { chooseRoute, globMatch, isLoopbackHost, parseRoute } from '../src/listen/routes.js';
+import { chooseRoute, isLoopbackHost, parseRoute } from '../src/listen/routes.js';
 
 function flags(extra: Partial<ForwardingFlagValues>): ForwardingFlagValues {
   return {
@@ -32,23 +32,6 @@ function usageError(run: () => unknown): CliFailure {
   throw new Error('expected a usage error');
 }
 
-describe('globMatch', () => {
-  it.each([
-    ['push', 'push', true],
-    ['push', 'pushed', false],
-    ['checkout.*', 'checkout.session.completed', true],
-    ['checkout.*', 'checkout', false],
-    ['*.paid', 'invoice.paid', true],
-    ['*', '', true],
-    ['a*b*c', 'aXbYc', true],
-    ['a*b*c', 'acb', false],
-    ['a*a', 'a', false],
-    ['Push', 'push', false],
-  ])('%s against %s → %s', (glob, text, expected) => {
-    expect(globMatch(glob, text)).toBe(expected);
-  });
-});
-
 describe('--forward-to routes', () => {
   it('reads a plain target, a path prefix and an event glob', () => {
     expect(parseRoute('3000')).toMatchObject({ pathPrefix: null, eventGlob: null, display: 'http://localhost:3000' });
@@ -71,6 +54,10 @@ describe('--forward-to routes', () => {
     expect(chooseRoute(routes, { path: '/stripes', event_type: 'push' })).toMatchObject({ route: routes[1], path: '/stripes' });
     expect(chooseRoute(routes, { path: '/', event_type: 'checkout.session.completed' })).toMatchObject({ route: routes[2] });
     expect(chooseRoute(routes, { path: '/', event_type: 'issues' })).toBeNull();
+    // Globs are whole-string and case-sensitive, as the server's --events filter reads them.
+    expect(chooseRoute(routes, { path: '/', event_type: 'checkout' })).toBeNull();
+    expect(chooseRoute(routes, { path: '/', event_type: 'Push' })).toBeNull();
+    expect(chooseRoute(routes, { path: '/', event_type: 'pushed' })).toBeNull();
     expect(chooseRoute(routes, { path: '/' })).toBeNull();
   });
 
@@ -132,6 +119,16 @@ describe('forwardingSettings', () => {
     expect(usageError(() => forwardingSettings(flags({}), empty)).message).toMatch(/no --forward-to and no hookrelay.json/);
     expect(usageError(() => forwardingSettings(flags({ config: 'missing.json' }), dir)).message).toMatch(/cannot read .*missing.json/);
     expect(usageError(() => forwardingSettings(flags({ config: 'other.json', 'forward-to': ['3000'] }), dir)).message).toMatch(/cannot be used together/);
+  });
+
+  it('--events and --path become the server filter', () => {
+    expect(forwardingSettings(flags({ 'forward-to': ['3000'] }), dir).filter).toEqual({});
+    expect(forwardingSettings(flags({ 'forward-to': ['3000'], events: ' push, checkout.* ,', path: '/github/*' }), dir).filter).toEqual({
+      events: 'push,checkout.*',
+      path: '/github/*',
+    });
+    expect(usageError(() => forwardingSettings(flags({ 'forward-to': ['3000'], events: ' , ' }), dir)).message).toMatch(/--events needs at least one/);
+    expect(usageError(() => forwardingSettings(flags({ 'forward-to': ['3000'], path: '' }), dir)).message).toMatch(/--path needs a glob/);
   });
 
   it('--timeout 0 means no limit', () => {

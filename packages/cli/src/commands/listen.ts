@@ -73,6 +73,8 @@ Ctrl-C (or SIGTERM) stops after the delivery in flight and exits 0. Exit codes: 
   static override flags = {
     'forward-to': forwardingFlags['forward-to'],
     config: forwardingFlags.config,
+    events: forwardingFlags.events,
+    path: forwardingFlags.path,
     transport: forwardingFlags.transport,
     name: Flags.string({ summary: 'Name of this listener, and so of its cursor (default: the first free slot: default, 2, 3, …).' }),
     since: Flags.string({

@@ -6,6 +6,7 @@ import { formatDuration, parseDuration } from './duration.js';
 import type { TransportMode } from './listener.js';
 import { PROJECT_FILE, readProjectFile } from './project-file.js';
 import { isLoopbackHost, parseRoute, type ForwardRoute } from './routes.js';
+import type { ListenFilter } from './stream.js';
 
 export const TRANSPORTS = ['auto', 'ws', 'poll'] as const;
 
@@ -20,6 +21,11 @@ export const forwardingFlags = {
     description: `Repeat it to route: [PATH-PREFIX|event:GLOB=]TARGET, the first match wins. /stripe=4000 sends what was posted to <ingest URL>/stripe/… to port 4000 (the prefix removed); event:push=3000/github sends GitHub push events to 3000/github; a plain TARGET takes everything. Without --forward-to the routes of ${PROJECT_FILE} (current directory, or --config) are used. A message no route takes is skipped.`,
     multiple: true,
   }),
+  events: Flags.string({
+    summary: 'Only these event types, comma-separated globs (push,pull_request or checkout.*); the server skips the rest.',
+    helpValue: 'GLOBS',
+  }),
+  path: Flags.string({ summary: "Only webhooks whose sub-path matches this glob ('/github/*'); the server skips the rest.", helpValue: 'GLOB' }),
   config: Flags.string({ summary: `Read the routes from this project file instead of ./${PROJECT_FILE}.`, helpValue: 'PATH' }),
   'ca-file': Flags.string({ summary: 'Trust this CA certificate (PEM) for an https:// app, e.g. a self-signed one.', helpValue: 'PATH' }),
   insecure: Flags.boolean({ summary: "Skip the certificate checks of an https:// app; only for loopback targets (localhost, 127.0.0.1, ::1)." }),
@@ -67,6 +73,8 @@ export interface TlsSettings {
 }
 
 export interface ForwardingSettings {
+  /** `--events` / `--path`, applied by the server; skipped messages still move the cursor. */
+  filter: ListenFilter;
   /** In order: the first that takes a message forwards it. */
   routes: ForwardRoute[];
   /** Where the routes came from, for the banner: `--forward-to` or the project file's path. */
@@ -83,6 +91,8 @@ export interface ForwardingSettings {
 }
 
 export interface ForwardingFlagValues {
+  events?: string | undefined;
+  path?: string | undefined;
   'forward-to'?: string[] | undefined;
   config?: string | undefined;
   'ca-file'?: string | undefined;
@@ -141,10 +151,25 @@ function tlsOf(flags: ForwardingFlagValues, routes: readonly ForwardRoute[], cwd
   return { ca, insecure: flags.insecure };
 }
 
+function filterOf(flags: ForwardingFlagValues): ListenFilter {
+  const filter: ListenFilter = {};
+  if (flags.events !== undefined) {
+    const globs = flags.events.split(',').map((glob) => glob.trim()).filter((glob) => glob !== '');
+    if (globs.length === 0) throw usageFailure('--events needs at least one event type glob, such as push,pull_request or checkout.*');
+    filter.events = globs.join(',');
+  }
+  if (flags.path !== undefined) {
+    if (flags.path === '') throw usageFailure("--path needs a glob of the sub-path, such as '/github/*'");
+    filter.path = flags.path;
+  }
+  return filter;
+}
+
 /** The forwarding flags checked and parsed (and the project file read), before anything is started. */
 export function forwardingSettings(flags: ForwardingFlagValues, cwd: string = process.cwd()): ForwardingSettings {
   const { routes, from } = routesOf(flags, cwd);
   return {
+    filter: filterOf(flags),
     routes,
     routesFrom: from,
     tls: tlsOf(flags, routes, cwd),

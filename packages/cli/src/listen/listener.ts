@@ -18,8 +18,11 @@ export const LISTEN_PAGE_SIZE = 50;
 export interface ListenApi {
   /** The endpoint's newest message id (null when it has none), from GET /v1/inbound-endpoints/{id}. */
   latestMessageId(): Promise<string | null>;
-  /** One page after `after` (null: from the first message), bodies as base64. */
-  listen(after: string | null): Promise<CliMessageOut[]>;
+  /**
+   * One page after `after` (null: from the first message), bodies as base64. `cursor`: the last
+   * message the page considered, skipped by a filter or not (null when none): the next `after`.
+   */
+  listen(after: string | null): Promise<{ messages: CliMessageOut[]; cursor: string | null }>;
   postResult(frame: ResultFrame): Promise<void>;
   openStream(after: string | null, handlers: StreamHandlers): StreamConnection;
 }
@@ -104,6 +107,10 @@ export const DEFAULT_TIMING: ListenerTiming = {
 
 export interface ListenerOptions {
   mode: TransportMode;
+  /** The listener's name (its cursor slot), sent with each result. */
+  name?: string | undefined;
+  /** The server filters what it sends (`--events`, `--path`): a page may be short while more wait. */
+  filtered?: boolean | undefined;
   /** Start after this id (a stored cursor, --since, --from-start); null: from now (first run, --skip-backlog). */
   startCursor: string | null;
   /** Give up (exit 7) when the server has been unreachable this long. */
@@ -117,12 +124,11 @@ export interface ListenerOptions {
   now?: () => number;
 }
 
-interface WorkItem {
+type WorkItem =
   /** `sequence`: the stream's (or a page's) next message, which moves the cursor; `replay`: pushed again on request. */
-  kind: 'sequence' | 'replay';
-  id: string;
-  message: CliMessageOut;
-}
+  | { kind: 'sequence' | 'replay'; id: string; message: CliMessageOut }
+  /** The server skipped messages up to `id` (a filter): the cursor moves there once what came before is done. */
+  | { kind: 'cursor'; id: string };
 
 /** The messages received and not yet forwarded, in order. */
 class WorkQueue {
@@ -345,6 +351,11 @@ export class Listener {
       await this.waitWhilePaused();
       const item = await this.queue.next(this.halt.signal);
       if (item === null) return;
+      if (item.kind === 'cursor') {
+        if (this.processed === null || item.id > this.processed) await this.commit(item.id);
+        if (this.catchUp !== null && item.id >= this.catchUp.target) this.caughtUp();
+        continue;
+      }
       if (this.pauseGate !== null) {
         // Paused while waiting for it: it goes back first in line, so that a replay asked for
         // during the pause still comes before it.
@@ -363,7 +374,7 @@ export class Listener {
       // A message no route takes never reached an app: there is no answer to report.
       if (outcome.target !== null) {
         this.lastMessage = item.message;
-        this.report({ type: 'result', message_id: item.message.message_id, status: outcome.status, latency_ms: outcome.latencyMs, error: outcome.error });
+        this.report(this.resultFrame(item.message.message_id, outcome));
       }
       this.options.events.delivery({
         message_id: item.message.message_id,
@@ -384,6 +395,18 @@ export class Listener {
         if (item.id === this.catchUp.target) this.caughtUp();
       }
     }
+  }
+
+  private resultFrame(messageId: string, outcome: ForwardOutcome): ResultFrame {
+    const frame: ResultFrame = { type: 'result', message_id: messageId, status: outcome.status, latency_ms: outcome.latencyMs, error: outcome.error };
+    if (this.options.name !== undefined) frame.listener = this.options.name;
+    const response = outcome.response;
+    if (response !== undefined) {
+      frame.response_headers = response.headers;
+      frame.response_body = response.body.toString('base64');
+      frame.response_body_truncated = response.truncated;
+    }
+    return frame;
   }
 
   private caughtUp(): void {
@@ -665,6 +688,12 @@ export class Listener {
         this.queue.push({ kind: 'sequence', id, message });
         this.fetchCursor = id;
       },
+      cursor: (id) => {
+        // Messages up to `id` were skipped by the filter: the cursor moves past them, in turn.
+        if (overflow || this.fetchCursor === null || id <= this.fetchCursor) return;
+        this.queue.push({ kind: 'cursor', id });
+        this.fetchCursor = id;
+      },
       silent: (silentMs) => this.options.events.heartbeatMissing({ silentMs }),
     });
     this.stream = connection;
@@ -699,7 +728,7 @@ export class Listener {
         this.fetchCursor = start;
         await this.commit(start);
       }
-      let page: CliMessageOut[];
+      let page: { messages: CliMessageOut[]; cursor: string | null };
       try {
         page = await this.options.api.listen(this.fetchCursor);
       } catch (error) {
@@ -709,13 +738,20 @@ export class Listener {
         continue;
       }
       this.markConnected('polling');
-      for (const message of page) {
+      const before = this.fetchCursor;
+      for (const message of page.messages) {
         const id = message.message_id.toLowerCase();
         if (this.fetchCursor !== null && id <= this.fetchCursor) continue;
         this.queue.push({ kind: 'sequence', id, message });
         this.fetchCursor = id;
       }
-      if (page.length >= LISTEN_PAGE_SIZE) continue;
+      if (page.cursor !== null && (this.fetchCursor === null || page.cursor > this.fetchCursor)) {
+        this.queue.push({ kind: 'cursor', id: page.cursor });
+        this.fetchCursor = page.cursor;
+      }
+      if (page.messages.length >= LISTEN_PAGE_SIZE) continue;
+      // A filtered page stops at a scan limit: while it gets anywhere, more may wait.
+      if (this.options.filtered === true && this.fetchCursor !== before) continue;
       let wait = this.timing.pollIntervalMs;
       if (this.options.mode === 'auto') wait = Math.max(0, Math.min(wait, this.wsRetryAt - this.now()));
       await this.sleep(wait, this.halt.signal);

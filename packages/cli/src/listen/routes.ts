@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { globToRegExp } from '@hookrelay/shared';
 import { parseForwardTo, type ForwardTarget } from './target.js';
 
 /**
@@ -9,6 +10,8 @@ import { parseForwardTo, type ForwardTarget } from './target.js';
 export interface ForwardRoute {
   pathPrefix: string | null;
   eventGlob: string | null;
+  /** `eventGlob` compiled once (`*`: any run of characters), as the server's --events filter reads it. */
+  eventPattern: RegExp | null;
   target: ForwardTarget;
   /** `/stripe → http://localhost:4000`, for people. */
   display: string;
@@ -18,24 +21,6 @@ export interface ForwardRoute {
 export interface RoutableMessage {
   path: string;
   event_type?: string | null | undefined;
-}
-
-/** `*` matches any run of characters (none included); everything else matches itself, case-sensitively. */
-export function globMatch(glob: string, text: string): boolean {
-  const parts = glob.split('*');
-  if (parts.length === 1) return glob === text;
-  const first = parts[0]!;
-  const last = parts[parts.length - 1]!;
-  if (!text.startsWith(first) || text.length < first.length + last.length || !text.endsWith(last)) return false;
-  let at = first.length;
-  const end = text.length - last.length;
-  for (let i = 1; i < parts.length - 1; i++) {
-    const part = parts[i]!;
-    const found = text.indexOf(part, at);
-    if (found === -1 || found + part.length > end) return false;
-    at = found + part.length;
-  }
-  return true;
 }
 
 function normalisePrefix(prefix: string): string {
@@ -61,7 +46,13 @@ export function makeRoute(pathPrefix: string | null, eventGlob: string | null, t
   if (eventGlob !== null && eventGlob === '') throw new Error('event: needs a glob, such as event:push or event:checkout.*');
   const parsed = parseForwardTo(target);
   const prefix = pathPrefix === null ? null : normalisePrefix(pathPrefix);
-  return { pathPrefix: prefix, eventGlob, target: parsed, display: describe(prefix, eventGlob, parsed) };
+  return {
+    pathPrefix: prefix,
+    eventGlob,
+    eventPattern: eventGlob === null ? null : globToRegExp(eventGlob),
+    target: parsed,
+    display: describe(prefix, eventGlob, parsed),
+  };
 }
 
 /**
@@ -90,9 +81,9 @@ export interface RouteChoice {
 /** The first route that takes the message, or null when none does. */
 export function chooseRoute(routes: readonly ForwardRoute[], message: RoutableMessage): RouteChoice | null {
   for (const route of routes) {
-    if (route.eventGlob !== null) {
+    if (route.eventPattern !== null) {
       const type = message.event_type;
-      if (typeof type !== 'string' || !globMatch(route.eventGlob, type)) continue;
+      if (typeof type !== 'string' || !route.eventPattern.test(type)) continue;
     }
     if (route.pathPrefix === null) return { route, path: message.path };
     const rest = stripPrefix(route.pathPrefix, message.path);

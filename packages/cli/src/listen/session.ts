@@ -96,6 +96,10 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
       start.fromStart === true ? ZERO_CURSOR : (start.since?.cursor ?? (start.skipBacklog === true ? null : (stored ?? withoutCursor)));
     const style = options.style;
     const routes = forwarding.routes;
+    const { filter } = forwarding;
+    const filterText = [filter.events === undefined ? '' : `events ${filter.events}`, filter.path === undefined ? '' : `path ${filter.path}`]
+      .filter((part) => part !== '')
+      .join(' and ');
     const keysInput = !options.json && options.keys?.isTTY === true ? options.keys : undefined;
     output.banner([
       ...(options.bannerPrefix ?? []),
@@ -104,6 +108,7 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
         : `${style.bold('Forwarding')} inbound endpoint ${endpointId}, first matching route wins:`,
       ...(routes.length === 1 ? [] : routes.map((route) => `  ${style.bold(route.display)}`)),
       ...(forwarding.routesFrom === '--forward-to' ? [] : [style.dim(`  routes from ${forwarding.routesFrom}`)]),
+      ...(filterText === '' ? [] : [style.dim(`  only ${filterText} (the server skips the rest)`)]),
       style.dim(`  listener "${store.slot}", cursor file ${store.file}`),
       style.dim(`  ${describeStart(start, stored, startCursor)}`),
       style.dim(keysInput === undefined ? '  Ctrl-C to stop' : `  ${KEY_HELP} · Ctrl-C to stop`),
@@ -126,6 +131,8 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
     });
     const listener = new Listener({
       mode: forwarding.transport,
+      name: store.slot,
+      filtered: filter.events !== undefined || filter.path !== undefined,
       startCursor,
       exitOnDisconnectMs: options.exitOnDisconnectMs,
       timing: { heartbeatTimeoutMs: forwarding.heartbeatTimeoutMs },
@@ -136,7 +143,7 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
         handshakeTimeoutMs: 10_000,
         heartbeatTimeoutMs: forwarding.heartbeatTimeoutMs,
         heartbeatWarnMs: Math.round((forwarding.heartbeatTimeoutMs * 2) / 3),
-      }),
+      }, filter),
       deliverer: forwarder,
       cursors: store,
       events: output,
