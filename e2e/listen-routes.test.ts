@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonError, parseJsonOutput, runCli } from './helpers/cli.js';
 import { testResources } from './helpers/fixture.js';
 import { startHttpsReceiver } from './helpers/https-receiver.js';
-import { createCliEndpoint, sendWebhook, until, type ListenProcess, type ReceivedRequest } from './helpers/listen.js';
+import { api, createCliEndpoint, sendWebhook, until, type ListenProcess, type ReceivedRequest } from './helpers/listen.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
 /**
@@ -33,6 +34,17 @@ afterAll(async () => {
 
 function listen(args: string[], dir: string, cwd?: string): ListenProcess {
   return listenWith(args, dir, env, cwd);
+}
+
+/** The cursor a listener saved (listener "default", any profile). */
+function savedCursor(dir: string, endpointId: string): string | null {
+  const root = join(dir, 'cursors');
+  if (!existsSync(root)) return null;
+  for (const profile of readdirSync(root)) {
+    const file = join(root, profile, `${endpointId}.json`);
+    if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { cursor: string | null }).cursor;
+  }
+  return null;
 }
 
 async function tempDir(): Promise<string> {
@@ -74,6 +86,52 @@ describe('routes', () => {
     const last = cli.records<{ target: string | null; error: string | null; path: string }>()[20]!;
     expect(last).toMatchObject({ path: '/other', target: null, error: 'no route takes this message (path /other): skipped' });
     expect(await cli.stop()).toBe(0);
+  });
+});
+
+describe('filters', () => {
+  it('a filtered listener restarted after 20 webhooks (10 matching) delivers exactly the 10, once; event routes pick the app', async () => {
+    const pushes = await localApp();
+    const pulls = await localApp();
+    const endpoint = await createCliEndpoint(server.url, server.apiKey);
+    const dir = await configDir();
+    const routes = ['--forward-to', `event:push=${pushes.url}`, '--forward-to', `event:pull_*=${pulls.url}`, '--events', 'push,pull_request'];
+
+    // A first run saves the cursor, then the listener is stopped.
+    const first = listen([endpoint.id, ...routes], dir);
+    await first.waitForStderr(/connected \(websocket\)/u);
+    expect(first.stderr).toContain('only events push,pull_request (the server skips the rest)');
+    expect(await first.stop()).toBe(0);
+
+    const sent: { event: string; id: string; body: Buffer }[] = [];
+    for (let i = 0; i < 20; i++) {
+      // Even: matching (push, pull_request alternately); odd: skipped (issues, star). The last one is skipped.
+      const event = i % 2 === 1 ? (i % 4 === 1 ? 'issues' : 'star') : i % 4 === 0 ? 'push' : 'pull_request';
+      const body = Buffer.concat([Buffer.from(`{"i":${i}}`), randomBytes(32)]);
+      const { messageId } = await sendWebhook(server.url, endpoint.token, { headers: [['X-GitHub-Event', event], ['Content-Type', 'application/json']], body });
+      sent.push({ event, id: messageId, body });
+    }
+    const matching = sent.filter((s) => s.event === 'push' || s.event === 'pull_request');
+    expect(matching).toHaveLength(10);
+
+    const second = listen([endpoint.id, ...routes, '--json'], dir);
+    await until(() => second.records().length === 10, 'the 10 matching messages', 30_000, () => second.explain());
+    await until(() => pushes.requests.length + pulls.requests.length === 10, 'both apps');
+    // The cursor moves past the skipped tail too: the next run starts after the 20th webhook.
+    await until(() => savedCursor(dir, endpoint.id) === sent[19]!.id, 'the cursor at the 20th (skipped) webhook', 20_000, () => second.explain());
+    expect(await second.stop()).toBe(0);
+    expect(second.records<{ message_id: string }>().map((r) => r.message_id)).toEqual(matching.map((m) => m.id));
+    expect(pushes.requests.map((r) => r.body.toString('hex'))).toEqual(matching.filter((m) => m.event === 'push').map((m) => m.body.toString('hex')));
+    expect(pulls.requests.map((r) => r.body.toString('hex'))).toEqual(matching.filter((m) => m.event === 'pull_request').map((m) => m.body.toString('hex')));
+
+    // Once: a third run (polling this time) delivers only what came after.
+    const { messageId: later } = await sendWebhook(server.url, endpoint.token, { headers: [['X-GitHub-Event', 'push']], body: 'later' });
+    const third = listen([endpoint.id, ...routes, '--json', '--transport', 'poll'], dir);
+    await until(() => third.records().length === 1, 'the one new message', 30_000, () => third.explain());
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await third.stop()).toBe(0);
+    expect(third.records<{ message_id: string }>().map((r) => r.message_id)).toEqual([later]);
+    expect(pushes.requests.length + pulls.requests.length).toBe(11);
   });
 });
 
@@ -122,6 +180,16 @@ describe('--timeout 0', () => {
     expect(record!.latency_ms).toBeGreaterThanOrEqual(59_000);
     expect(Buffer.from(record!.response_body, 'base64').toString()).toBe('took its time');
     expect(await cli.stop()).toBe(0);
+    // The answer reached the server too, under the listener's name.
+    const stored = await api<{ answers: { listener: string; status: number; response_body: string; response_headers: [string, string][] }[] }>(
+      server.url,
+      server.apiKey,
+      'GET',
+      `/v1/inbound-messages/${messageId}`,
+    );
+    expect(stored.answers).toHaveLength(1);
+    expect(stored.answers[0]).toMatchObject({ listener: 'default', status: 201, response_body: Buffer.from('took its time').toString('base64') });
+    expect(stored.answers[0]!.response_headers.map(([name]) => name.toLowerCase())).toContain('content-length');
   });
 });
 
