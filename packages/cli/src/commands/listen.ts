@@ -15,6 +15,8 @@ export default class Listen extends BaseCommand<typeof Listen> {
 
 Routes: --forward-to may be repeated as [PATH-PREFIX|event:GLOB=]TARGET, the first match wins (/stripe=4000 takes <ingest URL>/stripe/… with the prefix removed; event:push=3000/github takes GitHub push events; a plain TARGET takes everything; a message no route takes is skipped). Without --forward-to the routes come from hookrelay.json in the current directory (or --config): {"routes":[{"path":"/stripe","forward_to":"4000"},{"event":"push","forward_to":"3000/github"},{"forward_to":"3000"}]}.
 
+Filters: --events push,pull_request (globs: checkout.*) and --path '/github/*' are applied by the server, so what does not match is never sent; skipped messages still move the cursor.
+
 Messages are forwarded one at a time, in the order they were received. After each one the listener saves the id of the last message processed in the config dir (cursors/<profile>/<endpoint-id>[.<name>].json) and reports your app's answer to the server. A restart resumes after that id, so what arrived while the listener was stopped is delivered, once. The first run on an endpoint starts from now; --since, --from-start and --skip-backlog choose another start. A second listener on the same endpoint and machine gets a cursor of its own (--name, default: the first free slot).
 
 When your app cannot be reached (connection refused, while it restarts), the message is held and retried with backoff (250 ms doubling to 5 s), in order, rather than skipped; --max-wait bounds how long. An HTTP answer of any status is final: it is reported, not retried. --timeout 0 waits as long as the app takes (a breakpoint). An https:// app with a self-signed certificate: --ca-file cert.pem, or --insecure (loopback targets only).
@@ -39,6 +41,10 @@ Ctrl-C (or SIGTERM) stops after the delivery in flight and exits 0. Exit codes: 
     {
       description: 'Two apps: <ingest URL>/stripe/… to port 4000, GitHub push events to 3000/github, the rest to 3000:',
       command: '<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 -f /stripe=4000 -f event:push=3000/github -f 3000',
+    },
+    {
+      description: 'Only GitHub push and pull_request events (the server skips the rest):',
+      command: '<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 -f 3000 --events push,pull_request',
     },
     {
       description: "The team's routes, from ./hookrelay.json:",
