@@ -216,8 +216,8 @@ describe('Forwarder routes', () => {
     const two = await forwarder.deliver(message(BINARY, { path: '/stripe', event_type: 'checkout.session.completed' }), never);
     const three = await forwarder.deliver(message(BINARY, { path: '/other', event_type: 'push' }), never);
     await forwarder.close();
-    expect(one).toMatchObject({ status: 200, target: `/github → http://127.0.0.1:${a.port}/gh` });
-    expect(two).toMatchObject({ status: 202, target: `event:checkout.* → http://127.0.0.1:${b.port}` });
+    expect(one).toMatchObject({ status: 200, target: `http://127.0.0.1:${a.port}/gh` });
+    expect(two).toMatchObject({ status: 202, target: `http://127.0.0.1:${b.port}` });
     expect(three).toMatchObject({ status: null, attempt: 0, target: null, error: 'no route takes this message (path /other, event push): skipped' });
     expect(a.received.map((r) => r.url)).toEqual(['/gh/push?a=1&a=2']);
     expect(b.received.map((r) => r.url)).toEqual(['/stripe?a=1&a=2']);

@@ -71,7 +71,7 @@ export interface DeliveryJson {
   latency_ms: number;
   attempt: number;
   error: string | null;
-  /** The route that took the message; null when none did. */
+  /** Where the message went (the target of the route that took it); null when no route did. */
   target: string | null;
   response_headers: [string, string][];
   /** Base64 of the first bytes of the answer's body; null when there was no answer or capture is off. */

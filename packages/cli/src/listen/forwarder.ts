@@ -28,7 +28,7 @@ export interface ForwardOutcome {
   error: string | null;
   /** Attempts made (0 when the message could not be sent at all). */
   attempt: number;
-  /** The route that took the message (its display); null when none did. */
+  /** The target of the route that took the message (`http://localhost:4000/x`); null when no route did. */
   target: string | null;
   /** Set when the app answered. */
   response?: CapturedResponse | undefined;
@@ -228,7 +228,7 @@ export class Forwarder {
     const target = route.target;
     const body = await this.body(message, signal);
     if (body === null) return null;
-    if ('error' in body) return { status: null, latencyMs: 0, error: body.error, attempt: 0, target: route.display };
+    if ('error' in body) return { status: null, latencyMs: 0, error: body.error, attempt: 0, target: target.display };
     const actual = sha256Hex(body.bytes);
     if (actual !== message.payload_sha256.toLowerCase()) {
       return {
@@ -236,7 +236,7 @@ export class Forwarder {
         latencyMs: 0,
         error: `payload_sha256 mismatch (expected ${message.payload_sha256}, got ${actual}): not forwarded`,
         attempt: 0,
-        target: route.display,
+        target: target.display,
       };
     }
 
@@ -250,13 +250,13 @@ export class Forwarder {
       attempt += 1;
       const result = await this.send(target.origin, message.method, path, headers, body.bytes);
       if (result.error === null || !isRetryable(result.error)) {
-        if (attempt > 1) this.options.onResume?.({ messageId: message.message_id, heldMs: Math.round(performance.now() - heldSince), attempt, target: route.display });
+        if (attempt > 1) this.options.onResume?.({ messageId: message.message_id, heldMs: Math.round(performance.now() - heldSince), attempt, target: target.display });
         return {
           status: result.status,
           latencyMs: result.latencyMs,
           error: result.error === null ? null : errorText(result.error),
           attempt,
-          target: route.display,
+          target: target.display,
           response: result.response,
         };
       }
@@ -268,11 +268,11 @@ export class Forwarder {
           latencyMs: result.latencyMs,
           error: `${errorText(result.error)} (gave up after ${formatDuration(heldMs)} and ${attempt} attempts: --max-wait)`,
           attempt,
-          target: route.display,
+          target: target.display,
         };
       }
       const wait = maxWait === undefined ? delay : Math.min(delay, Math.max(0, maxWait - heldMs));
-      this.options.onHold?.({ messageId: message.message_id, error: errorText(result.error), attempt, heldMs: Math.round(heldMs), nextRetryMs: wait, target: route.display });
+      this.options.onHold?.({ messageId: message.message_id, error: errorText(result.error), attempt, heldMs: Math.round(heldMs), nextRetryMs: wait, target: target.display });
       if (!(await this.sleep(wait, signal))) return null;
       delay = Math.min(delay * 2, retryMax);
     }

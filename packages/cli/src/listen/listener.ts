@@ -48,7 +48,7 @@ export interface DeliveryRecord {
   attempt: number;
   error: string | null;
   replay: boolean;
-  /** The route that took the message; null when none did (then nothing was sent or reported). */
+  /** Where the message went (the target of the route that took it); null when no route did (then nothing was sent or reported). */
   target: string | null;
   /** What the app answered besides its status, when it answered and capture is on. */
   response?: CapturedResponse | undefined;
