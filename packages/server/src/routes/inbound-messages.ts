@@ -63,8 +63,12 @@ function toAnswerOut(row: InboundAnswerContentRow): InboundAnswerOut {
   };
 }
 
-/** A message's answers, with what the app sent back, as GET /v1/inbound-messages/{id} shows them. */
-export async function loadAnswers(sql: Sql, messageId: string): Promise<InboundAnswerOut[]> {
+/**
+ * A message's answers, with what the app sent back, as GET /v1/inbound-messages/{id} shows them; of a
+ * deleted message, without it (like its payload, it is unreachable at once and swept later).
+ */
+export async function loadAnswers(sql: Sql, messageId: string, deleted = false): Promise<InboundAnswerOut[]> {
+  if (deleted) return (await listInboundAnswers(sql, [messageId], false)).map((a) => ({ ...toAnswerSummary(a), response_headers: [], response_body: null }));
   return (await listInboundAnswers(sql, [messageId], true)).map(toAnswerOut);
 }
 
@@ -156,7 +160,7 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
       if (!row) throw notFound('inbound message', request.params.id);
       // A deleted message answers its metadata only: its payload is unreachable at once.
       const body = row.deleted_at ? {} : await loadBody(services.payloadStore, sql, row.payload_key, row.content_type, request.query.body_encoding === 'base64');
-      return { data: toInboundMessageOut(row, body, await loadAnswers(sql, row.id)), meta: { request_id: request.id } };
+      return { data: toInboundMessageOut(row, body, await loadAnswers(sql, row.id, row.deleted_at !== null)), meta: { request_id: request.id } };
     },
   );
 
