@@ -258,7 +258,20 @@ describe('hookrelay listen --json', () => {
     expect(lines).toHaveLength(3);
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     for (const record of records) {
-      expect(Object.keys(record)).toEqual(['message_id', 'cursor', 'method', 'path', 'status', 'latency_ms', 'attempt', 'error']);
+      expect(Object.keys(record)).toEqual([
+        'message_id',
+        'cursor',
+        'method',
+        'path',
+        'status',
+        'latency_ms',
+        'attempt',
+        'error',
+        'target',
+        'response_headers',
+        'response_body',
+        'response_body_truncated',
+      ]);
       expect(record.latency_ms).toEqual(expect.any(Number));
     }
     expect(records.map((r) => [r.message_id, r.cursor, r.method, r.path, r.status, r.attempt, r.error])).toEqual([

@@ -10,8 +10,8 @@ export interface TestResources {
   configDir(): Promise<string>;
   /** A local HTTP app that records what it receives, stopped after the test. */
   localApp(...args: Parameters<typeof LocalApp.start>): Promise<LocalApp>;
-  /** `hookrelay listen <args>` with `env`, killed after the test. */
-  listen(args: string[], configDir: string, env: Record<string, string>): ListenProcess;
+  /** `hookrelay listen <args>` with `env` (in `cwd`, default the repository root), killed after the test. */
+  listen(args: string[], configDir: string, env: Record<string, string>, cwd?: string): ListenProcess;
   /** Runs what is still deferred now (a file's afterAll, before it stops its servers). */
   cleanup(): Promise<void>;
 }
@@ -41,8 +41,8 @@ export function testResources(): TestResources {
       defer(() => app.stop());
       return app;
     },
-    listen(args, configDir, env) {
-      const cli = startCli(['listen', ...args], { env, configDir });
+    listen(args, configDir, env, cwd) {
+      const cli = startCli(['listen', ...args], { env, configDir, ...(cwd === undefined ? {} : { cwd }) });
       defer(() => cli.kill());
       return cli;
     },

@@ -229,12 +229,14 @@ export class ListenProcess {
 export interface StartListenOptions {
   env: Record<string, string>;
   configDir: string;
+  /** Working directory (where `hookrelay.json` is looked for); the repository root by default. */
+  cwd?: string;
 }
 
 /** Starts `node packages/cli/bin/run.js ARGS` with a clean environment and its own config dir. */
 export function startCli(args: readonly string[], options: StartListenOptions): ListenProcess {
   const child = spawn(process.execPath, [CLI_BIN, ...args], {
-    cwd: REPO_ROOT,
+    cwd: options.cwd ?? REPO_ROOT,
     env: { HOOKRELAY_CONFIG_DIR: options.configDir, NO_COLOR: '1', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -19,6 +19,8 @@ export const CliErrorCode = {
   PAYLOAD_DELETED: 'PAYLOAD_DELETED',
   /** The server could not read a payload from its storage (`body_error: payload_unavailable`). */
   PAYLOAD_UNAVAILABLE: 'PAYLOAD_UNAVAILABLE',
+  /** `trigger --secret`: the endpoint's ingest URL refused the sample (its verification, a pause). */
+  INGEST_REFUSED: 'INGEST_REFUSED',
   CLI_ERROR: 'CLI_ERROR',
 } as const;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deliveryJson, formatClock, formatDeliveryLine } from '../src/format/listen.js';
+import { deliveryJson, formatClock, formatDeliveryLine, formatResponseLines } from '../src/format/listen.js';
 import { plainStyle } from '../src/format/style.js';
 import type { DeliveryRecord } from '../src/listen/listener.js';
 
@@ -14,6 +14,7 @@ const record: DeliveryRecord = {
   attempt: 1,
   error: null,
   replay: false,
+  target: 'http://localhost:3000',
 };
 
 describe('listen output', () => {
@@ -29,7 +30,46 @@ describe('listen output', () => {
   });
 
   it('--json has exactly the documented fields', () => {
-    expect(Object.keys(deliveryJson(record))).toEqual(['message_id', 'cursor', 'method', 'path', 'status', 'latency_ms', 'attempt', 'error']);
+    expect(Object.keys(deliveryJson(record))).toEqual([
+      'message_id',
+      'cursor',
+      'method',
+      'path',
+      'status',
+      'latency_ms',
+      'attempt',
+      'error',
+      'target',
+      'response_headers',
+      'response_body',
+      'response_body_truncated',
+    ]);
+  });
+
+  it("--json carries the app's answer, base64", () => {
+    const answered = { ...record, response: { headers: [['content-type', 'text/plain']] as [string, string][], body: Buffer.from('ok\n'), truncated: true } };
+    expect(deliveryJson(answered)).toMatchObject({
+      response_headers: [['content-type', 'text/plain']],
+      response_body: Buffer.from('ok\n').toString('base64'),
+      response_body_truncated: true,
+    });
+    expect(deliveryJson(record)).toMatchObject({ response_headers: [], response_body: null, response_body_truncated: false });
+  });
+
+  it('--verbose shows the headers and a text body; a binary body by its size', () => {
+    const text = { ...record, response: { headers: [['x-a', '1']] as [string, string][], body: Buffer.from('line 1\nline 2'), truncated: false } };
+    expect(formatResponseLines(text, plainStyle)).toEqual(['    x-a: 1', '    line 1', '    line 2']);
+    const binary = { ...record, response: { headers: [], body: Buffer.from([0, 1, 0xff]), truncated: true } };
+    expect(formatResponseLines(binary, plainStyle)).toEqual([
+      '    <3 bytes of binary body>',
+      '    … (the app sent more than the 3 bytes kept: --capture-response-bytes)',
+    ]);
+    expect(formatResponseLines(record, plainStyle)).toEqual([]);
+  });
+
+  it('shows the route when there are several', () => {
+    expect(formatDeliveryLine(record, plainStyle, at, true)).toContain('→ http://localhost:3000');
+    expect(formatDeliveryLine(record, plainStyle, at)).not.toContain('→');
   });
 
   it('formats the clock with two digits', () => {

@@ -88,13 +88,21 @@ class FakeStream implements StreamConnection {
 
   pump(): void {
     if (!this.open) return;
+    let skipped: string | null = null;
     for (const id of this.server.ids) {
       if (this.cursor === null || id > this.cursor) {
-        this.handlers.message(cliMessage(id), false);
         this.cursor = id;
+        // As the server does with a filter: skipped messages are not sent, a cursor frame follows the run.
+        if (this.server.skip.has(id)) {
+          skipped = id;
+          continue;
+        }
+        skipped = null;
+        this.handlers.message(cliMessage(id), false);
         if (!this.open) return;
       }
     }
+    if (skipped !== null) this.handlers.cursor?.(skipped);
   }
 
   drop(): void {
@@ -121,6 +129,8 @@ class FakeServer implements ListenApi {
   listenCalls: (string | null)[] = [];
   postedResults: ResultFrame[] = [];
   streamResults: ResultFrame[] = [];
+  /** Ids a filter skips. */
+  skip = new Set<string>();
 
   latest(): string | null {
     return this.ids[this.ids.length - 1] ?? null;
@@ -142,10 +152,14 @@ class FakeServer implements ListenApi {
     return this.latest();
   }
 
-  async listen(after: string | null): Promise<CliMessageOut[]> {
+  async listen(after: string | null): Promise<{ messages: CliMessageOut[]; cursor: string | null }> {
     this.up();
     this.listenCalls.push(after);
-    return this.ids.filter((id) => after === null || id > after).slice(0, 50).map(cliMessage);
+    // A filtered page considers at most 60 messages (the server's scan limit, scaled down).
+    const considered = this.ids.filter((id) => after === null || id > after).slice(0, this.skip.size > 0 ? 60 : 50);
+    const messages = considered.filter((id) => !this.skip.has(id)).slice(0, 50);
+    const last = messages.length === 50 ? messages[49]! : considered[considered.length - 1];
+    return { messages: messages.map(cliMessage), cursor: last ?? null };
   }
 
   async postResult(frame: ResultFrame): Promise<void> {
@@ -211,14 +225,17 @@ class Recorder implements ListenerEvents {
 class FakeApp {
   down = false;
   delayMs = 0;
+  /** Messages no route takes (the forwarder's outcome for them). */
+  unrouted = new Set<string>();
+  response: ForwardOutcome['response'];
   async deliver(message: CliMessageOut, signal: AbortSignal): Promise<ForwardOutcome | null> {
     if (this.delayMs > 0) await wait(this.delayMs);
     while (this.down) {
       if (signal.aborted) return null;
       await wait(5);
     }
-    void message;
-    return { status: 200, latencyMs: 1, error: null, attempt: 1 };
+    if (this.unrouted.has(message.message_id)) return { status: null, latencyMs: 0, error: 'no route takes this message', attempt: 0, target: null };
+    return { status: 200, latencyMs: 1, error: null, attempt: 1, target: 'http://localhost:3000', response: this.response };
   }
 }
 
@@ -508,5 +525,97 @@ describe('Listener: failures', () => {
     server.ws = 'unreachable';
     server.streams[0]!.drop();
     await expect(running).rejects.toMatchObject({ exitCode: 7 });
+  });
+});
+
+describe('Listener: interactive control', () => {
+  it('p pauses after the delivery in flight (messages wait, in order) and resumes; r forwards the last one again', async () => {
+    const { server, events, saved, stop, make } = setup();
+    const [start] = server.add(1);
+    const listener = make({ startCursor: start! });
+    const running = listener.run(stop.signal);
+    const first = server.add(1);
+    await until(() => events.delivered.length === 1, 'the first message');
+    expect(listener.togglePause()).toBe(true);
+    const waiting = server.add(3);
+    await wait(100);
+    expect(events.delivered).toEqual(first);
+    expect(listener.replayLast()).toBe(true);
+    await wait(50);
+    expect(events.delivered).toEqual(first);
+    expect(listener.togglePause()).toBe(false);
+    await until(() => events.delivered.length === 5, 'the replay and the waiting messages');
+    stop.abort();
+    await running;
+    // The replay comes first, then the waiting ones in order; a replay never moves the cursor.
+    expect(events.delivered).toEqual([...first, ...first, ...waiting]);
+    expect(events.deliveries.map((d) => d.replay)).toEqual([false, true, false, false, false]);
+    expect(saved).toEqual([start, ...first, ...waiting]);
+  });
+
+  it('a message no route takes moves the cursor but is not reported, nor replayed by r', async () => {
+    const { server, events, app, saved, stop, make } = setup();
+    const [start] = server.add(1);
+    const listener = make({ startCursor: start! });
+    const running = listener.run(stop.signal);
+    expect(listener.replayLast()).toBe(false);
+    const [routed, skipped] = server.add(2);
+    app.unrouted.add(skipped!);
+    await until(() => events.delivered.length === 2, 'both messages');
+    listener.replayLast();
+    await until(() => events.delivered.length === 3, 'the replay');
+    stop.abort();
+    await running;
+    expect(events.delivered).toEqual([routed, skipped, routed]);
+    expect(events.deliveries[1]).toMatchObject({ target: null, status: null });
+    expect(saved).toEqual([start, routed, skipped]);
+    expect([...server.postedResults, ...server.streamResults].map((r) => r.message_id)).toEqual([routed, routed]);
+  });
+});
+
+describe('Listener: server-side filters', () => {
+  for (const mode of ['ws', 'poll'] as const) {
+    it(`${mode}: skipped messages move the cursor; a restart resumes after them and delivers nothing twice`, async () => {
+      const { server, events, saved, stop, make } = setup({ mode, filtered: true });
+      const [start] = server.add(1);
+      const ids = server.add(130);
+      const matching = ids.filter((_, index) => index % 13 === 0);
+      for (const id of ids) if (!matching.includes(id)) server.skip.add(id);
+      const running = make({ startCursor: start! }).run(stop.signal);
+      await until(() => saved[saved.length - 1] === ids[ids.length - 1], 'the cursor at the last (skipped) message');
+      stop.abort();
+      await running;
+      expect(events.delivered).toEqual(matching);
+      expect(events.caught).toEqual([matching.length]);
+
+      // A restart from the saved cursor: only what came after.
+      const again = setup({ mode, filtered: true });
+      again.server.ids = [...server.ids];
+      again.server.skip = server.skip;
+      const later = again.server.add(2);
+      const second = again.make({ startCursor: saved[saved.length - 1]! }).run(again.stop.signal);
+      await until(() => again.events.delivered.length === 2, 'the new messages');
+      again.stop.abort();
+      await second;
+      expect(again.events.delivered).toEqual(later);
+    });
+  }
+
+  it("results carry the listener's name and the app's answer", async () => {
+    const { server, app, stop, make } = setup({ mode: 'poll' });
+    app.response = { headers: [['content-type', 'text/plain']], body: Buffer.from('fine'), truncated: false };
+    const [start] = server.add(1);
+    const running = make({ startCursor: start!, name: 'ci' }).run(stop.signal);
+    server.add(1);
+    await until(() => server.postedResults.length === 1, 'the result');
+    stop.abort();
+    await running;
+    expect(server.postedResults[0]).toMatchObject({
+      listener: 'ci',
+      status: 200,
+      response_headers: [['content-type', 'text/plain']],
+      response_body: Buffer.from('fine').toString('base64'),
+      response_body_truncated: false,
+    });
   });
 });

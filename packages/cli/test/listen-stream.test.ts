@@ -75,6 +75,9 @@ describe('streamUrl', () => {
   it('swaps the scheme, keeps a path prefix, puts the cursor in the query and never the key', () => {
     expect(streamUrl('http://127.0.0.1:8787', ENDPOINT, null)).toBe(`ws://127.0.0.1:8787/v1/inbound-endpoints/${ENDPOINT}/stream`);
     expect(streamUrl('https://hooks.example.com/relay/', ENDPOINT, 'abc')).toBe(`wss://hooks.example.com/relay/v1/inbound-endpoints/${ENDPOINT}/stream?after=abc`);
+    expect(streamUrl('http://h', ENDPOINT, 'abc', { events: 'push,checkout.*', path: '/github/*' })).toBe(
+      `ws://h/v1/inbound-endpoints/${ENDPOINT}/stream?after=abc&events=push%2Ccheckout.*&path=%2Fgithub%2F*`,
+    );
   });
 });
 

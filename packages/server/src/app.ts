@@ -21,6 +21,7 @@ import { endpointRoutes } from './routes/endpoints.js';
 import { inboundEndpointRoutes } from './routes/inbound-endpoints.js';
 import { InboundCommitBus } from './ingest/inbound-commits.js';
 import { ingestRoutes } from './ingest/routes.js';
+import { inboundSampleRoutes } from './routes/inbound-samples.js';
 import { inboundMessageRoutes } from './routes/inbound-messages.js';
 import { listenRoutes } from './routes/listen.js';
 import { messageRoutes } from './routes/messages.js';
@@ -151,6 +152,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     await v1.register(whoamiRoutes);
     await v1.register(endpointRoutes);
     await v1.register(inboundEndpointRoutes);
+    await v1.register(inboundSampleRoutes);
     await v1.register(inboundMessageRoutes);
     await v1.register(listenRoutes);
     await v1.register(messageRoutes);

@@ -11,6 +11,7 @@ import type {
   RotateSecretOut,
 } from './schemas/outbound-endpoints.js';
 import type { WhoamiOut } from './schemas/whoami.js';
+import type { InboundSampleIn, InboundSampleOut } from './schemas/samples.js';
 import type {
   PullDeleteAllOut,
   PullEndpointCreateIn,
@@ -248,6 +249,9 @@ export class HookrelayClient {
     /** The endpoint's messages, newest first; pass `meta.next_cursor` back as `cursor`. */
     messages: (id: string, query: Partial<InboundEndpointMessagesQuery> = {}) =>
       this.request<InboundEndpointMessageOut[], PageMetaWithMore>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/messages`, { query }),
+    /** Builds a sample event, signs it with the endpoint's stored HMAC secret and ingests it. */
+    sample: (id: string, body: InboundSampleIn) =>
+      this.request<InboundSampleOut>('POST', `/v1/inbound-endpoints/${encodeURIComponent(id)}/samples`, { body }),
   };
 
   /** Inbound messages: the record, replay, and the CLI's report of the local app's answer. */

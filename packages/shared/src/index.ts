@@ -11,3 +11,5 @@ export * from './schemas/inbound.js';
 export * from './schemas/pull.js';
 export * from './schemas/event-type.js';
 export * from './glob.js';
+export * from './samples.js';
+export * from './schemas/samples.js';

@@ -55,3 +55,34 @@ export function verifyStandardWebhookSignature(secret: string, input: SignInput,
   }
   return matched;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Provider signatures, as each provider computes them (sample events: `hookrelay trigger` and the
+// server's sample route). The HMAC key is the secret's UTF-8 bytes, `whsec_…` prefix and all for
+// Stripe, as those providers do; Standard Webhooks is above.
+
+function hmacSha256(secret: string, ...parts: (string | Uint8Array)[]): Buffer {
+  const mac = createHmac('sha256', Buffer.from(secret, 'utf8'));
+  for (const part of parts) mac.update(typeof part === 'string' ? Buffer.from(part, 'utf8') : part);
+  return mac.digest();
+}
+
+/** GitHub `X-Hub-Signature-256`: `sha256=<hex HMAC of the body>`. */
+export function signGithub(secret: string, body: Uint8Array): string {
+  return `sha256=${hmacSha256(secret, body).toString('hex')}`;
+}
+
+/** Stripe `Stripe-Signature`: `t=<unix s>,v1=<hex HMAC of "t.body">`. */
+export function signStripe(secret: string, body: Uint8Array, timestamp: number): string {
+  return `t=${timestamp},v1=${hmacSha256(secret, `${timestamp}.`, body).toString('hex')}`;
+}
+
+/** Slack `X-Slack-Signature`: `v0=<hex HMAC of "v0:timestamp:body">` (with `X-Slack-Request-Timestamp`). */
+export function signSlack(secret: string, body: Uint8Array, timestamp: number): string {
+  return `v0=${hmacSha256(secret, `v0:${timestamp}:`, body).toString('hex')}`;
+}
+
+/** Shopify `X-Shopify-Hmac-Sha256`: base64 HMAC of the body. */
+export function signShopify(secret: string, body: Uint8Array): string {
+  return hmacSha256(secret, body).toString('base64');
+}

@@ -30,7 +30,7 @@ export interface DevReadyLine {
 
 export default class Dev extends BaseCommand<typeof Dev> {
   static override summary = 'Local development in one command: an embedded hookrelay server, a cli-mode endpoint, and a listener forwarding to your app.';
-  static override description = `Starts hookrelay-server on 127.0.0.1 (embedded PostgreSQL in the data dir, nothing to install), creates a cli-mode inbound endpoint, prints its ingest URL, and forwards every webhook posted to it to --forward-to, exactly like \`hookrelay listen\` (same order, exact bytes, held while your app restarts). Ctrl-C stops the listener, then the server, and exits 0.
+  static override description = `Starts hookrelay-server on 127.0.0.1 (embedded PostgreSQL in the data dir, nothing to install), creates a cli-mode inbound endpoint, prints its ingest URL, and forwards every webhook posted to it to --forward-to (or the routes of ./hookrelay.json), exactly like \`hookrelay listen\` (same order, exact bytes, held while your app restarts; p/r/q keys in a terminal). Ctrl-C stops the listener, then the server, and exits 0.
 
 The data dir (default $HOOKRELAY_CONFIG_DIR/dev, i.e. ~/.config/hookrelay/dev) keeps the database, the server's API key and the endpoint (dev.json, mode 0600), the listener's cursor and the server's log (server.log): a restart reuses the same key, endpoint and ingest URL. Delete the directory to start afresh. Other commands can use the dev server while it runs: HOOKRELAY_API_URL=http://127.0.0.1:8787 and HOOKRELAY_API_KEY from dev.json ("api_key").
 
@@ -46,6 +46,10 @@ Output for people goes to stderr. With --json, stdout carries {"type":"ready","i
     {
       description: 'Into a path of your app, with the server on another port:',
       command: '<%= config.bin %> <%= command.id %> --forward-to 3000/webhooks --port 9000',
+    },
+    {
+      description: "With the team's routes from ./hookrelay.json (or several -f PATH-PREFIX=TARGET):",
+      command: '<%= config.bin %> <%= command.id %>',
     },
     {
       description: 'Behind a tunnel, so that ingest URLs carry its address:',
@@ -123,6 +127,7 @@ Output for people goes to stderr. With --json, stdout carries {"type":"ready","i
         json: this.jsonEnabled(),
         style: styleErr,
         stop,
+        keys: process.stdin,
         bannerPrefix: [
           `${styleErr.green('hookrelay dev')}: embedded server at ${apiUrl} ${styleErr.dim(`(data ${dataDir}, log ${logFile})`)}`,
           '',

@@ -25,7 +25,7 @@ export function formatStatus(status: number | null, style: Style): string {
  * then what is unusual about it (a replay, several attempts, the error).
  * `12:01:02  POST /github/push?x=1  200  12 ms  0190b2c4-…`
  */
-export function formatDeliveryLine(record: DeliveryRecord, style: Style, at: Date): string {
+export function formatDeliveryLine(record: DeliveryRecord, style: Style, at: Date, showTarget = false): string {
   const target = truncate(`${record.path}${record.query === '' ? '' : `?${record.query}`}`, PATH_MAX);
   const parts = [
     style.dim(formatClock(at)),
@@ -35,12 +35,30 @@ export function formatDeliveryLine(record: DeliveryRecord, style: Style, at: Dat
     style.dim(record.message_id),
   ];
   let line = parts.join('  ');
+  if (showTarget && record.target !== null) line += `  ${style.dim(`→ ${record.target}`)}`;
   const notes: string[] = [];
   if (record.replay) notes.push('replay');
   if (record.attempt > 1) notes.push(`attempt ${record.attempt}`);
   if (notes.length > 0) line += style.dim(` (${notes.join(', ')})`);
   if (record.error !== null) line += `  ${style.red(record.error)}`;
   return line;
+}
+
+/** What `--verbose` prints under a delivery line: the app's answer headers, then its body. */
+export function formatResponseLines(record: DeliveryRecord, style: Style): string[] {
+  const response = record.response;
+  if (response === undefined) return [];
+  const lines = response.headers.map(([name, value]) => style.dim(`    ${name}: ${value}`));
+  const body = response.body;
+  if (body.length > 0) {
+    const text = body.toString('utf8');
+    // Shown as text only when it is text: invalid UTF-8 or control characters would garble the terminal.
+    const printable = Buffer.from(text, 'utf8').equals(body) && !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/u.test(text);
+    if (printable) lines.push(...text.split(/\r?\n/u).map((line) => `    ${line}`));
+    else lines.push(style.dim(`    <${body.length} bytes of binary body>`));
+  }
+  if (response.truncated) lines.push(style.dim(`    … (the app sent more than the ${body.length} bytes kept: --capture-response-bytes)`));
+  return lines;
 }
 
 /** The `--json` line of a delivery: exactly these fields, in this order. */
@@ -53,6 +71,12 @@ export interface DeliveryJson {
   latency_ms: number;
   attempt: number;
   error: string | null;
+  /** Where the message went (the target of the route that took it); null when no route did. */
+  target: string | null;
+  response_headers: [string, string][];
+  /** Base64 of the first bytes of the answer's body; null when there was no answer or capture is off. */
+  response_body: string | null;
+  response_body_truncated: boolean;
 }
 
 export function deliveryJson(record: DeliveryRecord): DeliveryJson {
@@ -65,6 +89,10 @@ export function deliveryJson(record: DeliveryRecord): DeliveryJson {
     latency_ms: record.latency_ms,
     attempt: record.attempt,
     error: record.error,
+    target: record.target,
+    response_headers: record.response?.headers ?? [],
+    response_body: record.response === undefined ? null : record.response.body.toString('base64'),
+    response_body_truncated: record.response?.truncated ?? false,
   };
 }
 

@@ -1,11 +1,24 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { rootCertificates } from 'node:tls';
 import type { CliMessageOut } from '@hookrelay/shared';
 import { Agent, type Dispatcher } from 'undici';
 import { formatDuration } from './duration.js';
+import type { TlsSettings } from './flags.js';
 import { forwardHeaders } from './forward-headers.js';
+import { chooseRoute, type ForwardRoute } from './routes.js';
 import { sleep as defaultSleep, type Sleep } from './sleep.js';
-import { forwardPath, type ForwardTarget } from './target.js';
+import { forwardPath } from './target.js';
+
+/** What the app answered besides its status (`--capture-response-bytes`). */
+export interface CapturedResponse {
+  /** `[name, value]` in the order received, bounded (see `MAX_CAPTURED_HEADERS`). */
+  headers: [string, string][];
+  /** The first bytes of the body. */
+  body: Buffer;
+  /** The app sent more than was kept. */
+  truncated: boolean;
+}
 
 /** What became of one message: the app's answer, or why there is none. */
 export interface ForwardOutcome {
@@ -15,13 +28,37 @@ export interface ForwardOutcome {
   error: string | null;
   /** Attempts made (0 when the message could not be sent at all). */
   attempt: number;
+  /** The target of the route that took the message (`http://localhost:4000/x`); null when no route did. */
+  target: string | null;
+  /** Set when the app answered. */
+  response?: CapturedResponse | undefined;
 }
 
 /** The message fields the forwarder reads (a stream frame's or a listen page's message). */
 export type ForwardableMessage = Pick<
   CliMessageOut,
   'message_id' | 'method' | 'path' | 'query' | 'raw_headers' | 'payload_sha256' | 'size_bytes' | 'body' | 'body_encoding' | 'body_error'
->;
+> & { event_type?: string | null | undefined };
+
+/** Bounds of the captured headers, as the server stores them: 100 pairs, 16 KiB in all. */
+export const MAX_CAPTURED_HEADERS = 100;
+export const MAX_CAPTURED_HEADER_BYTES = 16 * 1024;
+/** What is read of an answer's body beyond the captured bytes, to free the connection, before it is cut. */
+const DRAIN_LIMIT = 4 * 1024 * 1024;
+
+/** Node's header object as `[name, value]` pairs, within the bounds above. */
+export function capturedHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): [string, string][] {
+  const pairs: [string, string][] = [];
+  let bytes = 0;
+  for (const [name, value] of Object.entries(headers)) {
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
+      bytes += Buffer.byteLength(name) + Buffer.byteLength(one);
+      if (pairs.length >= MAX_CAPTURED_HEADERS || bytes > MAX_CAPTURED_HEADER_BYTES) return pairs;
+      pairs.push([name, one]);
+    }
+  }
+  return pairs;
+}
 
 export interface HoldInfo {
   messageId: string;
@@ -29,13 +66,19 @@ export interface HoldInfo {
   attempt: number;
   heldMs: number;
   nextRetryMs: number;
+  /** The route's target, for people. */
+  target: string;
 }
 
 export interface ForwarderOptions {
-  target: ForwardTarget;
+  /** The first route that takes a message forwards it. */
+  routes: readonly ForwardRoute[];
   preserveHost: boolean;
-  /** Per attempt: the app's whole answer must come within this. */
+  /** Per attempt: the app's whole answer must come within this; 0: no limit. */
   timeoutMs: number;
+  tls?: TlsSettings | undefined;
+  /** How many bytes of each answer's body to keep (0: none, and no headers either). */
+  captureResponseBytes?: number | undefined;
   /** How long one message may be held while the app is unreachable; undefined: without end. */
   maxWaitMs?: number | undefined;
   retryInitialMs?: number;
@@ -43,7 +86,7 @@ export interface ForwarderOptions {
   /** The message again with a base64 body (after `payload_unavailable`, or a body embedded as JSON). */
   refetch?: (messageId: string) => Promise<ForwardableMessage | null>;
   onHold?: (info: HoldInfo) => void;
-  onResume?: (info: { messageId: string; heldMs: number; attempt: number }) => void;
+  onResume?: (info: { messageId: string; heldMs: number; attempt: number; target: string }) => void;
   dispatcher?: Dispatcher;
   sleep?: Sleep;
 }
@@ -124,6 +167,31 @@ interface Attempt {
   status: number | null;
   latencyMs: number;
   error: unknown;
+  response?: CapturedResponse | undefined;
+}
+
+/** Reads an answer's body: the first `keep` bytes are kept, the rest (up to a bound) read and dropped. */
+async function readBody(body: AsyncIterable<Buffer>, keep: number): Promise<{ bytes: Buffer; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let seen = 0;
+  for await (const chunk of body) {
+    seen += chunk.length;
+    if (kept < keep) {
+      const part = chunk.length <= keep - kept ? chunk : chunk.subarray(0, keep - kept);
+      chunks.push(part);
+      kept += part.length;
+    }
+    if (seen > DRAIN_LIMIT) break;
+  }
+  return { bytes: Buffer.concat(chunks, kept), truncated: seen > kept };
+}
+
+/** The TLS options of connections to the app: `--ca-file` added to the system's CAs, or `--insecure`. */
+function connectOptions(tls: TlsSettings | undefined): { ca?: string[]; rejectUnauthorized?: boolean } {
+  if (tls === undefined) return {};
+  if (tls.insecure) return { rejectUnauthorized: false };
+  return tls.ca === undefined ? {} : { ca: [...rootCertificates, tls.ca.toString('utf8')] };
 }
 
 /**
@@ -139,7 +207,9 @@ export class Forwarder {
 
   constructor(private readonly options: ForwarderOptions) {
     this.ownsDispatcher = options.dispatcher === undefined;
-    this.dispatcher = options.dispatcher ?? new Agent({ connect: { timeout: 10_000 }, autoSelectFamily: true, keepAliveTimeout: 4_000 });
+    this.dispatcher =
+      options.dispatcher ??
+      new Agent({ connect: { timeout: 10_000, ...connectOptions(options.tls) }, autoSelectFamily: true, keepAliveTimeout: 4_000 });
     this.sleep = options.sleep ?? defaultSleep;
   }
 
@@ -149,9 +219,16 @@ export class Forwarder {
    * An attempt already in flight is always finished.
    */
   async deliver(message: ForwardableMessage, signal: AbortSignal): Promise<ForwardOutcome | null> {
+    const choice = chooseRoute(this.options.routes, message);
+    if (choice === null) {
+      const event = typeof message.event_type === 'string' ? `, event ${message.event_type}` : '';
+      return { status: null, latencyMs: 0, error: `no route takes this message (path ${message.path}${event}): skipped`, attempt: 0, target: null };
+    }
+    const route = choice.route;
+    const target = route.target;
     const body = await this.body(message, signal);
     if (body === null) return null;
-    if ('error' in body) return { status: null, latencyMs: 0, error: body.error, attempt: 0 };
+    if ('error' in body) return { status: null, latencyMs: 0, error: body.error, attempt: 0, target: target.display };
     const actual = sha256Hex(body.bytes);
     if (actual !== message.payload_sha256.toLowerCase()) {
       return {
@@ -159,22 +236,29 @@ export class Forwarder {
         latencyMs: 0,
         error: `payload_sha256 mismatch (expected ${message.payload_sha256}, got ${actual}): not forwarded`,
         attempt: 0,
+        target: target.display,
       };
     }
 
-    const { target } = this.options;
     const headers = forwardHeaders(message.raw_headers, { host: this.options.preserveHost ? null : target.host, bodyLength: body.bytes.length });
-    const path = forwardPath(target, message.path, message.query);
+    const path = forwardPath(target, choice.path, message.query);
     const retryMax = this.options.retryMaxMs ?? 5_000;
     let delay = this.options.retryInitialMs ?? 250;
     const heldSince = performance.now();
     let attempt = 0;
     for (;;) {
       attempt += 1;
-      const result = await this.send(message.method, path, headers, body.bytes);
+      const result = await this.send(target.origin, message.method, path, headers, body.bytes);
       if (result.error === null || !isRetryable(result.error)) {
-        if (attempt > 1) this.options.onResume?.({ messageId: message.message_id, heldMs: Math.round(performance.now() - heldSince), attempt });
-        return { status: result.status, latencyMs: result.latencyMs, error: result.error === null ? null : errorText(result.error), attempt };
+        if (attempt > 1) this.options.onResume?.({ messageId: message.message_id, heldMs: Math.round(performance.now() - heldSince), attempt, target: target.display });
+        return {
+          status: result.status,
+          latencyMs: result.latencyMs,
+          error: result.error === null ? null : errorText(result.error),
+          attempt,
+          target: target.display,
+          response: result.response,
+        };
       }
       const heldMs = performance.now() - heldSince;
       const maxWait = this.options.maxWaitMs;
@@ -184,10 +268,11 @@ export class Forwarder {
           latencyMs: result.latencyMs,
           error: `${errorText(result.error)} (gave up after ${formatDuration(heldMs)} and ${attempt} attempts: --max-wait)`,
           attempt,
+          target: target.display,
         };
       }
       const wait = maxWait === undefined ? delay : Math.min(delay, Math.max(0, maxWait - heldMs));
-      this.options.onHold?.({ messageId: message.message_id, error: errorText(result.error), attempt, heldMs: Math.round(heldMs), nextRetryMs: wait });
+      this.options.onHold?.({ messageId: message.message_id, error: errorText(result.error), attempt, heldMs: Math.round(heldMs), nextRetryMs: wait, target: target.display });
       if (!(await this.sleep(wait, signal))) return null;
       delay = Math.min(delay * 2, retryMax);
     }
@@ -204,14 +289,16 @@ export class Forwarder {
     return body;
   }
 
-  private async send(method: string, path: string, headers: string[], bytes: Buffer): Promise<Attempt> {
+  private async send(origin: string, method: string, path: string, headers: string[], bytes: Buffer): Promise<Attempt> {
     const started = performance.now();
+    // 0 is undici's "no limit" too: a developer may sit on a breakpoint as long as they like.
     const timeoutMs = this.options.timeoutMs;
     // undici's own timers are cheap but tick about once a second: below that, an abort signal.
-    const deadline = timeoutMs < 1000 ? AbortSignal.timeout(timeoutMs) : undefined;
+    const deadline = timeoutMs > 0 && timeoutMs < 1000 ? AbortSignal.timeout(timeoutMs) : undefined;
+    const keep = this.options.captureResponseBytes ?? 0;
     try {
       const response = await this.dispatcher.request({
-        origin: this.options.target.origin,
+        origin,
         path,
         method: method as Dispatcher.HttpMethod,
         headers,
@@ -220,10 +307,21 @@ export class Forwarder {
         bodyTimeout: timeoutMs,
         signal: deadline,
       });
-      // The answer is read to its end (and dropped): the connection is then free for the next message.
-      // The status is the app's answer even if its body breaks off: never send the message twice for that.
-      await response.body.dump({ limit: 4 * 1024 * 1024 }).catch(() => {});
-      return { status: response.statusCode, latencyMs: Math.round(performance.now() - started), error: null };
+      // The answer is read to its end (what is not captured is dropped): the connection is then free
+      // for the next message. The status is the app's answer even if its body breaks off: never send
+      // the message twice for that.
+      if (keep === 0) {
+        await response.body.dump({ limit: DRAIN_LIMIT }).catch(() => {});
+        return { status: response.statusCode, latencyMs: Math.round(performance.now() - started), error: null };
+      }
+      const read = await readBody(response.body, keep).catch(() => ({ bytes: Buffer.alloc(0), truncated: true }));
+      if (!response.body.destroyed) response.body.destroy();
+      return {
+        status: response.statusCode,
+        latencyMs: Math.round(performance.now() - started),
+        error: null,
+        response: { headers: capturedHeaders(response.headers), body: read.bytes, truncated: read.truncated },
+      };
     } catch (error) {
       const latencyMs = Math.round(performance.now() - started);
       const code = errorCode(error);

@@ -2,7 +2,7 @@ import { HookrelayApiError, type CliMessageOut } from '@hookrelay/shared';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { formatDuration } from './duration.js';
-import { errorText, type ForwardOutcome } from './forwarder.js';
+import { errorText, type CapturedResponse, type ForwardOutcome } from './forwarder.js';
 import { sleep as defaultSleep, type Sleep } from './sleep.js';
 import type { ResultFrame, StreamConnection, StreamEnd, StreamHandlers } from './stream.js';
 
@@ -18,8 +18,11 @@ export const LISTEN_PAGE_SIZE = 50;
 export interface ListenApi {
   /** The endpoint's newest message id (null when it has none), from GET /v1/inbound-endpoints/{id}. */
   latestMessageId(): Promise<string | null>;
-  /** One page after `after` (null: from the first message), bodies as base64. */
-  listen(after: string | null): Promise<CliMessageOut[]>;
+  /**
+   * One page after `after` (null: from the first message), bodies as base64. `cursor`: the last
+   * message the page considered, skipped by a filter or not (null when none): the next `after`.
+   */
+  listen(after: string | null): Promise<{ messages: CliMessageOut[]; cursor: string | null }>;
   postResult(frame: ResultFrame): Promise<void>;
   openStream(after: string | null, handlers: StreamHandlers): StreamConnection;
 }
@@ -45,6 +48,10 @@ export interface DeliveryRecord {
   attempt: number;
   error: string | null;
   replay: boolean;
+  /** Where the message went (the target of the route that took it); null when no route did (then nothing was sent or reported). */
+  target: string | null;
+  /** What the app answered besides its status, when it answered and capture is on. */
+  response?: CapturedResponse | undefined;
 }
 
 export interface ListenerEvents {
@@ -57,6 +64,8 @@ export interface ListenerEvents {
   delivery(record: DeliveryRecord): void;
   caughtUp(info: { count: number }): void;
   warning(text: string): void;
+  /** Forwarding paused (`p`) or resumed; `waiting`: messages received and not yet forwarded. */
+  paused?(info: { paused: boolean; waiting: number }): void;
 }
 
 export interface ListenerTiming {
@@ -98,6 +107,10 @@ export const DEFAULT_TIMING: ListenerTiming = {
 
 export interface ListenerOptions {
   mode: TransportMode;
+  /** The listener's name (its cursor slot), sent with each result. */
+  name?: string | undefined;
+  /** The server filters what it sends (`--events`, `--path`): a page may be short while more wait. */
+  filtered?: boolean | undefined;
   /** Start after this id (a stored cursor, --since, --from-start); null: from now (first run, --skip-backlog). */
   startCursor: string | null;
   /** Give up (exit 7) when the server has been unreachable this long. */
@@ -111,12 +124,11 @@ export interface ListenerOptions {
   now?: () => number;
 }
 
-interface WorkItem {
+type WorkItem =
   /** `sequence`: the stream's (or a page's) next message, which moves the cursor; `replay`: pushed again on request. */
-  kind: 'sequence' | 'replay';
-  id: string;
-  message: CliMessageOut;
-}
+  | { kind: 'sequence' | 'replay'; id: string; message: CliMessageOut }
+  /** The server skipped messages up to `id` (a filter): the cursor moves there once what came before is done. */
+  | { kind: 'cursor'; id: string };
 
 /** The messages received and not yet forwarded, in order. */
 class WorkQueue {
@@ -130,6 +142,17 @@ class WorkQueue {
 
   push(item: WorkItem): void {
     this.items.push(item);
+    this.wake();
+  }
+
+  /** Puts `item` before every waiting one (a replay asked for by hand). */
+  pushFront(item: WorkItem): void {
+    if (this.head > 0) {
+      this.head -= 1;
+      this.items[this.head] = item;
+    } else {
+      this.items.unshift(item);
+    }
     this.wake();
   }
 
@@ -227,6 +250,10 @@ export class Listener {
   /** The processing side; the stream stays open until it has finished (its last result goes there). */
   private processing: Promise<void> = Promise.resolve();
   private readonly reportsGivenUp = new AbortController();
+  /** While set, nothing is forwarded: messages wait in the queue, in order (`p`). */
+  private pauseGate: { promise: Promise<void>; open: () => void } | null = null;
+  /** The last message forwarded, for `r`. */
+  private lastMessage: CliMessageOut | null = null;
 
   constructor(private readonly options: ListenerOptions) {
     this.timing = { ...DEFAULT_TIMING, ...options.timing };
@@ -274,12 +301,67 @@ export class Listener {
     }
   }
 
+  // ---- interactive control ----------------------------------------------------------------------
+
+  get paused(): boolean {
+    return this.pauseGate !== null;
+  }
+
+  /** Pauses forwarding after the delivery in flight, or resumes it. Returns whether it is now paused. */
+  togglePause(): boolean {
+    if (this.pauseGate !== null) {
+      const gate = this.pauseGate;
+      this.pauseGate = null;
+      gate.open();
+    } else {
+      let open!: () => void;
+      const promise = new Promise<void>((resolve) => (open = resolve));
+      this.pauseGate = { promise, open };
+    }
+    this.options.events.paused?.({ paused: this.pauseGate !== null, waiting: this.queue.length });
+    return this.pauseGate !== null;
+  }
+
+  /** Forwards the last forwarded message again, next (the cursor does not move). False when there is none yet. */
+  replayLast(): boolean {
+    const message = this.lastMessage;
+    if (message === null) return false;
+    this.queue.pushFront({ kind: 'replay', id: message.message_id.toLowerCase(), message });
+    return true;
+  }
+
+  private async waitWhilePaused(): Promise<void> {
+    while (this.pauseGate !== null && !this.halted) {
+      const gate = this.pauseGate.promise;
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          this.halt.signal.removeEventListener('abort', done);
+          resolve();
+        };
+        void gate.then(done);
+        this.halt.signal.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
   // ---- processing side ------------------------------------------------------------------------
 
   private async process(): Promise<void> {
     for (;;) {
+      await this.waitWhilePaused();
       const item = await this.queue.next(this.halt.signal);
       if (item === null) return;
+      if (item.kind === 'cursor') {
+        if (this.processed === null || item.id > this.processed) await this.commit(item.id);
+        if (this.catchUp !== null && item.id >= this.catchUp.target) this.caughtUp();
+        continue;
+      }
+      if (this.pauseGate !== null) {
+        // Paused while waiting for it: it goes back first in line, so that a replay asked for
+        // during the pause still comes before it.
+        this.queue.pushFront(item);
+        continue;
+      }
       if (item.kind === 'sequence') {
         // Already forwarded (cannot happen with a correct server; never forward the stream twice).
         if (this.processed !== null && item.id <= this.processed) continue;
@@ -289,7 +371,11 @@ export class Listener {
       // Stopped while holding it for an unreachable app: not processed, delivered on the next start.
       if (outcome === null) return;
       if (item.kind === 'sequence') await this.commit(item.id);
-      this.report({ type: 'result', message_id: item.message.message_id, status: outcome.status, latency_ms: outcome.latencyMs, error: outcome.error });
+      // A message no route takes never reached an app: there is no answer to report.
+      if (outcome.target !== null) {
+        this.lastMessage = item.message;
+        this.report(this.resultFrame(item.message.message_id, outcome));
+      }
       this.options.events.delivery({
         message_id: item.message.message_id,
         cursor: this.processed,
@@ -301,12 +387,26 @@ export class Listener {
         attempt: outcome.attempt,
         error: outcome.error,
         replay: item.kind === 'replay',
+        target: outcome.target,
+        response: outcome.response,
       });
       if (item.kind === 'sequence' && this.catchUp !== null && item.id <= this.catchUp.target) {
         this.catchUp.count += 1;
         if (item.id === this.catchUp.target) this.caughtUp();
       }
     }
+  }
+
+  private resultFrame(messageId: string, outcome: ForwardOutcome): ResultFrame {
+    const frame: ResultFrame = { type: 'result', message_id: messageId, status: outcome.status, latency_ms: outcome.latencyMs, error: outcome.error };
+    if (this.options.name !== undefined) frame.listener = this.options.name;
+    const response = outcome.response;
+    if (response !== undefined) {
+      frame.response_headers = response.headers;
+      frame.response_body = response.body.toString('base64');
+      frame.response_body_truncated = response.truncated;
+    }
+    return frame;
   }
 
   private caughtUp(): void {
@@ -588,6 +688,12 @@ export class Listener {
         this.queue.push({ kind: 'sequence', id, message });
         this.fetchCursor = id;
       },
+      cursor: (id) => {
+        // Messages up to `id` were skipped by the filter: the cursor moves past them, in turn.
+        if (overflow || this.fetchCursor === null || id <= this.fetchCursor) return;
+        this.queue.push({ kind: 'cursor', id });
+        this.fetchCursor = id;
+      },
       silent: (silentMs) => this.options.events.heartbeatMissing({ silentMs }),
     });
     this.stream = connection;
@@ -622,7 +728,7 @@ export class Listener {
         this.fetchCursor = start;
         await this.commit(start);
       }
-      let page: CliMessageOut[];
+      let page: { messages: CliMessageOut[]; cursor: string | null };
       try {
         page = await this.options.api.listen(this.fetchCursor);
       } catch (error) {
@@ -632,13 +738,20 @@ export class Listener {
         continue;
       }
       this.markConnected('polling');
-      for (const message of page) {
+      const before = this.fetchCursor;
+      for (const message of page.messages) {
         const id = message.message_id.toLowerCase();
         if (this.fetchCursor !== null && id <= this.fetchCursor) continue;
         this.queue.push({ kind: 'sequence', id, message });
         this.fetchCursor = id;
       }
-      if (page.length >= LISTEN_PAGE_SIZE) continue;
+      if (page.cursor !== null && (this.fetchCursor === null || page.cursor > this.fetchCursor)) {
+        this.queue.push({ kind: 'cursor', id: page.cursor });
+        this.fetchCursor = page.cursor;
+      }
+      if (page.messages.length >= LISTEN_PAGE_SIZE) continue;
+      // A filtered page stops at a scan limit: while it gets anywhere, more may wait.
+      if (this.options.filtered === true && this.fetchCursor !== before) continue;
       let wait = this.timing.pollIntervalMs;
       if (this.options.mode === 'auto') wait = Math.max(0, Math.min(wait, this.wsRetryAt - this.now()));
       await this.sleep(wait, this.halt.signal);

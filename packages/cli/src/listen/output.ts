@@ -1,5 +1,5 @@
 import ora, { type Ora } from 'ora';
-import { deliveryJson, formatDeliveryLine, formatStateLine } from '../format/listen.js';
+import { deliveryJson, formatDeliveryLine, formatResponseLines, formatStateLine } from '../format/listen.js';
 import type { Style } from '../format/style.js';
 import { formatDuration } from './duration.js';
 import type { HoldInfo } from './forwarder.js';
@@ -15,7 +15,12 @@ export interface ListenOutputOptions {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   apiUrl: string;
+  /** The target, or `N routes`. */
   target: string;
+  /** Several routes: each line says which one took the message. */
+  showTarget?: boolean;
+  /** `--verbose`: the app's answer under each line. */
+  verbose?: boolean;
   now?: () => Date;
 }
 
@@ -114,7 +119,17 @@ export class ListenOutput implements ListenerEvents {
       this.options.stdout.write(`${JSON.stringify(deliveryJson(record))}\n`);
       return;
     }
-    this.options.stderr.write(`${formatDeliveryLine(record, this.style, this.now())}\n`);
+    const lines = [formatDeliveryLine(record, this.style, this.now(), this.options.showTarget === true)];
+    if (this.options.verbose === true) lines.push(...formatResponseLines(record, this.style));
+    this.options.stderr.write(`${lines.join('\n')}\n`);
+  }
+
+  paused(info: { paused: boolean; waiting: number }): void {
+    if (info.paused) {
+      this.info(`${this.style.yellow('paused')}: messages wait, in order (${info.waiting} waiting); p resumes`);
+    } else {
+      this.info(`${this.style.green('resumed')} (${info.waiting} waiting)`);
+    }
   }
 
   caughtUp(info: { count: number }): void {
@@ -130,7 +145,7 @@ export class ListenOutput implements ListenerEvents {
     if (shownAt !== undefined && info.heldMs - shownAt < HOLD_REPEAT_MS) return;
     this.holdShownAt.set(info.messageId, info.heldMs);
     if (shownAt === undefined) {
-      this.warn(`the local app at ${this.options.target} is not answering (${info.error}): holding ${info.messageId} and retrying, in order`);
+      this.warn(`the local app at ${info.target} is not answering (${info.error}): holding ${info.messageId} and retrying, in order`);
     } else {
       this.warn(`still holding ${info.messageId}: the app has not answered for ${formatDuration(info.heldMs)} (${info.attempt} attempts)`);
     }

@@ -5,6 +5,7 @@ import { createListenApi } from './api.js';
 import { CursorStore } from './cursor-store.js';
 import type { ForwardingSettings } from './flags.js';
 import { Forwarder, type ForwardableMessage } from './forwarder.js';
+import { KEY_HELP, listenForKeys } from './keys.js';
 import { Listener, ZERO_CURSOR } from './listener.js';
 import { ListenOutput } from './output.js';
 
@@ -41,6 +42,8 @@ export interface ListenSessionOptions {
   stop: StopSignals;
   /** Lines shown (to people) before the listener's own banner. */
   bannerPrefix?: readonly string[];
+  /** Where p/r/q are read from; only used when it is a terminal and not --json. */
+  keys?: NodeJS.ReadStream | undefined;
 }
 
 function describeCursor(id: string): string {
@@ -79,7 +82,9 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
     stdout: process.stdout,
     stderr: process.stderr,
     apiUrl: options.apiUrl,
-    target: forwarding.target.display,
+    target: forwarding.routes.length === 1 ? forwarding.routes[0]!.display : `${forwarding.routes.length} routes`,
+    showTarget: forwarding.routes.length > 1,
+    verbose: forwarding.verbose,
   });
   const offStop = stop.onStop(() => output.stopping());
   const offQuit = stop.onQuit(() => output.close());
@@ -90,16 +95,30 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
     const startCursor =
       start.fromStart === true ? ZERO_CURSOR : (start.since?.cursor ?? (start.skipBacklog === true ? null : (stored ?? withoutCursor)));
     const style = options.style;
+    const routes = forwarding.routes;
+    const { filter } = forwarding;
+    const filterText = [filter.events === undefined ? '' : `events ${filter.events}`, filter.path === undefined ? '' : `path ${filter.path}`]
+      .filter((part) => part !== '')
+      .join(' and ');
+    const keysInput = !options.json && options.keys?.isTTY === true ? options.keys : undefined;
     output.banner([
       ...(options.bannerPrefix ?? []),
-      `${style.bold('Forwarding')} inbound endpoint ${endpointId} → ${style.bold(forwarding.target.display)}`,
+      routes.length === 1
+        ? `${style.bold('Forwarding')} inbound endpoint ${endpointId} → ${style.bold(routes[0]!.display)}`
+        : `${style.bold('Forwarding')} inbound endpoint ${endpointId}, first matching route wins:`,
+      ...(routes.length === 1 ? [] : routes.map((route) => `  ${style.bold(route.display)}`)),
+      ...(forwarding.routesFrom === '--forward-to' ? [] : [style.dim(`  routes from ${forwarding.routesFrom}`)]),
+      ...(filterText === '' ? [] : [style.dim(`  only ${filterText} (the server skips the rest)`)]),
       style.dim(`  listener "${store.slot}", cursor file ${store.file}`),
       style.dim(`  ${describeStart(start, stored, startCursor)}`),
-      style.dim('  Ctrl-C to stop'),
+      style.dim(keysInput === undefined ? '  Ctrl-C to stop' : `  ${KEY_HELP} · Ctrl-C to stop`),
     ]);
+    if (forwarding.tls.insecure) output.warn('--insecure: the certificates of https:// targets are not checked');
 
     const forwarder = new Forwarder({
-      target: forwarding.target,
+      routes,
+      tls: forwarding.tls,
+      captureResponseBytes: forwarding.captureResponseBytes,
       preserveHost: forwarding.preserveHost,
       timeoutMs: forwarding.timeoutMs,
       maxWaitMs: forwarding.maxWaitMs,
@@ -112,6 +131,8 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
     });
     const listener = new Listener({
       mode: forwarding.transport,
+      name: store.slot,
+      filtered: filter.events !== undefined || filter.path !== undefined,
       startCursor,
       exitOnDisconnectMs: options.exitOnDisconnectMs,
       timing: { heartbeatTimeoutMs: forwarding.heartbeatTimeoutMs },
@@ -122,14 +143,26 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
         handshakeTimeoutMs: 10_000,
         heartbeatTimeoutMs: forwarding.heartbeatTimeoutMs,
         heartbeatWarnMs: Math.round((forwarding.heartbeatTimeoutMs * 2) / 3),
-      }),
+      }, filter),
       deliverer: forwarder,
       cursors: store,
       events: output,
     });
+    const releaseKeys =
+      keysInput === undefined
+        ? () => {}
+        : listenForKeys(keysInput, {
+            pause: () => listener.togglePause(),
+            replay: () => {
+              if (!listener.replayLast()) output.info('nothing to replay yet');
+            },
+            quit: () => stop.trigger(),
+            interrupt: () => stop.trigger(),
+          });
     try {
       await listener.run(stop.signal);
     } finally {
+      releaseKeys();
       await forwarder.close();
     }
     output.stopped(

@@ -10,6 +10,20 @@ export interface ResultFrame {
   status: number | null;
   latency_ms: number;
   error: string | null;
+  /** The listener's name (its cursor slot): the server keeps one answer per message and listener. */
+  listener?: string;
+  /** What the app answered besides its status (--capture-response-bytes above 0, and an answer came). */
+  response_headers?: [string, string][];
+  response_body?: string;
+  response_body_truncated?: boolean;
+}
+
+/** The server-side filters of a listener (`--events`, `--path`); skipped messages still move its cursor. */
+export interface ListenFilter {
+  /** Comma-separated event type globs. */
+  events?: string | undefined;
+  /** One glob of the sub-path. */
+  path?: string | undefined;
 }
 
 /** How one stream connection ended. */
@@ -27,6 +41,8 @@ export interface StreamHandlers {
   ready(cursor: string | null): void;
   /** `replay`: the server marked the frame as a replay (a newer server may; see docs/cli.md). */
   message(message: CliMessageOut, replay: boolean): void;
+  /** With a filter: every message up to `cursor` was considered, none after the last message frame matched. */
+  cursor?(cursor: string): void;
   /** Nothing (ping or frame) heard for `silentMs`: shown as a warning before the connection is dropped. */
   silent(silentMs: number): void;
 }
@@ -43,6 +59,7 @@ export interface StreamOptions {
   apiKey: string;
   endpointId: string;
   after: string | null;
+  filter?: ListenFilter | undefined;
   userAgent: string;
   handshakeTimeoutMs: number;
   /** No ping or frame for this long: the connection is dead even without a FIN; it is terminated. */
@@ -55,12 +72,14 @@ export interface StreamOptions {
 const FATAL_STATUSES = new Set([400, 401, 403, 404, 410]);
 const MAX_ERROR_BODY = 64 * 1024;
 
-/** `ws(s)://host[/prefix]/v1/inbound-endpoints/{id}/stream[?after=…]`, from the API address. */
-export function streamUrl(apiUrl: string, endpointId: string, after: string | null): string {
+/** `ws(s)://host[/prefix]/v1/inbound-endpoints/{id}/stream[?after=…][&events=…][&path=…]`, from the API address. */
+export function streamUrl(apiUrl: string, endpointId: string, after: string | null, filter: ListenFilter = {}): string {
   const base = apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`;
   const url = new URL(`v1/inbound-endpoints/${encodeURIComponent(endpointId)}/stream`, base);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   if (after !== null) url.searchParams.set('after', after);
+  if (filter.events !== undefined) url.searchParams.set('events', filter.events);
+  if (filter.path !== undefined) url.searchParams.set('path', filter.path);
   return url.toString();
 }
 
@@ -117,7 +136,7 @@ function isCliMessage(value: unknown): value is CliMessageOut {
  * connection silent for `heartbeatTimeoutMs` is terminated (a peer that vanished without a FIN).
  */
 export function openStream(options: StreamOptions, handlers: StreamHandlers): StreamConnection {
-  const socket = new WebSocket(streamUrl(options.apiUrl, options.endpointId, options.after), {
+  const socket = new WebSocket(streamUrl(options.apiUrl, options.endpointId, options.after, options.filter), {
     headers: { authorization: `Bearer ${options.apiKey}`, 'user-agent': options.userAgent },
     handshakeTimeout: options.handshakeTimeoutMs,
     perMessageDeflate: false,
@@ -188,6 +207,7 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
     }
     if (frame.type === 'ready') handlers.ready(typeof frame.cursor === 'string' ? frame.cursor.toLowerCase() : null);
     else if (frame.type === 'message' && isCliMessage(frame.message)) handlers.message(frame.message, frame.replay === true);
+    else if (frame.type === 'cursor' && typeof frame.cursor === 'string') handlers.cursor?.(frame.cursor.toLowerCase());
   });
   socket.on('error', (error) => {
     // Before the upgrade completes this is the only news; after it, 'close' follows with the code.

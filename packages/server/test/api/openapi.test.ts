@@ -43,7 +43,7 @@ describe('GET /v1/openapi.json', () => {
       'POST /v1/endpoints', 'GET /v1/endpoints', 'GET /v1/endpoints/{id}', 'PATCH /v1/endpoints/{id}', 'DELETE /v1/endpoints/{id}',
       'POST /v1/endpoints/{id}/pause', 'POST /v1/endpoints/{id}/resume', 'POST /v1/endpoints/{id}/rotate-secret',
       'POST /v1/inbound-endpoints', 'GET /v1/inbound-endpoints', 'GET /v1/inbound-endpoints/{id}', 'PATCH /v1/inbound-endpoints/{id}',
-      'DELETE /v1/inbound-endpoints/{id}', 'GET /v1/inbound-endpoints/{id}/listen', 'GET /v1/inbound-messages/{id}',
+      'DELETE /v1/inbound-endpoints/{id}', 'GET /v1/inbound-endpoints/{id}/listen', 'POST /v1/inbound-endpoints/{id}/samples', 'GET /v1/inbound-messages/{id}',
       'POST /v1/inbound-messages/{id}/replay', 'POST /v1/inbound-messages/{id}/result', 'DELETE /v1/inbound-messages/{id}',
       'POST /v1/inbound-messages/delete-batch', 'GET /v1/inbound-logs',
       'POST /v1/messages', 'GET /v1/messages/{id}', 'GET /v1/messages/{id}/attempts', 'POST /v1/messages/{id}/retry',

@@ -1,0 +1,140 @@
+import {
+  applySampleEdits,
+  isSampleEvent,
+  isUuid,
+  parseSampleEdit,
+  randomSampleContext,
+  SAMPLE_EVENTS,
+  SAMPLE_PROVIDERS,
+  SAMPLE_SIGNATURE,
+  sampleBody,
+  sampleOutcome,
+  sampleRequest,
+  type SampleEdit,
+  type SampleProvider,
+} from '@hookrelay/shared';
+import { Args, Flags } from '@oclif/core';
+import { request } from 'undici';
+import { BaseCommand } from '../base-command.js';
+import { CliErrorCode, CliFailure, usageFailure } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
+import { formatSampleList, formatSampleSent, type SampleListRow, type TriggerResult } from '../format/trigger.js';
+
+/** Sub-path characters an ingest URL carries as they are. */
+const SUB_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/u;
+
+export default class Trigger extends BaseCommand<typeof Trigger> {
+  static override summary = "Send a realistic, correctly signed sample webhook (GitHub, Stripe, Slack, Shopify, Standard Webhooks) to an inbound endpoint's ingest URL.";
+  static override description = `The sample is a body of the provider's shape with fresh ids and the current time, sent with the provider's headers (X-GitHub-Event, X-Shopify-Topic, …) and signed exactly as the provider signs, so the endpoint's verification runs for real and your app can check the signature with the provider's own library. A listener (\`hookrelay listen\`, \`hookrelay dev\`) then forwards it like any webhook.
+
+Without --secret the server signs the sample with the HMAC secret stored on the endpoint (POST /v1/inbound-endpoints/{id}/samples): the secret never leaves the server. The endpoint must verify with the provider's scheme (hmac_scheme github, stripe, slack, standard_webhooks; for Shopify base64 with hmac_header_name X-Shopify-Hmac-Sha256). With --secret the CLI signs and posts to the ingest URL itself.
+
+--set edits the body before it is signed: a dotted path (array items by index) and a value read as JSON when it is a JSON scalar (5000, true, null, "text"), else as text.
+
+\`hookrelay trigger --list\` shows every provider and event.`;
+
+  static override examples = [
+    { description: 'What can be sent:', command: '<%= config.bin %> <%= command.id %> --list' },
+    {
+      description: 'A GitHub push, signed by the server with the endpoint\'s secret:',
+      command: '<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 github push',
+    },
+    {
+      description: 'A Stripe payment of 50.00 EUR, signed with a secret you give, posted to <ingest URL>/stripe:',
+      command:
+        '<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 stripe payment_intent.succeeded --set data.object.amount=5000 --set data.object.currency=eur --secret "$STRIPE_WEBHOOK_SECRET" --path /stripe',
+    },
+    {
+      description: 'The new message id, for a script:',
+      command: "<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 shopify orders/create --json | jq -r .message_id",
+    },
+  ];
+
+  static override args = {
+    'endpoint-id': Args.string({ description: 'Id of the inbound endpoint (a UUID).' }),
+    provider: Args.string({ description: `The sender: ${SAMPLE_PROVIDERS.join(', ')}.` }),
+    event: Args.string({ description: 'The event, e.g. push or checkout.session.completed (see --list).' }),
+  };
+
+  static override flags = {
+    list: Flags.boolean({ summary: 'List the providers and events there are samples of, and the verification each needs.' }),
+    set: Flags.string({ summary: 'Edit the body before signing: PATH=VALUE (data.object.amount=5000); repeatable.', multiple: true }),
+    secret: Flags.string({ summary: 'Sign with this secret and post to the ingest URL from here, instead of letting the server sign with the stored one.' }),
+    path: Flags.string({ summary: 'Sub-path to post to after the ingest URL, e.g. /github (for a listener route).', default: '/' }),
+  };
+
+  public async run(): Promise<TriggerResult | SampleListRow[]> {
+    if (this.flags.list) {
+      const rows = SAMPLE_PROVIDERS.flatMap((provider) =>
+        SAMPLE_EVENTS[provider].map((event) => ({ provider, event, hmac_scheme: SAMPLE_SIGNATURE[provider].scheme, signature_header: SAMPLE_SIGNATURE[provider].header })),
+      );
+      this.print(formatSampleList(rows, this.style.out));
+      return rows;
+    }
+    const { endpointId, provider, event, edits, path } = this.input();
+    const result = this.flags.secret === undefined ? await this.serverSigned(endpointId, provider, event, edits, path) : await this.cliSigned(endpointId, provider, event, edits, path, this.flags.secret);
+    this.print(formatSampleSent(result, this.style.out));
+    return result;
+  }
+
+  private input(): { endpointId: string; provider: SampleProvider; event: string; edits: SampleEdit[]; path: string } {
+    const { 'endpoint-id': id, provider, event } = this.args;
+    if (id === undefined || provider === undefined || event === undefined) {
+      throw usageFailure('trigger needs ENDPOINT-ID PROVIDER EVENT', 'For example: hookrelay trigger 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 github push; --list shows the events.');
+    }
+    const endpointId = id.toLowerCase();
+    if (!isUuid(endpointId)) throw usageFailure(`"${id}" is not an inbound endpoint id`, 'Inbound endpoint ids are UUIDs, such as 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70.');
+    if (!(SAMPLE_PROVIDERS as readonly string[]).includes(provider)) throw usageFailure(`unknown provider "${provider}"`, `Use one of ${SAMPLE_PROVIDERS.join(', ')}.`);
+    const known = provider as SampleProvider;
+    if (!isSampleEvent(known, event)) throw usageFailure(`no sample of ${provider} "${event}"`, `${provider} has: ${SAMPLE_EVENTS[known].join(', ')}.`);
+    const edits: SampleEdit[] = [];
+    for (const text of this.flags.set ?? []) {
+      try {
+        edits.push(parseSampleEdit(text));
+      } catch (error) {
+        throw usageFailure(`--set: ${(error as Error).message}`);
+      }
+    }
+    const path = this.flags.path;
+    if (!SUB_PATH.test(path)) throw usageFailure(`--path: "${path}" must start with / and hold only URL path characters`);
+    return { endpointId, provider: known, event, edits, path };
+  }
+
+  private async serverSigned(endpointId: string, provider: SampleProvider, event: string, edits: SampleEdit[], path: string): Promise<TriggerResult> {
+    const { data } = await this.client.inboundEndpoints.sample(endpointId, { provider, event, path, ...(edits.length > 0 ? { set: edits } : {}) });
+    return { ...data, signed_by: 'server' };
+  }
+
+  private async cliSigned(endpointId: string, provider: SampleProvider, event: string, edits: SampleEdit[], path: string, secret: string): Promise<TriggerResult> {
+    const { data: endpoint } = await this.client.inboundEndpoints.get(endpointId);
+    const ctx = randomSampleContext(this.now());
+    let body;
+    try {
+      body = applySampleEdits(sampleBody(provider, event, ctx), edits);
+    } catch (error) {
+      throw usageFailure(`--set: ${(error as Error).message}`);
+    }
+    const sample = sampleRequest(provider, event, body, secret, ctx);
+    const url = `${endpoint.ingest_url.replace(/\/+$/u, '')}${path === '/' ? '' : path}`;
+    let answer;
+    try {
+      answer = await request(url, { method: 'POST', headers: sample.headers.flat(), body: sample.body, headersTimeout: 30_000, bodyTimeout: 30_000 });
+    } catch (error) {
+      throw new CliFailure(CliErrorCode.NETWORK_ERROR, `cannot reach the ingest URL (${(error as Error).message})`, ExitCode.NETWORK);
+    }
+    const text = await answer.body.text();
+    if (answer.statusCode >= 300) {
+      const hint =
+        answer.statusCode === 401
+          ? `The endpoint's verification refused the sample: is --secret its hmac_secret, and does it verify with hmac_scheme ${SAMPLE_SIGNATURE[provider].scheme} (${SAMPLE_SIGNATURE[provider].header})?`
+          : undefined;
+      throw new CliFailure(CliErrorCode.INGEST_REFUSED, `the ingest URL answered ${answer.statusCode}${text === '' ? '' : `: ${text.slice(0, 300)}`}`, ExitCode.GENERIC, hint);
+    }
+    const out = sampleOutcome(endpoint.id, provider, event, path, sample, {
+      status: answer.statusCode,
+      duplicate: answer.headers['hookrelay-duplicate'] === 'true',
+      text,
+    });
+    return { ...out, signed_by: 'cli' };
+  }
+}

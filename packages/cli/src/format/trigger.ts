@@ -1,0 +1,35 @@
+import type { InboundSampleOut } from '@hookrelay/shared';
+import type { Style } from './style.js';
+import { formatTable } from './table.js';
+
+/** What `trigger` returns: the ingest's outcome and who signed (the server's stored secret, or --secret). */
+export type TriggerResult = InboundSampleOut & { signed_by: 'server' | 'cli' };
+
+export interface SampleListRow {
+  provider: string;
+  event: string;
+  hmac_scheme: string;
+  signature_header: string;
+}
+
+export function formatSampleList(rows: readonly SampleListRow[], style: Style): string {
+  return formatTable<SampleListRow>(
+    [
+      { header: 'PROVIDER', value: (row) => row.provider },
+      { header: 'EVENT', value: (row) => row.event },
+      { header: 'ENDPOINT VERIFIES WITH', value: (row) => `${row.hmac_scheme} (${row.signature_header})` },
+    ],
+    rows,
+    style,
+  );
+}
+
+export function formatSampleSent(result: TriggerResult, style: Style): string {
+  const signer = result.signed_by === 'server' ? "signed by the server with the endpoint's secret" : 'signed with --secret';
+  const stored = result.message_id === null ? 'stored' : `message ${style.bold(result.message_id)}`;
+  const lines = [
+    `${style.green('Sent')} ${result.provider} ${style.bold(result.event)} to inbound endpoint ${result.inbound_endpoint_id}${result.path === '/' ? '' : ` at ${result.path}`} (${signer})`,
+    `  ingest answered ${result.ingest_status}: ${result.duplicate ? 'a duplicate of an earlier message (idempotency headers), nothing new stored' : stored}, ${result.size_bytes} bytes`,
+  ];
+  return lines.join('\n');
+}

@@ -1,0 +1,103 @@
+import { isIP } from 'node:net';
+import { globToRegExp } from '@hookrelay/shared';
+import { parseForwardTo, type ForwardTarget } from './target.js';
+
+/**
+ * One `--forward-to` route: `[PATH-PREFIX|event:GLOB=]TARGET`. A route with neither a prefix nor an
+ * event glob takes every message. A path prefix matches whole segments (`/stripe` takes `/stripe` and
+ * `/stripe/x`, not `/stripes`) and is removed before the rest of the path is appended to the target.
+ */
+export interface ForwardRoute {
+  pathPrefix: string | null;
+  eventGlob: string | null;
+  /** `eventGlob` compiled once (`*`: any run of characters), as the server's --events filter reads it. */
+  eventPattern: RegExp | null;
+  target: ForwardTarget;
+  /** `/stripe → http://localhost:4000`, for people. */
+  display: string;
+}
+
+/** The message fields that choose a route. */
+export interface RoutableMessage {
+  path: string;
+  event_type?: string | null | undefined;
+}
+
+function normalisePrefix(prefix: string): string {
+  const trimmed = prefix.replace(/\/+$/u, '');
+  return trimmed === '' ? '/' : trimmed;
+}
+
+/** The path left once `prefix` is removed (`/` when nothing is), or null when the prefix does not match. */
+export function stripPrefix(prefix: string, path: string): string | null {
+  if (prefix === '/') return path;
+  if (path === prefix) return '/';
+  if (path.startsWith(`${prefix}/`)) return path.slice(prefix.length);
+  return null;
+}
+
+function describe(pathPrefix: string | null, eventGlob: string | null, target: ForwardTarget): string {
+  const when = [pathPrefix, eventGlob === null ? null : `event:${eventGlob}`].filter((part) => part !== null).join(' ');
+  return when === '' ? target.display : `${when} → ${target.display}`;
+}
+
+export function makeRoute(pathPrefix: string | null, eventGlob: string | null, target: string): ForwardRoute {
+  if (pathPrefix !== null && !pathPrefix.startsWith('/')) throw new Error(`the path prefix "${pathPrefix}" must start with /`);
+  if (eventGlob !== null && eventGlob === '') throw new Error('event: needs a glob, such as event:push or event:checkout.*');
+  const parsed = parseForwardTo(target);
+  const prefix = pathPrefix === null ? null : normalisePrefix(pathPrefix);
+  return {
+    pathPrefix: prefix,
+    eventGlob,
+    eventPattern: eventGlob === null ? null : globToRegExp(eventGlob),
+    target: parsed,
+    display: describe(prefix, eventGlob, parsed),
+  };
+}
+
+/**
+ * One `--forward-to` value. Only a value starting with `/` or `event:` carries a condition, so a
+ * target URL whose query holds `=` is read as a plain target.
+ */
+export function parseRoute(value: string): ForwardRoute {
+  const text = value.trim();
+  if (text.startsWith('/') || text.startsWith('event:')) {
+    const eq = text.indexOf('=');
+    if (eq === -1) throw new Error(`"${value}" has a condition but no target: write ${text}=3000`);
+    const condition = text.slice(0, eq);
+    const target = text.slice(eq + 1);
+    if (target === '') throw new Error(`"${value}" has no target after =`);
+    return condition.startsWith('event:') ? makeRoute(null, condition.slice('event:'.length), target) : makeRoute(condition, null, target);
+  }
+  return makeRoute(null, null, text);
+}
+
+export interface RouteChoice {
+  route: ForwardRoute;
+  /** The message's path with the route's prefix removed. */
+  path: string;
+}
+
+/** The first route that takes the message, or null when none does. */
+export function chooseRoute(routes: readonly ForwardRoute[], message: RoutableMessage): RouteChoice | null {
+  for (const route of routes) {
+    if (route.eventPattern !== null) {
+      const type = message.event_type;
+      if (typeof type !== 'string' || !route.eventPattern.test(type)) continue;
+    }
+    if (route.pathPrefix === null) return { route, path: message.path };
+    const rest = stripPrefix(route.pathPrefix, message.path);
+    if (rest !== null) return { route, path: rest };
+  }
+  return null;
+}
+
+/** `localhost`, `*.localhost`, 127.0.0.0/8, ::1 and ::ffff:127.x: names that cannot leave the machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/gu, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  // WHATWG URL parsing has already compressed IPv6 (`[0:0:0:0:0:0:0:1]` → `[::1]`).
+  if (isIP(host) === 6) return host === '::1' || host.startsWith('::ffff:127.') || host.startsWith('::ffff:7f');
+  return false;
+}
