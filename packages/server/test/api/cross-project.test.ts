@@ -39,6 +39,7 @@ const BODIES: Record<string, (ids: string[]) => unknown> = {
   'PATCH /v1/endpoints/:id': () => ({ description: 'hijacked', paused: true, headers: { 'X-Hijack': '1' } }),
   'PATCH /v1/inbound-endpoints/:id': () => ({ name: 'hijacked', description: 'hijacked' }),
   'PATCH /v1/pull-endpoints/:id': () => ({ description: 'hijacked', retention_days: 1 }),
+  'POST /v1/inbound-endpoints/:id/samples': () => ({ provider: 'github', event: 'ping' }),
   'POST /v1/inbound-messages/:id/result': ([id]) => ({ message_id: id, status: 200, latency_ms: 1, error: null }),
   'POST /v1/pull-endpoints/:id/events/ack-batch': () => ({ event_ids: owner.events }),
   'POST /v1/pull-endpoints/:id/events/delete-batch': () => ({ message_ids: owner.events }),
