@@ -9,3 +9,4 @@ export * from './schemas/whoami.js';
 export * from './schemas/messages.js';
 export * from './schemas/inbound.js';
 export * from './schemas/pull.js';
+export * from './schemas/inspector.js';
