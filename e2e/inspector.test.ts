@@ -262,6 +262,10 @@ describe('inbound', () => {
   it('bodies that are HTML execute nothing: they are shown as text', async () => {
     const endpoint = await createInbound({ name: '<img src=x onerror="alert(\'name\')">', mode: 'cli' });
     const bodies = ["<script>alert('xss-script')</script>", '<img src=x onerror=alert(\'xss-img\')>'];
+    const { page, context, dialogs, errors, requests } = await openPage();
+    await signIn(page);
+    await page.getByRole('link', { name: '<img src=x onerror="alert(\'name\')">' }).click();
+    await expect.poll(() => page.getByTestId('live-state').textContent()).toBe('live');
     const ids: string[] = [];
     for (const body of bodies) {
       const sent = await sendWebhook(server.url, endpoint.secret_token, {
@@ -271,9 +275,6 @@ describe('inbound', () => {
       });
       ids.push(sent.messageId);
     }
-    const { page, context, dialogs, errors, requests } = await openPage();
-    await signIn(page);
-    await page.getByRole('link', { name: '<img src=x onerror="alert(\'name\')">' }).click();
     await page.locator(`tr[data-message-id="${ids[1]}"]`).waitFor();
     for (const [i, id] of ids.entries()) {
       await page.goto(`${server.url}/#/inbound-messages/${id}`);

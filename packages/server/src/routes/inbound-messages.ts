@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
+  AttemptOut,
   IdParams,
   InboundLogRecordOut,
   InboundLogsQuery,
@@ -28,6 +29,8 @@ import { ID_KEYSET, readPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { INBOUND_REPLAY_CHANNEL } from '../stream/hub.js';
+import { listAttempts } from '../db/messages.js';
+import { toAttemptOut } from './messages.js';
 
 const MessageGetQuery = z.strictObject({ body_encoding: z.enum(['base64'], { message: 'must be base64' }).optional() });
 
@@ -98,6 +101,17 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
       // A deleted message answers its metadata only: its payload is unreachable at once.
       const body = row.deleted_at ? {} : await loadBody(services.payloadStore, sql, row.payload_key, row.content_type, request.query.body_encoding === 'base64');
       return { data: toInboundMessageOut(row, body), meta: { request_id: request.id } };
+    },
+  );
+
+  // Forward-mode deliveries and cli-mode reports both leave their attempts here.
+  app.get(
+    '/inbound-messages/:id/attempts',
+    { schema: { params: IdParams, response: { 200: successEnvelope(z.array(AttemptOut)) } } },
+    async (request) => {
+      const row = await findInboundMessage(sql, principalOf(request).project_id, request.params.id);
+      if (!row) throw notFound('inbound message', request.params.id);
+      return { data: (await listAttempts(sql, row.id)).map(toAttemptOut), meta: { request_id: request.id } };
     },
   );
 

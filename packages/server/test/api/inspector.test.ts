@@ -118,6 +118,26 @@ describe('stream tickets and the watch socket', () => {
   });
 });
 
+describe('GET /v1/inbound-messages/{id}/attempts', () => {
+  it("lists a message's attempts (here a CLI's reports), oldest first, in its project only", async () => {
+    const endpoint = await createInbound('cli');
+    const id = await send(endpoint.token, '{"n":1}');
+    expect((await t.request('GET', `/v1/inbound-messages/${id}/attempts`)).body.data).toEqual([]);
+    for (const status of [500, 204]) {
+      const res = await t.request('POST', `/v1/inbound-messages/${id}/result`, { body: { message_id: id, status, latency_ms: 12, error: null } });
+      expect(res.status, res.raw).toBe(200);
+    }
+    const res = await t.request('GET', `/v1/inbound-messages/${id}/attempts`);
+    expect(res.status, res.raw).toBe(200);
+    expect(res.body.data.map((a: { attempt_number: number; response_status: number }) => [a.attempt_number, a.response_status])).toEqual([
+      [1, 500],
+      [2, 204],
+    ]);
+    const other = await t.createProject();
+    expectError(await t.request('GET', `/v1/inbound-messages/${id}/attempts`, { apiKey: other.apiKey }), 404, 'NOT_FOUND');
+  });
+});
+
 describe('the inspector page', () => {
   it('is served at / with a strict CSP, frame-ancestors none and nosniff; /v1 keeps its 404 envelope', async () => {
     const page = await t.app.inject({ method: 'GET', url: '/' });

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
-import type { InboundEndpointOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
+import type { AttemptOut, InboundEndpointOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
 import { api } from '../api.js';
-import { BodyView, CopyButton, ErrorBox, HeadersTable, Loading, useLoad } from '../components.js';
+import { BodyView, CopyButton, ErrorBox, HeadersTable, KeyTable, Loading, useLoad } from '../components.js';
 import { asText, base64ToBytes, curlCommand, formatMs, formatTime, statusClass } from '../format.js';
 import type { Answer } from './types.js';
 
@@ -54,6 +54,45 @@ function Answers({ message }: { message: MessageWithAnswers }) {
   );
 }
 
+/** Forward-mode deliveries and CLI reports, oldest first. */
+function Attempts({ messageId, tick }: { messageId: string; tick: number }) {
+  const attempts = useLoad(() => api<AttemptOut[]>('GET', `/v1/inbound-messages/${messageId}/attempts`).then((r) => r.data), [messageId, tick]);
+  if (attempts.error) return <ErrorBox error={attempts.error} />;
+  if (!attempts.value) return null;
+  if (attempts.value.length === 0) return <p class="muted">No attempt yet.</p>;
+  return (
+    <KeyTable
+      label="Attempts"
+      testid="inbound-attempts"
+      head={
+        <tr>
+          <th scope="col">#</th>
+          <th scope="col">Started</th>
+          <th scope="col">Status</th>
+          <th scope="col">Latency</th>
+          <th scope="col">Error</th>
+          <th scope="col">Response body</th>
+        </tr>
+      }
+    >
+      {attempts.value.map((attempt) => (
+        <tr key={attempt.id}>
+          <td class="num">{attempt.attempt_number}</td>
+          <td class="nowrap">{formatTime(attempt.started_at)}</td>
+          <td>
+            <span class={`badge ${statusClass(attempt.response_status)}`}>{attempt.response_status ?? 'none'}</span>
+          </td>
+          <td class="num">{formatMs(attempt.latency_ms)}</td>
+          <td class="error-text">{attempt.error ?? ''}</td>
+          <td>
+            <pre class="inline-body">{attempt.response_body ?? ''}</pre>
+          </td>
+        </tr>
+      ))}
+    </KeyTable>
+  );
+}
+
 function Curl({ message }: { message: InboundMessageOut }) {
   const [base, setBase] = useState('http://localhost:3000');
   const body = typeof message.body === 'string' && message.body_encoding === 'base64' ? base64ToBytes(message.body) : new Uint8Array();
@@ -81,13 +120,14 @@ export function InboundMessage({ messageId }: { messageId: string }) {
     [endpointId],
   );
   const [replayed, setReplayed] = useState<InboundReplayOut | null>(null);
+  const [tick, setTick] = useState(0);
   const [error, setError] = useState<unknown>(undefined);
   const replay = async () => {
     setError(undefined);
     try {
       const { data } = await api<InboundReplayOut>('POST', `/v1/inbound-messages/${messageId}/replay`);
       setReplayed(data);
-      setTimeout(message.reload, 1500);
+      setTimeout(() => (message.reload(), setTick((n) => n + 1)), 1500);
     } catch (caught) {
       setError(caught);
     }
@@ -134,6 +174,8 @@ export function InboundMessage({ messageId }: { messageId: string }) {
           <ErrorBox error={error} />
           <h2>Answer{endpoint.value?.mode === 'forward' ? ' of the forward URL' : 's of the local app'}</h2>
           <Answers message={m} />
+          <h2>Attempts</h2>
+          <Attempts messageId={m.id} tick={tick} />
           <h2>Headers</h2>
           <HeadersTable headers={m.raw_headers} label="Request headers as received" />
           <h2>Body</h2>
