@@ -298,24 +298,17 @@ describe('outbound and pull', () => {
     await page.getByRole('link', { name: `${receiver.url}/fail` }).click();
     await page.getByTestId('outbound-messages').waitFor();
     await page.goto(`${server.url}/#/outbound-messages/${message.message_id}`);
-    await expect
-      .poll(async () => {
-        await page.reload();
-        await page.getByRole('heading', { name: 'Attempts' }).waitFor();
-        return page.getByTestId('attempts').locator('tbody tr').count();
-      }, { timeout: 20_000 })
-      .toBe(1);
+    const attemptRows = async () => {
+      await page.reload();
+      await page.getByRole('heading', { name: 'Attempts' }).waitFor();
+      return page.getByTestId('attempts').locator('tbody tr').count();
+    };
+    await expect.poll(attemptRows, { timeout: 20_000 }).toBe(1);
     const attempt = page.getByTestId('attempts').locator('tbody tr').first();
     expect(await attempt.textContent()).toContain('500');
     expect(await attempt.textContent()).toContain('receiver says no');
     await page.getByRole('button', { name: 'Resend' }).click();
-    await expect
-      .poll(async () => {
-        await page.reload();
-        await page.getByRole('heading', { name: 'Attempts' }).waitFor();
-        return page.getByTestId('attempts').locator('tbody tr').count();
-      }, { timeout: 20_000 })
-      .toBe(2);
+    await expect.poll(attemptRows, { timeout: 20_000 }).toBe(2);
     await context.close();
   });
 

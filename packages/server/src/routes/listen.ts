@@ -16,6 +16,7 @@ import { findInboundMessage } from '../db/inbound-messages.js';
 import { AppError, endpointNotFound, notFound } from '../errors.js';
 import { principalOf } from '../plugins/auth.js';
 import { readCliMessagesAfter } from '../stream/cli-message.js';
+import { keepAlive } from '../stream/heartbeat.js';
 import { StreamHub } from '../stream/hub.js';
 import { ResultBatcher } from '../stream/result-batcher.js';
 import { toInboundMessageOut } from './inbound-messages.js';
@@ -107,19 +108,9 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
       const endpoint = streamEndpoints.get(request)!;
       const principal = principalOf(request);
       const subscriber = hub.subscribe(endpoint.id, socket);
-      let alive = true;
-      const heartbeat = setInterval(() => {
-        if (!alive) return socket.terminate();
-        alive = false;
-        socket.ping();
-      }, heartbeatMs);
-      socket.on('pong', () => (alive = true));
-      socket.on('close', () => {
-        clearInterval(heartbeat);
-        hub.unsubscribe(subscriber);
-      });
+      const heardFrom = keepAlive(socket, heartbeatMs, () => hub.unsubscribe(subscriber));
       socket.on('message', (data, isBinary) => {
-        alive = true;
+        heardFrom();
         if (isBinary) return;
         let frame: StreamResultFrame;
         try {

@@ -4,6 +4,7 @@ import { IdParams, StreamTicketOut, WatchQuery, successEnvelope } from '@hookrel
 import { findInboundEndpoint } from '../db/inbound-endpoints.js';
 import { AppError, endpointNotFound } from '../errors.js';
 import { principalOf } from '../plugins/auth.js';
+import { keepAlive } from '../stream/heartbeat.js';
 import { WatchHub } from '../stream/watch.js';
 
 /**
@@ -51,17 +52,7 @@ export async function watchRoutes(fastify: FastifyInstance): Promise<void> {
     (socket, request) => {
       const { id, cursor } = cursors.get(request)!;
       const watcher = hub.watch(id, socket, cursor);
-      let alive = true;
-      const heartbeat = setInterval(() => {
-        if (!alive) return socket.terminate();
-        alive = false;
-        socket.ping();
-      }, heartbeatMs);
-      socket.on('pong', () => (alive = true));
-      socket.on('close', () => {
-        clearInterval(heartbeat);
-        hub.unwatch(watcher);
-      });
+      keepAlive(socket, heartbeatMs, () => hub.unwatch(watcher));
       socket.send(JSON.stringify({ type: 'ready', cursor }));
       watcher.wake();
     },

@@ -1,7 +1,8 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
-import { asText, base64ToBytes, formatBytes, hexDump, sha256 } from './format.js';
+import type { AttemptOut } from '@hookrelay/shared';
+import { asText, base64ToBytes, formatBytes, formatMs, formatTime, hexDump, sha256, statusClass } from './format.js';
 
 /** Loads with `load` whenever `deps` change; `reload` runs it again. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { value: T | undefined; error: unknown; loading: boolean; reload: () => void } {
@@ -124,13 +125,12 @@ export function Pager({ hasPrevious, next, onFirst, onNext }: { hasPrevious: boo
   );
 }
 
-/** Headers exactly as received: in order, repeats kept, names as sent. */
-export function HeadersTable({ headers, label }: { headers: readonly [string, string][]; label: string }) {
-  if (headers.length === 0) return <p class="muted">No headers.</p>;
+/** Name/value lines in their order, repeats kept: header lines as received, form fields. */
+function PairsTable({ pairs, label, testid }: { pairs: readonly [string, string][]; label: string; testid?: string }) {
   return (
-    <table class="headers" aria-label={label} data-testid="headers">
+    <table class="headers" aria-label={label} data-testid={testid}>
       <tbody>
-        {headers.map(([name, value], i) => (
+        {pairs.map(([name, value], i) => (
           <tr key={i}>
             <th scope="row">{name}</th>
             <td>{value}</td>
@@ -138,6 +138,48 @@ export function HeadersTable({ headers, label }: { headers: readonly [string, st
         ))}
       </tbody>
     </table>
+  );
+}
+
+/** Headers exactly as received: in order, repeats kept, names as sent. */
+export function HeadersTable({ headers, label }: { headers: readonly [string, string][]; label: string }) {
+  if (headers.length === 0) return <p class="muted">No headers.</p>;
+  return <PairsTable pairs={headers} label={label} testid="headers" />;
+}
+
+/** Delivery attempts (or CLI reports), oldest first, with each answer's status, latency and body. */
+export function AttemptsTable({ attempts, testid }: { attempts: readonly AttemptOut[]; testid: string }) {
+  if (attempts.length === 0) return <p class="muted">No attempt yet.</p>;
+  return (
+    <KeyTable
+      label="Attempts"
+      testid={testid}
+      head={
+        <tr>
+          <th scope="col">#</th>
+          <th scope="col">Started</th>
+          <th scope="col">Status</th>
+          <th scope="col">Latency</th>
+          <th scope="col">Error</th>
+          <th scope="col">Response body</th>
+        </tr>
+      }
+    >
+      {attempts.map((attempt) => (
+        <tr key={attempt.id}>
+          <td class="num">{attempt.attempt_number}</td>
+          <td class="nowrap">{formatTime(attempt.started_at)}</td>
+          <td>
+            <span class={`badge ${statusClass(attempt.response_status)}`}>{attempt.response_status ?? 'none'}</span>
+          </td>
+          <td class="num">{formatMs(attempt.latency_ms)}</td>
+          <td class="error-text">{attempt.error ?? ''}</td>
+          <td>
+            <pre class="inline-body">{attempt.response_body ?? ''}</pre>
+          </td>
+        </tr>
+      ))}
+    </KeyTable>
   );
 }
 
@@ -206,18 +248,7 @@ export function BodyView({ base64, contentType, storedSha256 }: { base64: string
   else if (detected.kind === 'binary') view = <pre class="body hexdump">{hexDump(bytes)}</pre>;
   else if (detected.kind === 'json') view = <div class="body json">{<JsonTree value={detected.json} />}</div>;
   else
-    view = (
-      <table class="headers" aria-label="Form fields">
-        <tbody>
-          {Array.from(new URLSearchParams(detected.text ?? '')).map(([name, value], i) => (
-            <tr key={i}>
-              <th scope="row">{name}</th>
-              <td>{value}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    );
+    view = <PairsTable pairs={Array.from(new URLSearchParams(detected.text ?? ''))} label="Form fields" />;
   return (
     <section aria-label="Body" data-testid="body">
       <p class="meta-line">

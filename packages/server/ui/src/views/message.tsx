@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { AttemptOut, InboundEndpointOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
 import { api } from '../api.js';
-import { BodyView, CopyButton, ErrorBox, HeadersTable, KeyTable, Loading, useLoad } from '../components.js';
+import { AttemptsTable, BodyView, CopyButton, ErrorBox, HeadersTable, Loading, useLoad } from '../components.js';
 import { asText, base64ToBytes, curlCommand, formatMs, formatTime, statusClass } from '../format.js';
 import type { Answer } from './types.js';
 
@@ -58,39 +58,7 @@ function Answers({ message }: { message: MessageWithAnswers }) {
 function Attempts({ messageId, tick }: { messageId: string; tick: number }) {
   const attempts = useLoad(() => api<AttemptOut[]>('GET', `/v1/inbound-messages/${messageId}/attempts`).then((r) => r.data), [messageId, tick]);
   if (attempts.error) return <ErrorBox error={attempts.error} />;
-  if (!attempts.value) return null;
-  if (attempts.value.length === 0) return <p class="muted">No attempt yet.</p>;
-  return (
-    <KeyTable
-      label="Attempts"
-      testid="inbound-attempts"
-      head={
-        <tr>
-          <th scope="col">#</th>
-          <th scope="col">Started</th>
-          <th scope="col">Status</th>
-          <th scope="col">Latency</th>
-          <th scope="col">Error</th>
-          <th scope="col">Response body</th>
-        </tr>
-      }
-    >
-      {attempts.value.map((attempt) => (
-        <tr key={attempt.id}>
-          <td class="num">{attempt.attempt_number}</td>
-          <td class="nowrap">{formatTime(attempt.started_at)}</td>
-          <td>
-            <span class={`badge ${statusClass(attempt.response_status)}`}>{attempt.response_status ?? 'none'}</span>
-          </td>
-          <td class="num">{formatMs(attempt.latency_ms)}</td>
-          <td class="error-text">{attempt.error ?? ''}</td>
-          <td>
-            <pre class="inline-body">{attempt.response_body ?? ''}</pre>
-          </td>
-        </tr>
-      ))}
-    </KeyTable>
-  );
+  return attempts.value ? <AttemptsTable attempts={attempts.value} testid="inbound-attempts" /> : null;
 }
 
 function Curl({ message }: { message: InboundMessageOut }) {

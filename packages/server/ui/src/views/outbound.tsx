@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { AttemptOut, EndpointSummaryOut, LogRecordOut, MessageOut, MessageRetryOut } from '@hookrelay/shared';
 import { api, page } from '../api.js';
-import { ErrorBox, KeyTable, Loading, Pager, useLoad } from '../components.js';
+import { AttemptsTable, ErrorBox, KeyTable, Loading, Pager, useLoad } from '../components.js';
 import { formatBytes, formatMs, formatTime, statusClass } from '../format.js';
 
 export function OutboundEndpoints() {
@@ -159,38 +159,7 @@ export function OutboundMessage({ messageId }: { messageId: string }) {
       ) : null}
       <h2>Attempts</h2>
       <ErrorBox error={attempts.error} />
-      {attempts.value && attempts.value.length === 0 ? <p class="muted">No attempt yet.</p> : null}
-      {attempts.value && attempts.value.length > 0 ? (
-        <KeyTable
-          label="Delivery attempts"
-          testid="attempts"
-          head={
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Started</th>
-              <th scope="col">Status</th>
-              <th scope="col">Latency</th>
-              <th scope="col">Error</th>
-              <th scope="col">Response body</th>
-            </tr>
-          }
-        >
-          {attempts.value.map((attempt) => (
-            <tr key={attempt.id}>
-              <td class="num">{attempt.attempt_number}</td>
-              <td class="nowrap">{formatTime(attempt.started_at)}</td>
-              <td>
-                <span class={`badge ${statusClass(attempt.response_status)}`}>{attempt.response_status ?? 'none'}</span>
-              </td>
-              <td class="num">{formatMs(attempt.latency_ms)}</td>
-              <td class="error-text">{attempt.error ?? ''}</td>
-              <td>
-                <pre class="inline-body">{attempt.response_body ?? ''}</pre>
-              </td>
-            </tr>
-          ))}
-        </KeyTable>
-      ) : null}
+      {attempts.value ? <AttemptsTable attempts={attempts.value} testid="attempts" /> : null}
     </section>
   );
 }
