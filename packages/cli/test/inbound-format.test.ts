@@ -48,6 +48,10 @@ const endpoint: InboundEndpointOut = {
   ephemeral: true,
   expires_at: '2026-05-01T12:30:00.000Z',
   rejected_count: 1,
+  event_type_source: null,
+  event_type_path: null,
+  connected_listeners: 0,
+  messages_24h: 0,
   created_at: '2026-05-01T11:00:00.000Z',
   updated_at: '2026-05-01T11:30:00.000Z',
 };
@@ -91,7 +95,7 @@ describe('inbound endpoint output', () => {
   });
 
   it('lists endpoints as a table without ingest URLs', () => {
-    const text = formatInboundEndpointTable([{ id: ID, name: 'github', description: '', url: '', mode: 'cli', active: true, paused: false, ephemeral: false, expires_at: null, created_at: '2026-05-01T11:00:00.000Z' }], plainStyle, now);
+    const text = formatInboundEndpointTable([{ id: ID, name: 'github', description: '', url: '', mode: 'cli', active: true, paused: false, ephemeral: false, expires_at: null, connected_listeners: 0, messages_24h: 0, created_at: '2026-05-01T11:00:00.000Z' }], plainStyle, now);
     const [header, row] = text.split('\n');
     expect(header).toMatch(/^ID\s+NAME\s+MODE\s+STATUS\s+EXPIRES\s+CREATED\s+URL$/u);
     expect(row).toMatch(new RegExp(`^${ID}\\s+github\\s+cli\\s+active\\s+-\\s+\\S+\\s+-$`, 'u'));

@@ -37,6 +37,7 @@ function cliMessage(id: string): CliMessageOut {
     method: 'POST',
     path: '/',
     query: '',
+    event_type: null,
     body: Buffer.from('{}').toString('base64'),
     body_encoding: 'base64',
   };

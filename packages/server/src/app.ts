@@ -142,7 +142,8 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
 
   // At the root, before any auth hook: its onRequest hook marks upgrade requests first, so that an
   // upgrade refused with an HTTP error (bad key, unknown endpoint) still has its socket closed.
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  // A result frame carries up to 64 KiB of the app's body (base64) and 16 KiB of its headers.
+  await app.register(websocket, { options: { maxPayload: 256 * 1024 } });
   if (config.roles.has('api')) await registerOpenApi(app, SERVER_VERSION);
   await app.register(healthRoutes);
   // Every role: each process reports its own counters; outside /v1 and its API keys, as Prometheus expects.

@@ -31,6 +31,8 @@ import type {
   CliMessageOut,
   InboundEndpointCreateIn,
   InboundEndpointCreateOut,
+  InboundEndpointMessageOut,
+  InboundEndpointMessagesQuery,
   InboundEndpointOut,
   InboundEndpointSummaryOut,
   InboundEndpointUpdateIn,
@@ -42,6 +44,7 @@ import type {
   InboundMessageOut,
   InboundReplayOut,
   InboundResultIn,
+  ListenMeta,
 } from './schemas/inbound.js';
 import type {
   AttemptOut,
@@ -236,9 +239,15 @@ export class HookrelayClient {
     delete: (id: string) => this.request<EndpointDeleteOut>('DELETE', `/v1/inbound-endpoints/${encodeURIComponent(id)}`),
     rotateSecret: (id: string) =>
       this.request<RotateSecretOut>('POST', `/v1/inbound-endpoints/${encodeURIComponent(id)}/rotate-secret`),
-    /** One page (at most 50) after `after`; `body_encoding: 'base64'` keeps every body's exact bytes. */
-    listen: (id: string, query: { after?: string | null; body_encoding?: 'base64' } = {}) =>
-      this.request<CliMessageOut[], PageMeta>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/listen`, { query }),
+    /**
+     * One page (at most 50) after `after`; `body_encoding: 'base64'` keeps every body's exact bytes.
+     * With `events` / `path` filters, call again with `after: meta.cursor` (skipped messages included).
+     */
+    listen: (id: string, query: { after?: string | null; body_encoding?: 'base64'; events?: string; path?: string } = {}) =>
+      this.request<CliMessageOut[], ListenMeta>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/listen`, { query }),
+    /** The endpoint's messages, newest first; pass `meta.next_cursor` back as `cursor`. */
+    messages: (id: string, query: Partial<InboundEndpointMessagesQuery> = {}) =>
+      this.request<InboundEndpointMessageOut[], PageMetaWithMore>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/messages`, { query }),
   };
 
   /** Inbound messages: the record, replay, and the CLI's report of the local app's answer. */

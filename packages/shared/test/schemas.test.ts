@@ -5,6 +5,8 @@ import {
   batchDeleteResult,
   CliMessageOut,
   commaListParam,
+  globListToRegExp,
+  globToRegExp,
   InboundEndpointCreateIn,
   InboundEndpointOut,
   InboundEndpointUpdateIn,
@@ -282,6 +284,8 @@ describe('output records', () => {
       path: '/',
       query: '',
       idempotency_key: null,
+      event_type: 'push',
+      verified: ['hmac'],
       response_status: 500,
       response_latency_ms: 12,
       last_error: 'HTTP 500',
@@ -292,8 +296,22 @@ describe('output records', () => {
       failed_at: NOW,
       headers: { 'content-type': 'application/json' },
       raw_headers: [['Content-Type', 'application/json']],
+      answers: [
+        {
+          listener: 'default',
+          status: 500,
+          latency_ms: 12,
+          error: 'HTTP 500',
+          response_headers: [['content-type', 'text/plain']],
+          response_body: 'b29wcw==',
+          response_body_truncated: false,
+          answered_at: NOW,
+        },
+      ],
     };
     expect(accepts(InboundMessageOut, inbound)).toBe(true);
+    expect(accepts(InboundMessageOut, { ...inbound, answers: undefined })).toBe(false);
+    expect(accepts(InboundMessageOut, { ...inbound, answers: [{ ...inbound.answers[0], response_headers: [['x']] }] })).toBe(false);
     expect(accepts(InboundMessageOut, { ...inbound, raw_headers: [['only-a-name']] })).toBe(false);
     expect(accepts(InboundMessageOut, { ...inbound, status: 'stored' })).toBe(false);
     expect(
@@ -396,6 +414,33 @@ describe('inbound endpoint create', () => {
   });
 });
 
+describe('inbound endpoint event type rule', () => {
+  it('is set by both fields or neither, in the pull endpoints’ forms; "" clears it on update', () => {
+    expect(InboundEndpointCreateIn.parse({ name: 'x', event_type_source: 'header', event_type_path: 'X-Event' })).toMatchObject({ event_type_source: 'header' });
+    expect(errors(InboundEndpointCreateIn, { name: 'x', event_type_source: 'body' })).toEqual(['event_type_path is required when event_type_source is set']);
+    expect(errors(InboundEndpointCreateIn, { name: 'x', event_type_path: 'type' })).toEqual(['event_type_source is required when event_type_path is set']);
+    expect(errors(InboundEndpointCreateIn, { name: 'x', event_type_source: 'body', event_type_path: 'a..b' })).toEqual(['event_type_path must be a dot-separated JSON path such as data.type']);
+    expect(InboundEndpointUpdateIn.parse({ event_type_source: '' })).toEqual({ event_type_source: '' });
+    expect(errors(InboundEndpointUpdateIn, { event_type_path: '' })).toEqual(['event_type_path can be cleared only with event_type_source ""']);
+    expect(errors(InboundEndpointUpdateIn, { event_type_source: 'header', event_type_path: 'a b' })).toEqual(['event_type_path must be an HTTP header name when event_type_source is header']);
+  });
+});
+
+describe('globs of the listen filters', () => {
+  it('match whole strings; * is any run, / included; everything else is literal and case-sensitive', () => {
+    expect(globToRegExp('checkout.*').test('checkout.session.completed')).toBe(true);
+    expect(globToRegExp('checkout.*').test('checkoutXsession')).toBe(false);
+    expect(globToRegExp('/github/*').test('/github/push/x')).toBe(true);
+    expect(globToRegExp('/github/*').test('/github')).toBe(false);
+    expect(globToRegExp('push').test('Push')).toBe(false);
+    expect(globToRegExp('a+(b)?[c]$').test('a+(b)?[c]$')).toBe(true);
+    expect(globToRegExp('*').test('')).toBe(true);
+    const list = globListToRegExp(' push , pull_request,,checkout.*');
+    expect(['push', 'pull_request', 'checkout.x'].map((v) => list.test(v))).toEqual([true, true, true]);
+    expect(['pushed', 'xpush', 'pull'].map((v) => list.test(v))).toEqual([false, false, false]);
+  });
+});
+
 describe('inbound endpoint update', () => {
   it('everything is optional; ephemeral and ttl are not updatable', () => {
     expect(InboundEndpointUpdateIn.parse({})).toEqual({});
@@ -436,9 +481,21 @@ describe('listen, stream and results', () => {
     method: 'POST',
     path: '/github/push',
     query: 'x=1',
+    event_type: 'push',
     body: 'AAEC',
     body_encoding: 'base64',
   };
+
+  it('listen and stream filters', () => {
+    for (const schema of [ListenQuery, StreamQuery]) {
+      expect(schema.parse({ events: 'push, checkout.*', path: '/github/*' })).toEqual({ events: 'push, checkout.*', path: '/github/*' });
+      expect(errors(schema, { events: ' , ' })).toEqual(['events must name at least one event type glob']);
+      expect(errors(schema, { path: '' })).toEqual(['path must not be empty']);
+      expect(accepts(schema, { events: 'x'.repeat(2001) })).toBe(false);
+    }
+    expect(CliMessageOut.safeParse({ ...cliMessage, event_type: undefined }).success).toBe(false);
+    expect(accepts(CliMessageOut, { ...cliMessage, event_type: null })).toBe(true);
+  });
 
   it('listen and stream queries', () => {
     expect(ListenQuery.parse({ after: ID1, body_encoding: 'base64' })).toEqual({ after: ID1, body_encoding: 'base64' });
@@ -475,6 +532,25 @@ describe('listen, stream and results', () => {
     // A client may send only results; a server only ready and message frames.
     expect(accepts(StreamServerFrame, { type: 'result', message_id: ID1, status: 200, latency_ms: 1, error: null })).toBe(false);
     expect(accepts(StreamServerFrame, { type: 'ready', cursor: ID1 })).toBe(true);
+    expect(StreamServerFrame.parse({ type: 'cursor', cursor: ID1 })).toEqual({ type: 'cursor', cursor: ID1 });
+    expect(accepts(StreamServerFrame, { type: 'cursor', cursor: null })).toBe(false);
+  });
+
+  it('a result report may carry the app’s answer, bounded', () => {
+    const base = { message_id: ID1, status: 200, latency_ms: 3, error: null };
+    const full = { ...base, listener: 'ci', response_headers: [['Content-Type', 'text/plain']], response_body: 'aGk=', response_body_truncated: true };
+    expect(InboundResultIn.parse(full)).toEqual(full);
+    expect(StreamResultFrame.parse({ type: 'result', ...full })).toEqual({ type: 'result', ...full });
+    const max = Buffer.alloc(64 * 1024).toString('base64');
+    expect(accepts(InboundResultIn, { ...base, response_body: max })).toBe(true);
+    expect(errors(InboundResultIn, { ...base, response_body: Buffer.alloc(64 * 1024 + 1).toString('base64') })).toEqual(['response_body must be at most 65536 bytes once decoded']);
+    expect(errors(InboundResultIn, { ...base, response_body: 'a=b=' })).toEqual(['response_body must be a base64 string']);
+    expect(accepts(InboundResultIn, { ...base, response_headers: Array.from({ length: 100 }, () => ['a', 'b']) })).toBe(true);
+    expect(accepts(InboundResultIn, { ...base, response_headers: Array.from({ length: 101 }, () => ['a', 'b']) })).toBe(false);
+    expect(accepts(InboundResultIn, { ...base, response_headers: [['a', 'b'.repeat(16 * 1024)]] })).toBe(false);
+    expect(errors(InboundResultIn, { ...base, listener: 'a\nb' })).toEqual(['listener must not contain control characters']);
+    expect(accepts(InboundResultIn, { ...base, listener: 'x'.repeat(101) })).toBe(false);
+    expect(InboundResultIn.parse({ ...base, response_headers: [['x', 'a\u0000b']] }).response_headers).toEqual([['x', 'a\ufffdb']]);
   });
 
   it('result frame and POST .../result take the same fields', () => {

@@ -1,4 +1,4 @@
-import type { HmacScheme, InboundMode } from '@hookrelay/shared';
+import type { EventTypeSource, HmacScheme, InboundMode } from '@hookrelay/shared';
 import type { Sql, SqlFragment } from './database.js';
 import { isUniqueViolation } from './errors.js';
 import { newestFirstBySeq } from './keyset.js';
@@ -43,6 +43,8 @@ export interface InboundEndpointRow extends InboundEndpointSummaryRow {
   signing_enabled: boolean;
   rejected_count: number;
   last_message_id: string | null;
+  event_type_source: EventTypeSource | null;
+  event_type_path: string | null;
   updated_at: Date;
 }
 
@@ -71,7 +73,8 @@ const COLUMNS = (sql: Sql) => sql.fragment`
   e.verify_hmac, e.hmac_scheme, e.hmac_header_name, e.hmac_secret_encrypted,
   e.timestamp_header_name, e.timestamp_tolerance_seconds,
   e.verify_ip_allowlist, e.allowed_cidrs, e.idempotency_header_names, e.ingest_response_code,
-  e.signing_enabled, LEAST(e.rejected_count, 2147483647)::int AS rejected_count, e.last_message_id, e.updated_at`;
+  e.signing_enabled, LEAST(e.rejected_count, 2147483647)::int AS rejected_count, e.last_message_id,
+  e.event_type_source, e.event_type_path, e.updated_at`;
 
 /** An endpoint is live until deleted or, when ephemeral, until its TTL has elapsed. */
 const LIVE = (sql: Sql) => sql.fragment`e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())`;
@@ -101,6 +104,8 @@ export interface InboundEndpointInsert {
   ingestResponseCode: number;
   signingEnabled: boolean;
   expiresAt: Date | null;
+  eventTypeSource: EventTypeSource | null;
+  eventTypePath: string | null;
 }
 
 /** Throws a unique violation of INBOUND_URL_CONSTRAINT when the project already has the URL. */
@@ -111,7 +116,8 @@ export async function insertInboundEndpoint(sql: Sql, input: InboundEndpointInse
       verify_static_token, static_token_header_name, static_token_query_param, static_token_hash,
       verify_hmac, hmac_scheme, hmac_header_name, hmac_secret_encrypted,
       timestamp_header_name, timestamp_tolerance_seconds, verify_ip_allowlist, allowed_cidrs,
-      idempotency_header_names, ingest_response_code, signing_enabled, ephemeral, expires_at)
+      idempotency_header_names, ingest_response_code, signing_enabled, ephemeral, expires_at,
+      event_type_source, event_type_path)
     VALUES (
       ${input.id}, ${input.projectId}, ${input.name}, ${input.description}, ${input.mode}, ${input.url},
       ${input.secretTokenEncrypted}, ${input.secretTokenHash},
@@ -120,7 +126,8 @@ export async function insertInboundEndpoint(sql: Sql, input: InboundEndpointInse
       ${input.verifyHmac}, ${input.hmacScheme}, ${input.hmacHeaderName}::text, ${input.hmacSecretEncrypted}::text,
       ${input.timestampHeaderName}::text, ${input.timestampToleranceSeconds}::int, ${input.verifyIpAllowlist},
       ${input.allowedCidrs}::jsonb, ${input.idempotencyHeaderNames}::jsonb, ${input.ingestResponseCode}::int,
-      ${input.signingEnabled}, ${input.expiresAt !== null}, ${input.expiresAt}::timestamptz)
+      ${input.signingEnabled}, ${input.expiresAt !== null}, ${input.expiresAt}::timestamptz,
+      ${input.eventTypeSource}::text, ${input.eventTypePath}::text)
     RETURNING ${SUMMARY_COLUMNS(sql)}`;
   return row!;
 }
@@ -187,6 +194,8 @@ export interface InboundEndpointPatch {
   ingestResponseCode?: number;
   signingEnabled?: boolean;
   paused?: boolean;
+  eventTypeSource?: EventTypeSource | null;
+  eventTypePath?: string | null;
 }
 
 /**
@@ -222,6 +231,8 @@ export async function updateInboundEndpoint(
   if (patch.ingestResponseCode !== undefined) sets.push(sql.fragment`ingest_response_code = ${patch.ingestResponseCode}::int`);
   if (patch.signingEnabled !== undefined) sets.push(sql.fragment`signing_enabled = ${patch.signingEnabled}::boolean`);
   if (patch.paused !== undefined) sets.push(sql.fragment`paused = ${patch.paused}::boolean`);
+  if (patch.eventTypeSource !== undefined) sets.push(sql.fragment`event_type_source = ${text(patch.eventTypeSource)}`);
+  if (patch.eventTypePath !== undefined) sets.push(sql.fragment`event_type_path = ${text(patch.eventTypePath)}`);
   sets.push(sql.fragment`updated_at = now()`);
   const [row] = await sql<{ id: string; paused: boolean }>`
     UPDATE inbound_endpoints e SET ${sql.join(sets, ', ')}
@@ -261,4 +272,31 @@ export async function sweepExpiredInboundEndpoints(sql: Sql, now: Date, batchSiz
 export async function findInboundEndpointMode(sql: Sql, id: string): Promise<InboundMode | undefined> {
   const [row] = await sql<{ mode: InboundMode }>`SELECT mode FROM inbound_endpoints WHERE id = ${id}`;
   return row?.mode;
+}
+
+export interface InboundEndpointActivity {
+  connected_listeners: number;
+  messages_24h: number;
+}
+
+/**
+ * `connected_listeners` and `messages_24h` of the given endpoints (a list page, or one record).
+ * Messages are counted by id from `sinceId` (a UUIDv7 of the window's start) on the
+ * (inbound_endpoint_id, id) index, deleted ones included; connections by the stream rows whose
+ * process refreshed them within `staleAfterSeconds`.
+ */
+export async function countInboundEndpointActivity(
+  sql: Sql,
+  ids: readonly string[],
+  sinceId: string,
+  staleAfterSeconds: number,
+): Promise<Map<string, InboundEndpointActivity>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql<InboundEndpointActivity & { id: string }>`
+    SELECT e.id,
+      (SELECT count(*)::int FROM inbound_stream_connections c
+        WHERE c.inbound_endpoint_id = e.id AND c.seen_at > now() - make_interval(secs => ${staleAfterSeconds})) AS connected_listeners,
+      (SELECT count(*)::int FROM inbound_messages m WHERE m.inbound_endpoint_id = e.id AND m.id >= ${sinceId}::uuid) AS messages_24h
+    FROM unnest(${ids as string[]}::uuid[]) AS e(id)`;
+  return new Map(rows.map(({ id, ...activity }) => [id, activity]));
 }

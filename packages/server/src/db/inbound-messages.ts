@@ -19,6 +19,8 @@ export interface InboundMessageRow {
   raw_headers: [string, string][];
   payload_key: string | null;
   idempotency_key: string | null;
+  event_type: string | null;
+  verified: string[];
   response_status: number | null;
   response_latency_ms: number | null;
   last_error: string | null;
@@ -37,7 +39,7 @@ export interface InboundMessageRow {
 
 const COLUMNS = (sql: Sql) => sql.fragment`
   m.id, m.project_id, m.inbound_endpoint_id, m.status, m.attempt_count, m.replay_count, m.method, m.path, m.query,
-  m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key, m.idempotency_key, m.response_status,
+  m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key, m.idempotency_key, m.event_type, m.verified, m.response_status,
   m.response_latency_ms, m.last_error, m.first_attempt_at, m.next_attempt_at, m.queue_wait_ms, m.total_delivery_ms,
   m.received_at, m.updated_at, m.delivered_at, m.failed_at, m.deleted_at, m.deleted_by_api_key_id, m.deleted_by_user_id`;
 
@@ -69,7 +71,7 @@ export async function listInboundMessagesAfter(
 /** What the CLI receives of a message (stream frames, listen pages): no delivery state. */
 export type ListenMessageRow = Pick<
   InboundMessageRow,
-  'id' | 'method' | 'path' | 'query' | 'content_type' | 'size_bytes' | 'payload_sha256' | 'raw_headers' | 'payload_key' | 'received_at'
+  'id' | 'method' | 'path' | 'query' | 'content_type' | 'size_bytes' | 'payload_sha256' | 'raw_headers' | 'payload_key' | 'received_at' | 'event_type'
 >;
 
 /** A listen row with its payload bytes: null when it has no key, or no payload under its key. */
@@ -90,11 +92,41 @@ export async function listInboundMessagesWithPayloadAfter(
   const after = afterId === null ? sql.fragment`` : sql.fragment`AND m.id > ${afterId}::uuid`;
   return sql<ListenMessageWithPayloadRow>`
     SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
-           m.received_at, p.data AS payload
+           m.received_at, m.event_type, p.data AS payload
     FROM inbound_messages m LEFT JOIN payloads p ON p.key = m.payload_key
     WHERE m.inbound_endpoint_id = ${endpointId} ${after} AND m.deleted_at IS NULL
     ORDER BY m.id
     LIMIT ${limit}`;
+}
+
+/** What the listen filters judge a message by. */
+export type ListenHeadRow = Pick<InboundMessageRow, 'id' | 'path' | 'event_type'>;
+
+/** The next live messages after `afterId`, only what the filters need, on the (inbound_endpoint_id, id) index. */
+export async function listInboundMessageHeadsAfter(sql: Sql, endpointId: string, afterId: string | null, limit: number): Promise<ListenHeadRow[]> {
+  const after = afterId === null ? sql.fragment`` : sql.fragment`AND m.id > ${afterId}::uuid`;
+  return sql<ListenHeadRow>`
+    SELECT m.id, m.path, m.event_type FROM inbound_messages m
+    WHERE m.inbound_endpoint_id = ${endpointId} ${after} AND m.deleted_at IS NULL
+    ORDER BY m.id
+    LIMIT ${limit}`;
+}
+
+/** Live messages of the endpoint by id, in id order, with the database store's payloads when `withPayload`. */
+export async function listInboundMessagesByIds(
+  sql: Sql,
+  endpointId: string,
+  ids: readonly string[],
+  withPayload: boolean,
+): Promise<ListenMessageWithPayloadRow[]> {
+  if (ids.length === 0) return [];
+  const payload = withPayload ? sql.fragment`(SELECT p.data FROM payloads p WHERE p.key = m.payload_key)` : sql.fragment`NULL::bytea`;
+  return sql<ListenMessageWithPayloadRow>`
+    SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
+           m.received_at, m.event_type, ${payload} AS payload
+    FROM inbound_messages m
+    WHERE m.inbound_endpoint_id = ${endpointId} AND m.id = ANY (${ids as string[]}::uuid[]) AND m.deleted_at IS NULL
+    ORDER BY m.id`;
 }
 
 export interface InboundLogRow extends InboundMessageRow {
@@ -123,6 +155,96 @@ export async function listInboundLogs(
     SELECT ${COLUMNS(sql)}, CASE WHEN e.mode = 'forward' THEN e.url ELSE '' END AS endpoint_url
     FROM inbound_messages m JOIN inbound_endpoints e ON e.id = m.inbound_endpoint_id
     ${newestFirstById(sql, sql.fragment`m.id`, where, page)}`;
+}
+
+/** A row of the endpoint message list (GET /v1/inbound-endpoints/{id}/messages). */
+export type EndpointMessageRow = Pick<
+  InboundMessageRow,
+  | 'id'
+  | 'inbound_endpoint_id'
+  | 'status'
+  | 'method'
+  | 'path'
+  | 'query'
+  | 'content_type'
+  | 'size_bytes'
+  | 'payload_sha256'
+  | 'event_type'
+  | 'verified'
+  | 'replay_count'
+  | 'received_at'
+  | 'response_status'
+  | 'response_latency_ms'
+>;
+
+export interface EndpointMessageFilters {
+  /** Exact, or a glob when it holds `*` (any run of characters, case-sensitive). */
+  eventType?: string;
+  /** The class of the latest answer: the message's response_status (the latest report's, or the latest delivery's). */
+  answer?: '2xx' | '4xx' | '5xx' | 'none';
+  receivedAfter?: string;
+  receivedBefore?: string;
+}
+
+const ANSWER_CONDITIONS = {
+  '2xx': (sql: Sql) => sql.fragment`m.response_status BETWEEN 200 AND 299`,
+  '4xx': (sql: Sql) => sql.fragment`m.response_status BETWEEN 400 AND 499`,
+  '5xx': (sql: Sql) => sql.fragment`m.response_status BETWEEN 500 AND 599`,
+  none: (sql: Sql) => sql.fragment`m.response_status IS NULL`,
+} as const;
+
+/**
+ * An endpoint's live messages, newest first, keyset on the id: a backward range scan of the
+ * (inbound_endpoint_id, id) index that stops after the page, with the filters checked on the rows
+ * it passes.
+ */
+export async function listEndpointMessages(
+  sql: Sql,
+  endpointId: string,
+  filters: EndpointMessageFilters,
+  page: { limit: number; beforeId?: string },
+): Promise<EndpointMessageRow[]> {
+  const where = [sql.fragment`m.inbound_endpoint_id = ${endpointId}::uuid`, sql.fragment`m.deleted_at IS NULL`];
+  if (filters.eventType !== undefined) {
+    const glob = filters.eventType;
+    // LIKE's own wildcards and its escape character match themselves, as every other character of a glob.
+    where.push(glob.includes('*') ? sql.fragment`m.event_type LIKE ${glob.replace(/[\\%_]/g, '\\$&').replaceAll('*', '%')}` : sql.fragment`m.event_type = ${glob}`);
+  }
+  if (filters.answer !== undefined) where.push(ANSWER_CONDITIONS[filters.answer](sql));
+  where.push(...timeWindow(sql, sql.fragment`m.received_at`, { from: filters.receivedAfter, to: filters.receivedBefore }));
+  return sql<EndpointMessageRow>`
+    SELECT m.id, m.inbound_endpoint_id, m.status, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256,
+           m.event_type, m.verified, m.replay_count, m.received_at, m.response_status, m.response_latency_ms
+    FROM inbound_messages m
+    ${newestFirstById(sql, sql.fragment`m.id`, where, page)}`;
+}
+
+export interface InboundAnswerRow {
+  message_id: string;
+  listener: string;
+  status: number | null;
+  latency_ms: number;
+  error: string | null;
+  response_body_truncated: boolean;
+  answered_at: Date;
+}
+
+export interface InboundAnswerContentRow extends InboundAnswerRow {
+  response_headers: [string, string][];
+  response_body: Uint8Array | null;
+}
+
+/** The answers to these messages, oldest listener first per message; with headers and body when `withContent`. */
+export async function listInboundAnswers(sql: Sql, messageIds: readonly string[], withContent: true): Promise<InboundAnswerContentRow[]>;
+export async function listInboundAnswers(sql: Sql, messageIds: readonly string[], withContent: false): Promise<InboundAnswerRow[]>;
+export async function listInboundAnswers(sql: Sql, messageIds: readonly string[], withContent: boolean): Promise<InboundAnswerRow[]> {
+  if (messageIds.length === 0) return [];
+  const content = withContent ? sql.fragment`, a.response_headers, a.response_body` : sql.fragment``;
+  return sql<InboundAnswerRow>`
+    SELECT a.message_id, a.listener, a.status, a.latency_ms, a.error, a.response_body_truncated, a.answered_at ${content}
+    FROM inbound_message_answers a
+    WHERE a.message_id = ANY (${messageIds as string[]}::uuid[])
+    ORDER BY a.message_id, a.first_answered_at, a.listener`;
 }
 
 /** Queues a live message again and counts the replay; undefined when not found or deleted. */
@@ -158,18 +280,32 @@ export interface InboundResult {
   error: string | null;
 }
 
+/** What the app sent back, as one CLI listener captured it. */
+export interface InboundAnswer {
+  listener: string;
+  responseHeaders: [string, string][];
+  /** base64, as reported; null when no body was captured. */
+  responseBodyBase64: string | null;
+  responseBodyTruncated: boolean;
+}
+
 /** One CLI report: the message it is for, and the project and endpoint it must belong to. */
 export interface InboundResultReport {
   projectId: string;
   endpointId: string;
   messageId: string;
   result: InboundResult;
+  answer: InboundAnswer;
 }
+
+/** The listeners whose answers a message keeps: a new listener beyond them drops the least recent one's. */
+export const MAX_ANSWERS_PER_MESSAGE = 20;
 
 /**
  * CLI reports of the local app's answers (decisions.md §4), many in one statement and one commit:
  * each matched message takes one attempt row, and the report's outcome (2xx succeeded, anything
- * else failed_permanent). The answer is aligned with `reports`: the updated row, or undefined when
+ * else failed_permanent); the report's listener's answer replaces its previous one, and the message
+ * keeps the answers of its `MAX_ANSWERS_PER_MESSAGE` most recently answering listeners. The answer is aligned with `reports`: the updated row, or undefined when
  * the message is not found, deleted, or not of that project and endpoint.
  *
  * Message ids must be distinct (one UPDATE changes a row once: two reports of one message go in
@@ -183,6 +319,13 @@ export async function recordInboundResults(sql: Sql, reports: readonly InboundRe
   const errors = reports.map(({ result }, i) =>
     succeeded[i] ? null : (result.error ?? (result.status === null ? 'no response' : `HTTP ${result.status}`)),
   );
+  const answers = reports.map(({ answer }, i) => ({
+    batch_index: i,
+    listener: answer.listener,
+    headers: answer.responseHeaders,
+    body: answer.responseBodyBase64,
+    truncated: answer.responseBodyTruncated,
+  }));
   const rows = await sql<InboundMessageRow & { batch_index: number }>`
     WITH reports AS (
       SELECT * FROM unnest(
@@ -192,6 +335,9 @@ export async function recordInboundResults(sql: Sql, reports: readonly InboundRe
       ) AS u(batch_index, message_id, project_id, endpoint_id, response_status, latency_ms, error, attempt_id)
     ), input AS (
       SELECT u.*, coalesce(u.response_status BETWEEN 200 AND 299, false) AS succeeded FROM reports u
+    ), answer_input AS (
+      SELECT * FROM jsonb_to_recordset(${answers as unknown as object}::jsonb)
+        AS a(batch_index integer, listener text, headers jsonb, body text, truncated boolean)
     ), target AS (
       SELECT m.id FROM inbound_messages m JOIN input i ON i.message_id = m.id
       WHERE m.project_id = i.project_id AND m.inbound_endpoint_id = i.endpoint_id AND m.deleted_at IS NULL
@@ -222,6 +368,26 @@ export async function recordInboundResults(sql: Sql, reports: readonly InboundRe
       SELECT i.attempt_id, r.id, r.attempt_count, now() - make_interval(secs => r.response_latency_ms / 1000.0),
              r.response_status, r.response_latency_ms, r.last_error
       FROM reported r JOIN input i ON i.batch_index = r.batch_index
+    ), answer_rows AS (
+      SELECT r.id AS message_id, a.listener, r.response_status, r.response_latency_ms, r.last_error, a.headers, a.body, a.truncated
+      FROM reported r JOIN answer_input a ON a.batch_index = r.batch_index
+    ), answered AS (
+      INSERT INTO inbound_message_answers AS a (message_id, listener, status, latency_ms, error, response_headers, response_body,
+        response_body_truncated, first_answered_at, answered_at)
+      SELECT n.message_id, n.listener, n.response_status, n.response_latency_ms, n.last_error, n.headers,
+             CASE WHEN n.body IS NULL THEN NULL ELSE decode(n.body, 'base64') END, n.truncated, now(), now()
+      FROM answer_rows n
+      ON CONFLICT (message_id, listener) DO UPDATE SET
+        status = excluded.status, latency_ms = excluded.latency_ms, error = excluded.error,
+        response_headers = excluded.response_headers, response_body = excluded.response_body,
+        response_body_truncated = excluded.response_body_truncated, answered_at = excluded.answered_at
+    ), pruned AS (
+      -- The statement's own insert is not visible here: the rank is among the other listeners.
+      DELETE FROM inbound_message_answers a USING (
+        SELECT o.message_id, o.listener, row_number() OVER (PARTITION BY o.message_id ORDER BY o.answered_at DESC, o.listener) AS rank
+        FROM inbound_message_answers o JOIN answer_rows n ON n.message_id = o.message_id AND o.listener <> n.listener
+      ) old
+      WHERE a.message_id = old.message_id AND a.listener = old.listener AND old.rank >= ${MAX_ANSWERS_PER_MESSAGE}
     )
     SELECT * FROM reported`;
   const byIndex: (InboundMessageRow | undefined)[] = new Array(reports.length).fill(undefined);

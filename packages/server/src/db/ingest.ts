@@ -1,3 +1,4 @@
+import type { EventTypeSource } from '@hookrelay/shared';
 import type { Sql } from './database.js';
 
 /** What ingestion needs to know about an inbound endpoint, found by its secret token's hash. */
@@ -22,6 +23,8 @@ export interface IngestEndpointRow {
   timestamp_tolerance_seconds: number;
   verify_ip_allowlist: boolean;
   allowed_cidrs: string[];
+  event_type_source: EventTypeSource | null;
+  event_type_path: string | null;
 }
 
 export async function findIngestEndpointByTokenHash(sql: Sql, tokenHash: string): Promise<IngestEndpointRow | undefined> {
@@ -31,7 +34,8 @@ export async function findIngestEndpointByTokenHash(sql: Sql, tokenHash: string)
            ingest_response_code, idempotency_header_names,
            verify_static_token, static_token_header_name, static_token_query_param, static_token_hash,
            verify_hmac, hmac_scheme, hmac_header_name, hmac_secret_encrypted,
-           timestamp_header_name, timestamp_tolerance_seconds, verify_ip_allowlist, allowed_cidrs
+           timestamp_header_name, timestamp_tolerance_seconds, verify_ip_allowlist, allowed_cidrs,
+           event_type_source, event_type_path
     FROM inbound_endpoints WHERE secret_token_hash = ${tokenHash}`;
   return row;
 }
@@ -65,6 +69,9 @@ export interface IngestBatchItem {
   received_at: Date;
   /** Where the body starts in the batch's concatenated bodies. */
   body_offset: number;
+  event_type: string | null;
+  /** The verification checks that passed (`static_token`, `hmac`, `ip_allowlist`). */
+  verified: readonly string[];
 }
 
 /** `previous_last_id`: the endpoint's last committed id before this call. */
@@ -73,7 +80,7 @@ export type IngestBatchResultRow =
   | { ord: number; outcome: 'paused' | 'gone'; message_id: null; endpoint_id: string; previous_last_id: string | null };
 
 /**
- * Stores a batch in one autocommit call of `hookrelay_store_inbound_batch` (migration 006; its own
+ * Stores a batch in one autocommit call of `hookrelay_store_inbound_batch` (migrations 006–008; its own
  * transaction, answered after the commit): the batch's endpoint rows are locked in id order and
  * read as the batch that held the lock before committed them; each endpoint's messages keep their
  * proposed ids when these are above its last committed id, and otherwise get the ids right after it

@@ -23,6 +23,8 @@ export interface IngestItem {
   sha256: string;
   idempotencyKey: string | null;
   receivedAt: Date;
+  eventType: string | null;
+  verified: readonly string[];
 }
 
 export type IngestOutcome =
@@ -193,6 +195,8 @@ export class IngestBatcher {
         idempotency_key: item.idempotencyKey,
         received_at: item.receivedAt,
         body_offset: offset,
+        event_type: item.eventType,
+        verified: item.verified,
       };
       offset += item.body.length;
       return row;

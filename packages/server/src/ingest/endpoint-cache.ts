@@ -2,6 +2,7 @@ import type { HmacScheme } from '@hookrelay/shared';
 import type { Sql } from '../db/database.js';
 import { findIngestEndpointByTokenHash, type IngestEndpointRow } from '../db/ingest.js';
 import type { SecretBox } from '../security/crypto.js';
+import type { EventTypeRule } from './event-type.js';
 import { compileVerifier, type InboundRequest, type VerificationResult } from './verify.js';
 
 /** An inbound endpoint as ingestion sees it, with its verifier compiled once. */
@@ -14,6 +15,9 @@ export interface IngestTarget {
   ingestResponseCode: number;
   idempotencyHeaderNames: readonly string[];
   verify: ((request: InboundRequest) => VerificationResult) | null;
+  /** The checks a request has passed once `verify` accepts it (every configured one); [] without any. */
+  verified: readonly string[];
+  eventTypeRule: EventTypeRule;
 }
 
 interface Entry {
@@ -31,6 +35,12 @@ function toTarget(row: IngestEndpointRow, secretBox: SecretBox): IngestTarget {
     gone: row.gone,
     ingestResponseCode: row.ingest_response_code,
     idempotencyHeaderNames: row.idempotency_header_names.map((h) => h.toLowerCase()),
+    verified: Object.freeze([
+      ...(row.verify_static_token ? ['static_token'] : []),
+      ...(row.verify_hmac ? ['hmac'] : []),
+      ...(row.verify_ip_allowlist ? ['ip_allowlist'] : []),
+    ]),
+    eventTypeRule: { source: row.event_type_source, path: row.event_type_path },
     verify: anyCheck
       ? compileVerifier({
           verifyStaticToken: row.verify_static_token,

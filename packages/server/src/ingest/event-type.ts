@@ -42,17 +42,78 @@ export function extractEventType(
   if (source === null || path === null) return null;
   try {
     if (source === 'header') {
-      const name = path.toLowerCase();
-      const line = rawHeaders.find(([n]) => n.toLowerCase() === name);
-      return line ? usable(line[1]) : null;
+      const value = headerValue(rawHeaders, path.toLowerCase());
+      return value === undefined ? null : usable(value);
     }
     if (body.length === 0) return null;
-    const text = body.toString('utf8');
-    const value = walk(JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text), path);
+    const value = walk(parseJson(body), path);
     if (typeof value === 'string') return usable(value);
     if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean') return usable(String(value));
     return null;
   } catch {
     return null;
   }
+}
+
+/** The body as JSON whatever its Content-Type, a UTF-8 BOM skipped; throws when it is not JSON. */
+function parseJson(body: Buffer): unknown {
+  const text = body.toString('utf8');
+  return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+}
+
+/** The first header line of `name` (lowercase), as sent. */
+function headerValue(rawHeaders: readonly [string, string][], name: string): string | undefined {
+  for (const [n, v] of rawHeaders) if (n.length === name.length && n.toLowerCase() === name) return v;
+  return undefined;
+}
+
+const stringField = (document: unknown, key: string): string | null => {
+  if (typeof document !== 'object' || document === null || Array.isArray(document) || !Object.hasOwn(document, key)) return null;
+  const value = (document as Record<string, unknown>)[key];
+  return typeof value === 'string' ? usable(value) : null;
+};
+
+/** Whether the first byte that is not whitespace (after a BOM) opens a JSON object: no parse otherwise. */
+function looksLikeJsonObject(body: Buffer): boolean {
+  let i = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+  while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
+  return body[i] === 0x7b;
+}
+
+const SLACK_BODY_TYPES: ReadonlySet<string> = new Set(['event_callback', 'url_verification']);
+
+/**
+ * The event type where well-known providers put it, for an inbound endpoint without a rule of its
+ * own: `X-GitHub-Event` (GitHub), `X-Shopify-Topic` (Shopify); for Slack (`X-Slack-Signature`, or
+ * a body `type` of `event_callback` / `url_verification`) the body's `event.type`, else its
+ * `type`; otherwise the body's top-level `type` when it is a string (Stripe, Standard Webhooks).
+ * Null for a body that is not a JSON object, or without such a field. Never throws.
+ */
+export function detectEventType(body: Buffer, rawHeaders: readonly [string, string][]): string | null {
+  const github = headerValue(rawHeaders, 'x-github-event');
+  if (github !== undefined) return usable(github);
+  const shopify = headerValue(rawHeaders, 'x-shopify-topic');
+  if (shopify !== undefined) return usable(shopify);
+  if (!looksLikeJsonObject(body)) return null;
+  let document: unknown;
+  try {
+    document = parseJson(body);
+  } catch {
+    return null;
+  }
+  const type = stringField(document, 'type');
+  const slack = headerValue(rawHeaders, 'x-slack-signature') !== undefined || (type !== null && SLACK_BODY_TYPES.has(type));
+  if (slack) return stringField((document as Record<string, unknown>).event, 'type') ?? type;
+  return type;
+}
+
+/** An inbound endpoint's event type rule: its own extraction, or provider detection when it has none. */
+export interface EventTypeRule {
+  source: EventTypeSource | null;
+  path: string | null;
+}
+
+/** The event type of an inbound webhook under `rule` (see `extractEventType`, `detectEventType`). */
+export function inboundEventType(rule: EventTypeRule, body: Buffer, rawHeaders: readonly [string, string][]): string | null {
+  return rule.source !== null && rule.path !== null ? extractEventType(rule.source, rule.path, body, rawHeaders) : detectEventType(body, rawHeaders);
 }

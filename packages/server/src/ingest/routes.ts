@@ -6,6 +6,7 @@ import { incrementRejectedCount } from '../db/ingest.js';
 import { sha256Hex } from '../security/crypto.js';
 import { IngestBatcher, type IngestOutcome } from './batcher.js';
 import type { IngestTarget } from './endpoint-cache.js';
+import { inboundEventType } from './event-type.js';
 
 const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
 const PAUSED_RETRY_AFTER_SECONDS = 60;
@@ -88,6 +89,7 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
         throw new AppError('UNAUTHORIZED', 'unauthorized');
       }
     }
+    const rawHeaders = rawHeaderPairs(request.raw.rawHeaders);
     const outcome: IngestOutcome = await batcher.submit({
       endpointId: target.id,
       projectId: target.projectId,
@@ -95,11 +97,13 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
       path,
       query,
       contentType: request.headers['content-type'] ?? '',
-      rawHeaders: rawHeaderPairs(request.raw.rawHeaders),
+      rawHeaders,
       body,
       sha256: createHash('sha256').update(body).digest('hex'),
       idempotencyKey: idempotencyKeyOf(request, target.idempotencyHeaderNames),
       receivedAt,
+      eventType: inboundEventType(target.eventTypeRule, body, rawHeaders),
+      verified: target.verified,
     });
     switch (outcome.kind) {
       case 'gone':

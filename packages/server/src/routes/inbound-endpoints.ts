@@ -17,12 +17,14 @@ import {
   newSecretToken,
   newUuidv7,
   successEnvelope,
+  uuidv7AtTime,
   type ErrorDetail,
   type HmacScheme,
   type InboundMode,
 } from '@hookrelay/shared';
-import type { InboundEndpointDetailRow, InboundEndpointPatch, InboundEndpointSummaryRow } from '../db/inbound-endpoints.js';
+import type { InboundEndpointActivity, InboundEndpointDetailRow, InboundEndpointPatch, InboundEndpointSummaryRow } from '../db/inbound-endpoints.js';
 import {
+  countInboundEndpointActivity,
   findInboundEndpoint,
   insertInboundEndpoint,
   isDuplicateInboundUrl,
@@ -33,6 +35,8 @@ import {
   updateInboundEndpoint,
 } from '../db/inbound-endpoints.js';
 import { listActiveSigningKeys } from '../db/signing-keys.js';
+import { STALE_AFTER_SECONDS } from '../db/stream-connections.js';
+import type { Sql } from '../db/database.js';
 import { AppError, endpointNotFound } from '../errors.js';
 import { validateCidr } from '../ingest/verify.js';
 import { readPage, SEQ_KEYSET } from '../lib/cursor.js';
@@ -42,6 +46,7 @@ import { sha256Hex } from '../security/crypto.js';
 import { refuseNul } from '../security/text.js';
 import type { AppServices } from '../services.js';
 import { assertDestinationAllowed, PAUSE_ACTIONS } from './endpoints.js';
+import { eventTypePatch } from './event-type-settings.js';
 
 const DEFAULT_TTL_MINUTES = 30;
 const DEFAULT_TIMESTAMP_TOLERANCE_SECONDS = 300;
@@ -62,7 +67,15 @@ function ingestUrl(services: AppServices, secretToken: string): string {
   return `${services.receiveBase()}/in/${secretToken}`;
 }
 
-function toInboundEndpointOut(row: InboundEndpointDetailRow, services: AppServices): InboundEndpointOut {
+const DAY_MS = 24 * 60 * 60 * 1000;
+const NO_ACTIVITY: InboundEndpointActivity = { connected_listeners: 0, messages_24h: 0 };
+
+/** `connected_listeners` and `messages_24h` of the endpoints shown (a page, or one record). */
+async function activityOf(sql: Sql, ids: readonly string[]): Promise<Map<string, InboundEndpointActivity>> {
+  return countInboundEndpointActivity(sql, ids, uuidv7AtTime(Date.now() - DAY_MS), STALE_AFTER_SECONDS);
+}
+
+function toInboundEndpointOut(row: InboundEndpointDetailRow, services: AppServices, activity: InboundEndpointActivity): InboundEndpointOut {
   return {
     id: row.id,
     name: row.name,
@@ -92,12 +105,16 @@ function toInboundEndpointOut(row: InboundEndpointDetailRow, services: AppServic
     ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),
     rejected_count: row.rejected_count,
     ...(row.mode === 'cli' ? { latest_message_id: row.last_message_id } : {}),
+    event_type_source: row.event_type_source,
+    event_type_path: row.event_type_path,
+    connected_listeners: activity.connected_listeners,
+    messages_24h: activity.messages_24h,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
 }
 
-function toInboundEndpointSummary(row: InboundEndpointSummaryRow): InboundEndpointSummaryOut {
+function toInboundEndpointSummary(row: InboundEndpointSummaryRow, activity: InboundEndpointActivity): InboundEndpointSummaryOut {
   return {
     id: row.id,
     name: row.name,
@@ -108,6 +125,8 @@ function toInboundEndpointSummary(row: InboundEndpointSummaryRow): InboundEndpoi
     paused: row.paused,
     ephemeral: row.ephemeral,
     expires_at: row.expires_at ? row.expires_at.toISOString() : null,
+    connected_listeners: activity.connected_listeners,
+    messages_24h: activity.messages_24h,
     created_at: row.created_at.toISOString(),
   };
 }
@@ -270,6 +289,8 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
             ingestResponseCode: body.ingest_response_code ?? DEFAULT_INGEST_RESPONSE_CODE,
             signingEnabled: body.signing_enabled ?? false,
             expiresAt,
+            eventTypeSource: body.event_type_source ?? null,
+            eventTypePath: body.event_type_path ?? null,
           });
           const signing = body.signing_enabled ? await createSigningKey(tx, services.secretBox, endpoint.id) : null;
           return { endpoint, signing, released };
@@ -301,7 +322,11 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
     async (request) => {
       const projectId = principalOf(request).project_id;
       const page = await readPage(request.query, SEQ_KEYSET, (keyset) => listInboundEndpoints(sql, projectId, keyset));
-      return { data: page.rows.map(toInboundEndpointSummary), meta: { request_id: request.id, next_cursor: page.nextCursor } };
+      const activity = await activityOf(sql, page.rows.map((r) => r.id));
+      return {
+        data: page.rows.map((row) => toInboundEndpointSummary(row, activity.get(row.id) ?? NO_ACTIVITY)),
+        meta: { request_id: request.id, next_cursor: page.nextCursor },
+      };
     },
   );
 
@@ -311,7 +336,8 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
     async (request) => {
       const row = await findInboundEndpoint(sql, principalOf(request).project_id, request.params.id);
       if (!row) throw endpointNotFound(request.params.id);
-      return { data: toInboundEndpointOut(row, services), meta: { request_id: request.id } };
+      const activity = await activityOf(sql, [row.id]);
+      return { data: toInboundEndpointOut(row, services, activity.get(row.id) ?? NO_ACTIVITY), meta: { request_id: request.id } };
     },
   );
 
@@ -352,6 +378,7 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
             idempotencyHeaderNames: body.idempotency_header_names,
             ingestResponseCode: body.ingest_response_code,
             signingEnabled: body.signing_enabled,
+            ...eventTypePatch(body, row),
           };
           const effective: EffectiveSettings = {
             mode: patch.mode ?? row.mode,

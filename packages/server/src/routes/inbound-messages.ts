@@ -4,6 +4,10 @@ import { z } from 'zod';
 import {
   AttemptOut,
   IdParams,
+  InboundAnswerOut,
+  InboundAnswerSummaryOut,
+  InboundEndpointMessageOut,
+  InboundEndpointMessagesQuery,
   InboundLogRecordOut,
   InboundLogsQuery,
   InboundMessageDeleteBatchIn,
@@ -14,16 +18,23 @@ import {
   PageMetaWithMore,
   successEnvelope,
 } from '@hookrelay/shared';
+import { findInboundEndpoint } from '../db/inbound-endpoints.js';
 import {
   findInboundMessage,
+  listEndpointMessages,
+  listInboundAnswers,
   listInboundLogs,
   replayInboundMessage,
   softDeleteInboundMessages,
+  type EndpointMessageRow,
+  type InboundAnswerContentRow,
+  type InboundAnswerRow,
   type InboundLogRow,
   type InboundMessageRow,
 } from '../db/inbound-messages.js';
+import type { Sql } from '../db/database.js';
 import { requeueInboundDelivery } from '../db/deliveries.js';
-import { notFound } from '../errors.js';
+import { endpointNotFound, notFound } from '../errors.js';
 import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
 import { ID_KEYSET, readPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
@@ -36,7 +47,52 @@ const MessageGetQuery = z.strictObject({ body_encoding: z.enum(['base64'], { mes
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function toInboundMessageOut(row: InboundMessageRow, body: RenderedBody): InboundMessageOut {
+function toAnswerSummary(row: InboundAnswerRow): InboundAnswerSummaryOut {
+  return {
+    listener: row.listener,
+    status: row.status,
+    latency_ms: row.latency_ms,
+    error: row.error,
+    response_body_truncated: row.response_body_truncated,
+    answered_at: row.answered_at.toISOString(),
+  };
+}
+
+function toAnswerOut(row: InboundAnswerContentRow): InboundAnswerOut {
+  return {
+    ...toAnswerSummary(row),
+    response_headers: row.response_headers,
+    response_body: row.response_body === null ? null : Buffer.from(row.response_body).toString('base64'),
+  };
+}
+
+/** A message's answers, with what the app sent back, as GET /v1/inbound-messages/{id} shows them. */
+export async function loadAnswers(sql: Sql, messageId: string): Promise<InboundAnswerOut[]> {
+  return (await listInboundAnswers(sql, [messageId], true)).map(toAnswerOut);
+}
+
+function toEndpointMessage(row: EndpointMessageRow, answers: InboundAnswerSummaryOut[]): InboundEndpointMessageOut {
+  return {
+    id: row.id,
+    inbound_endpoint_id: row.inbound_endpoint_id,
+    status: row.status,
+    method: row.method,
+    path: row.path,
+    query: row.query,
+    content_type: row.content_type,
+    size_bytes: row.size_bytes,
+    payload_sha256: row.payload_sha256,
+    event_type: row.event_type,
+    verified: row.verified,
+    replay_count: row.replay_count,
+    received_at: row.received_at.toISOString(),
+    response_status: row.response_status,
+    response_latency_ms: row.response_latency_ms,
+    answers,
+  };
+}
+
+export function toInboundMessageOut(row: InboundMessageRow, body: RenderedBody, answers: InboundAnswerOut[]): InboundMessageOut {
   return {
     id: row.id,
     project_id: row.project_id,
@@ -51,6 +107,8 @@ export function toInboundMessageOut(row: InboundMessageRow, body: RenderedBody):
     path: row.path,
     query: row.query,
     idempotency_key: row.idempotency_key,
+    event_type: row.event_type,
+    verified: row.verified,
     response_status: row.response_status,
     response_latency_ms: row.response_latency_ms,
     last_error: row.last_error,
@@ -67,6 +125,7 @@ export function toInboundMessageOut(row: InboundMessageRow, body: RenderedBody):
     headers: joinHeaders(row.raw_headers),
     raw_headers: row.raw_headers,
     ...body,
+    answers,
   };
 }
 
@@ -100,7 +159,40 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
       if (!row) throw notFound('inbound message', request.params.id);
       // A deleted message answers its metadata only: its payload is unreachable at once.
       const body = row.deleted_at ? {} : await loadBody(services.payloadStore, sql, row.payload_key, row.content_type, request.query.body_encoding === 'base64');
-      return { data: toInboundMessageOut(row, body), meta: { request_id: request.id } };
+      return { data: toInboundMessageOut(row, body, await loadAnswers(sql, row.id)), meta: { request_id: request.id } };
+    },
+  );
+
+  app.get(
+    '/inbound-endpoints/:id/messages',
+    {
+      schema: {
+        params: IdParams,
+        querystring: InboundEndpointMessagesQuery,
+        response: { 200: successEnvelope(z.array(InboundEndpointMessageOut), PageMetaWithMore) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const endpoint = await findInboundEndpoint(sql, principalOf(request).project_id, request.params.id);
+      if (!endpoint) throw endpointNotFound(request.params.id);
+      const filters = {
+        ...(q.event_type ? { eventType: q.event_type } : {}),
+        ...(q.answer ? { answer: q.answer } : {}),
+        ...(q.received_after ? { receivedAfter: q.received_after } : {}),
+        ...(q.received_before ? { receivedBefore: q.received_before } : {}),
+      };
+      const page = await readPage(q, ID_KEYSET, (keyset) => listEndpointMessages(sql, endpoint.id, filters, keyset));
+      const answers = new Map<string, InboundAnswerSummaryOut[]>();
+      for (const answer of await listInboundAnswers(sql, page.rows.map((r) => r.id), false)) {
+        const list = answers.get(answer.message_id) ?? [];
+        list.push(toAnswerSummary(answer));
+        answers.set(answer.message_id, list);
+      }
+      return {
+        data: page.rows.map((row) => toEndpointMessage(row, answers.get(row.id) ?? [])),
+        meta: { request_id: request.id, has_more: page.hasMore, next_cursor: page.nextCursor },
+      };
     },
   );
 

@@ -3,28 +3,48 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
   CliMessageOut,
+  DEFAULT_LISTENER,
   IdParams,
   InboundMessageOut,
   InboundResultIn,
+  ListenMeta,
   ListenQuery,
   StreamQuery,
   StreamResultFrame,
+  newUuidv7,
   successEnvelope,
 } from '@hookrelay/shared';
 import { findInboundEndpoint, findInboundEndpointMode, type InboundEndpointDetailRow } from '../db/inbound-endpoints.js';
-import { findInboundMessage } from '../db/inbound-messages.js';
+import { findInboundMessage, type InboundAnswer } from '../db/inbound-messages.js';
+import {
+  deleteProcessStreamConnections,
+  deleteStreamConnection,
+  insertStreamConnection,
+  refreshStreamConnections,
+  STALE_AFTER_SECONDS,
+} from '../db/stream-connections.js';
 import { AppError, endpointNotFound, notFound } from '../errors.js';
 import { principalOf } from '../plugins/auth.js';
 import { readCliMessagesAfter } from '../stream/cli-message.js';
 import { keepAlive } from '../stream/heartbeat.js';
 import { StreamHub } from '../stream/hub.js';
 import { ResultBatcher } from '../stream/result-batcher.js';
-import { toInboundMessageOut } from './inbound-messages.js';
+import { listenFilterOf } from '../stream/listen-filter.js';
+import { loadAnswers, toInboundMessageOut } from './inbound-messages.js';
 
 /** Messages per listen page (interface rule 6). */
 export const LISTEN_PAGE_SIZE = 50;
 
-const ListenMeta = z.object({ request_id: z.string(), next_cursor: z.string().nullable() });
+
+/** The answer part of a result report; an old CLI's report is the `default` listener's answer without content. */
+function answerOf(report: InboundResultIn): InboundAnswer {
+  return {
+    listener: report.listener ?? DEFAULT_LISTENER,
+    responseHeaders: report.response_headers ?? [],
+    responseBodyBase64: report.response_body ?? null,
+    responseBodyTruncated: report.response_body_truncated ?? false,
+  };
+}
 
 async function cliEndpoint(fastify: FastifyInstance, request: FastifyRequest, id: string): Promise<InboundEndpointDetailRow> {
   const endpoint = await findInboundEndpoint(fastify.services.db.sql, principalOf(request).project_id, id);
@@ -64,16 +84,26 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
           payload_sha256: item.sha256,
           raw_headers: item.rawHeaders,
           received_at: item.receivedAt,
+          event_type: item.eventType,
           payload: item.body,
         })),
       ),
   });
   // Results of all CLIs (stream frames and HTTP reports) share one group commit per batch.
   const results = new ResultBatcher(sql, fastify.log);
+
+  // Each open stream has a row, so that any process can count an endpoint's connected CLIs.
+  const processId = newUuidv7();
+  const refresh = setInterval(() => {
+    refreshStreamConnections(sql, processId).catch((error: unknown) => fastify.log.warn({ err: error }, 'could not refresh the stream connections'));
+  }, (STALE_AFTER_SECONDS * 1000) / 3);
+  refresh.unref();
   fastify.addHook('onClose', async () => {
+    clearInterval(refresh);
     detachCommits();
     await hub.stop();
     await results.idle();
+    await deleteProcessStreamConnections(sql, processId).catch(() => undefined);
   });
 
   app.get(
@@ -83,8 +113,9 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
       const endpoint = await cliEndpoint(fastify, request, request.params.id);
       const after = request.query.after?.toLowerCase() ?? null;
       const forceBase64 = request.query.body_encoding === 'base64';
-      const { messages, lastId } = await readCliMessagesAfter(services.payloadStore, sql, endpoint.id, after, LISTEN_PAGE_SIZE, forceBase64);
-      return { data: messages, meta: { request_id: request.id, next_cursor: lastId } };
+      const filter = listenFilterOf(request.query);
+      const read = await readCliMessagesAfter(services.payloadStore, sql, endpoint.id, after, LISTEN_PAGE_SIZE, forceBase64, filter);
+      return { data: read.messages, meta: { request_id: request.id, next_cursor: read.lastId, cursor: read.cursor } };
     },
   );
 
@@ -107,8 +138,23 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
     (socket, request) => {
       const endpoint = streamEndpoints.get(request)!;
       const principal = principalOf(request);
-      const subscriber = hub.subscribe(endpoint.id, socket);
-      const heardFrom = keepAlive(socket, heartbeatMs, () => hub.unsubscribe(subscriber));
+      const query = request.query as StreamQuery;
+      const subscriber = hub.subscribe(endpoint.id, socket, listenFilterOf(query));
+      const connectionId = newUuidv7();
+      // Counted while it is open (GET /v1/inbound-endpoints): the row is removed once both the insert and the close happened.
+      const registered = insertStreamConnection(sql, { id: connectionId, endpointId: endpoint.id, processId }).then(
+        () => true,
+        (error: unknown) => {
+          request.log.warn({ err: error }, 'could not record a stream connection');
+          return false;
+        },
+      );
+      const heardFrom = keepAlive(socket, heartbeatMs, () => {
+        hub.unsubscribe(subscriber);
+        void registered.then(async (inserted) => {
+          if (inserted) await deleteStreamConnection(sql, connectionId).catch(() => undefined);
+        });
+      });
       socket.on('message', (data, isBinary) => {
         heardFrom();
         if (isBinary) return;
@@ -124,6 +170,7 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
           endpointId: endpoint.id,
           messageId: frame.message_id.toLowerCase(),
           result: { status: frame.status, latencyMs: frame.latency_ms, error: frame.error },
+          answer: answerOf(frame),
         };
         // The protocol has no answer to a result frame: a report that cannot be recorded is logged.
         results
@@ -133,7 +180,7 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
       });
 
       // Registered first, then the start cursor read: a commit in between still wakes the stream.
-      const after = (request.query as { after?: string }).after?.toLowerCase();
+      const after = query.after?.toLowerCase();
       void (async () => {
         let cursor: string | null;
         if (after !== undefined) cursor = after;
@@ -172,10 +219,11 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
         endpointId: message.inbound_endpoint_id,
         messageId: id,
         result: { status: request.body.status, latencyMs: request.body.latency_ms, error: request.body.error },
+        answer: answerOf(request.body),
       });
       if (!row) throw notFound('inbound message', id);
       services.metrics.countDelivery('cli', row.status);
-      return { data: toInboundMessageOut(row, {}), meta: { request_id: request.id } };
+      return { data: toInboundMessageOut(row, {}, await loadAnswers(sql, row.id)), meta: { request_id: request.id } };
     },
   );
 }

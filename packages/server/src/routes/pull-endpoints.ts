@@ -3,7 +3,6 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
   EndpointDeleteOut,
-  eventTypePathProblem,
   IdParams,
   newSecretToken,
   newUuidv7,
@@ -15,8 +14,6 @@ import {
   PullEndpointOut,
   PullEndpointUpdateIn,
   successEnvelope,
-  type ErrorDetail,
-  type EventTypeSource,
 } from '@hookrelay/shared';
 import {
   countPullEvents,
@@ -30,13 +27,14 @@ import {
   type PullEndpointRow,
   type PullEventCounts,
 } from '../db/pull-endpoints.js';
-import { AppError, endpointNotFound } from '../errors.js';
+import { endpointNotFound } from '../errors.js';
 import { readPage, SEQ_KEYSET } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { sha256Hex } from '../security/crypto.js';
 import { refuseNul } from '../security/text.js';
 import type { AppServices } from '../services.js';
 import { PAUSE_ACTIONS } from './endpoints.js';
+import { eventTypePatch } from './event-type-settings.js';
 
 /** decisions.md §7: retention_days defaults to 7 (1–90). */
 export const DEFAULT_RETENTION_DAYS = 7;
@@ -65,29 +63,6 @@ function toPullEndpointOut(row: PullEndpointRow, services: AppServices, counts?:
     updated_at: row.updated_at.toISOString(),
     ...(counts ? { event_counts: counts } : {}),
   };
-}
-
-function invalid(details: ErrorDetail[]): AppError {
-  return new AppError('INVALID_REQUEST', details.map((d) => `${d.path}: ${d.message}`).join('; '), { details });
-}
-
-/**
- * The extraction settings a PATCH leaves behind, judged as a whole: a new source keeps the stored
- * path and a new path keeps the stored source, so each must suit the other.
- */
-function extractionPatch(
-  body: PullEndpointUpdateIn,
-  stored: Pick<PullEndpointRow, 'event_type_source' | 'event_type_path'>,
-): Pick<PullEndpointPatch, 'eventTypeSource' | 'eventTypePath'> {
-  if (body.event_type_source === '') return { eventTypeSource: null, eventTypePath: null };
-  if (body.event_type_source === undefined && body.event_type_path === undefined) return {};
-  const source: EventTypeSource | null = body.event_type_source ?? stored.event_type_source;
-  const path = body.event_type_path ?? stored.event_type_path;
-  if (source === null) throw invalid([{ path: 'body.event_type_source', message: 'is required when event_type_path is set' }]);
-  if (path === null) throw invalid([{ path: 'body.event_type_path', message: 'is required when event_type_source is set' }]);
-  const problem = eventTypePathProblem(source, path);
-  if (problem !== null) throw invalid([{ path: 'body.event_type_path', message: problem }]);
-  return { eventTypeSource: source, eventTypePath: path };
 }
 
 export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void> {
@@ -155,7 +130,7 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
           ...(body.name !== undefined ? { name: body.name } : {}),
           ...(body.description !== undefined ? { description: body.description } : {}),
           ...(body.retention_days !== undefined ? { retentionDays: body.retention_days } : {}),
-          ...extractionPatch(body, stored),
+          ...eventTypePatch(body, stored),
         };
         return updatePullEndpoint(tx, projectId, stored.id, patch);
       });

@@ -1,6 +1,13 @@
 import type { CliMessageOut } from '@hookrelay/shared';
 import type { Sql } from '../db/database.js';
-import { listInboundMessagesAfter, listInboundMessagesWithPayloadAfter, type ListenMessageRow } from '../db/inbound-messages.js';
+import {
+  listInboundMessageHeadsAfter,
+  listInboundMessagesAfter,
+  listInboundMessagesByIds,
+  listInboundMessagesWithPayloadAfter,
+  type ListenMessageRow,
+} from '../db/inbound-messages.js';
+import { matchesFilter, type ListenFilter } from './listen-filter.js';
 import { joinHeaders, renderBody } from '../lib/body.js';
 import { PayloadUnavailableError, type PayloadStore } from '../storage/payload-store.js';
 
@@ -40,6 +47,7 @@ export function toCliMessage(
     method: row.method,
     path: row.path,
     query: row.query,
+    event_type: row.event_type,
     ...body,
   } as CliMessageOut;
 }
@@ -64,10 +72,25 @@ export async function toCliMessages(
   });
 }
 
+/** Messages a filtered read judges per query, and at most per read (a read that matched none moves the cursor on). */
+const SCAN_CHUNK = 500;
+const MAX_SCANNED = 5000;
+
+export interface CliMessagesRead {
+  messages: CliMessageOut[];
+  /** The id of the last message read (null when none). */
+  lastId: string | null;
+  /** The id of the last message considered, sent or skipped by the filter (null when none): where the next read starts. */
+  cursor: string | null;
+  /** Whether messages after `cursor` may be waiting (the read stopped at its limit). */
+  more: boolean;
+}
+
 /**
- * A listen page or a stream read: the endpoint's live messages after `afterId`, in id order. With
- * the database payload store the payloads come in the same statement; with another store, in one
- * more call. `lastId` is the id of the last message read (null when none), the next cursor.
+ * A listen page or a stream read: the endpoint's live messages after `afterId`, in id order, at
+ * most `limit`. With the database payload store the payloads come in the same statement; with
+ * another store, in one more call. With a filter, the messages are judged by their path and event
+ * type first, in chunks, and only those that match are read whole.
  */
 export async function readCliMessagesAfter(
   store: PayloadStore,
@@ -76,14 +99,54 @@ export async function readCliMessagesAfter(
   afterId: string | null,
   limit: number,
   forceBase64: boolean,
-): Promise<{ messages: CliMessageOut[]; lastId: string | null }> {
-  if (store.kind === 'database') {
-    const rows = await listInboundMessagesWithPayloadAfter(sql, endpointId, afterId, limit);
-    // A row with a key but no payload lost it on purpose (deleted meanwhile): no body, as from the store.
-    const messages = rows.map((row) => toCliMessage(row, row.payload_key === null ? undefined : (row.payload ?? undefined), forceBase64));
-    return { messages, lastId: rows.length > 0 ? rows[rows.length - 1]!.id : null };
+  filter: ListenFilter | null = null,
+): Promise<CliMessagesRead> {
+  if (filter !== null) return readFilteredAfter(store, sql, endpointId, afterId, limit, forceBase64, filter);
+  const rows = store.kind === 'database' ? await listInboundMessagesWithPayloadAfter(sql, endpointId, afterId, limit) : await listInboundMessagesAfter(sql, endpointId, afterId, limit);
+  const lastId = rows.length > 0 ? rows[rows.length - 1]!.id : null;
+  return { messages: await render(store, sql, rows, forceBase64), lastId, cursor: lastId, more: rows.length === limit };
+}
+
+/**
+ * Rows as CLI messages: with the database store their payloads came with them (a row with a key but
+ * no payload lost it on purpose, deleted meanwhile: no body, as from the store); otherwise they are
+ * fetched from the store in one call.
+ */
+async function render(store: PayloadStore, sql: Sql, rows: readonly (ListenMessageRow & { payload?: Uint8Array | null })[], forceBase64: boolean): Promise<CliMessageOut[]> {
+  if (store.kind !== 'database') return toCliMessages(store, sql, rows, forceBase64);
+  return rows.map((row) => toCliMessage(row, row.payload_key === null ? undefined : (row.payload ?? undefined), forceBase64));
+}
+
+async function readFilteredAfter(
+  store: PayloadStore,
+  sql: Sql,
+  endpointId: string,
+  afterId: string | null,
+  limit: number,
+  forceBase64: boolean,
+  filter: ListenFilter,
+): Promise<CliMessagesRead> {
+  const matched: string[] = [];
+  let cursor: string | null = null;
+  let scanned = 0;
+  let more = false;
+  scan: while (scanned < MAX_SCANNED) {
+    const heads = await listInboundMessageHeadsAfter(sql, endpointId, cursor ?? afterId, SCAN_CHUNK);
+    for (const head of heads) {
+      cursor = head.id;
+      scanned++;
+      if (matchesFilter(filter, head)) {
+        matched.push(head.id);
+        if (matched.length === limit) {
+          more = true;
+          break scan;
+        }
+      }
+    }
+    more = heads.length === SCAN_CHUNK;
+    if (!more) break;
   }
-  const rows = await listInboundMessagesAfter(sql, endpointId, afterId, limit);
-  const messages = await toCliMessages(store, sql, rows, forceBase64);
-  return { messages, lastId: rows.length > 0 ? rows[rows.length - 1]!.id : null };
+  // A message deleted since it was judged is simply not there: the cursor still passes it.
+  const rows = await listInboundMessagesByIds(sql, endpointId, matched, store.kind === 'database');
+  return { messages: await render(store, sql, rows, forceBase64), lastId: rows.length > 0 ? rows[rows.length - 1]!.id : null, cursor, more };
 }

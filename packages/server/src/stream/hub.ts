@@ -6,6 +6,7 @@ import { findLiveInboundMessage } from '../db/inbound-messages.js';
 import { INBOUND_MESSAGES_CHANNEL } from '../ingest/batcher.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { readCliMessagesAfter, toCliMessage, toCliMessages, type CommittedInboundMessage } from './cli-message.js';
+import { matchesFilter, type ListenFilter } from './listen-filter.js';
 
 /** NOTIFY channel: a cli-mode message was replayed (payload: `<endpoint id>:<message id>`). */
 export const INBOUND_REPLAY_CHANNEL = 'hookrelay_inbound_replay';
@@ -18,29 +19,42 @@ const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 const messageFrame = (message: CliMessageOut): string => JSON.stringify({ type: 'message', message });
 
+/** How often, at most, a filtered stream tells its CLI that it skipped live messages (a `cursor` frame). */
+export const CURSOR_FRAME_INTERVAL_MS = 1000;
+
 /**
  * One connected CLI. It owns its cursor: every wake-up reads the endpoint's messages after it, in
  * id order, so the backlog and live messages join with no gap and no duplicate. Wake-ups during a
  * read are remembered, never lost.
+ *
+ * With a filter, messages that do not match are skipped and still move the cursor; the CLI learns
+ * of a run of skipped messages from a `cursor` frame, sent when a read (the catch-up included) ends
+ * on skipped messages, and at most once per CURSOR_FRAME_INTERVAL_MS while live ones are skipped.
  */
 export class StreamSubscriber {
   private pumping = false;
   private dirty = false;
   private started = false;
   private readFailing = false;
-  /** The last message id sent (or the start cursor): everything up to it has gone out. */
+  /** The last message id sent or skipped (or the start cursor): everything up to it has been considered. */
   private cursor: string | null = null;
+  /** The last id the CLI was told of, by a message frame or a cursor frame. */
+  private told: string | null = null;
+  private lastCursorFrameAt = 0;
+  private cursorFrameTimer: NodeJS.Timeout | undefined;
   closed = false;
 
   constructor(
     readonly endpointId: string,
     private readonly socket: WebSocket,
     private readonly hub: StreamHub,
+    readonly filter: ListenFilter | null = null,
   ) {}
 
   /** Begins reading after `cursor` (null: from the endpoint's first message). */
   start(cursor: string | null): void {
     this.cursor = cursor;
+    this.told = cursor;
     this.started = true;
     this.wake();
   }
@@ -65,7 +79,7 @@ export class StreamSubscriber {
    * between: the stream is started, idle, has nothing pending and stands exactly at `after`. Rows it
    * has already sent are skipped; in any other state it reads them back instead.
    */
-  deliverCommitted(after: string | null, rows: readonly CommittedInboundMessage[], frames: () => readonly string[]): void {
+  deliverCommitted(after: string | null, rows: readonly CommittedInboundMessage[], frame: (index: number) => string): void {
     if (this.closed) return;
     const last = rows[rows.length - 1]!.id;
     if (this.started && this.cursor !== null && this.cursor >= last) return;
@@ -73,12 +87,56 @@ export class StreamSubscriber {
       this.wake();
       return;
     }
-    for (const frame of frames()) this.socket.send(frame);
+    rows.forEach((row, i) => {
+      if (!matchesFilter(this.filter, row)) return;
+      this.socket.send(frame(i));
+      this.told = row.id;
+    });
     this.cursor = last;
+    this.tellSkipped();
   }
 
   send(message: CliMessageOut): void {
-    if (!this.closed) this.socket.send(messageFrame(message));
+    if (this.closed) return;
+    this.socket.send(messageFrame(message));
+    this.told = message.message_id;
+  }
+
+  /** Whether this stream takes a message (its filter). */
+  wants(message: { event_type: string | null; path: string }): boolean {
+    return matchesFilter(this.filter, message);
+  }
+
+  /** Ends `cursor` frames (the connection closed). */
+  stop(): void {
+    clearTimeout(this.cursorFrameTimer);
+    this.cursorFrameTimer = undefined;
+  }
+
+  /**
+   * After a read or a delivery: when the stream has skipped messages since the last frame, tells
+   * the CLI its cursor now, or once the interval since the last cursor frame has passed.
+   */
+  private tellSkipped(): void {
+    if (this.filter === null || this.closed || this.cursor === null || this.cursor === this.told || this.cursorFrameTimer) return;
+    const wait = this.lastCursorFrameAt + CURSOR_FRAME_INTERVAL_MS - Date.now();
+    if (wait <= 0) {
+      this.sendCursorFrame();
+      return;
+    }
+    this.cursorFrameTimer = setTimeout(() => {
+      this.cursorFrameTimer = undefined;
+      // Not while a read is under way: its end tells the cursor it reached.
+      if (!this.pumping) this.sendCursorFrame();
+    }, wait);
+    this.cursorFrameTimer.unref();
+  }
+
+  private sendCursorFrame(): void {
+    if (this.closed || this.cursor === null || this.cursor === this.told) return;
+    this.socket.send(JSON.stringify({ type: 'cursor', cursor: this.cursor }));
+    this.told = this.cursor;
+    this.lastCursorFrameAt = Date.now();
   }
 
   /**
@@ -86,7 +144,7 @@ export class StreamSubscriber {
    * a stream that has not sent `ready` yet gets none (its backlog read will bring the message).
    */
   sendReplay(message: CliMessageOut): void {
-    if (!this.closed && this.started) this.socket.send(JSON.stringify({ type: 'message', replay: true, message }));
+    if (!this.closed && this.started && this.wants(message)) this.socket.send(JSON.stringify({ type: 'message', replay: true, message }));
   }
 
   private async pump(): Promise<void> {
@@ -95,15 +153,16 @@ export class StreamSubscriber {
       while (this.dirty && !this.closed) {
         this.dirty = false;
         for (;;) {
-          const { messages, lastId } = await readCliMessagesAfter(this.hub.payloadStore, this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE, true);
+          const read = await readCliMessagesAfter(this.hub.payloadStore, this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE, true, this.filter);
           this.readFailing = false;
-          if (lastId === null || this.closed) break;
-          for (const message of messages) this.send(message);
-          this.cursor = lastId;
+          if (read.cursor === null || this.closed) break;
+          for (const message of read.messages) this.send(message);
+          this.cursor = read.cursor;
           while (!this.closed && this.socket.bufferedAmount > MAX_BUFFERED_BYTES) await new Promise((r) => setTimeout(r, 10));
-          if (messages.length < PAGE_SIZE) break;
+          if (!read.more) break;
         }
       }
+      this.tellSkipped();
     } catch (error) {
       // Once per run of failures: during a database outage every stream retries each second.
       if (!this.readFailing) this.hub.log.warn({ err: error, inbound_endpoint_id: this.endpointId }, 'stream read failed; retrying every second');
@@ -158,7 +217,12 @@ export class StreamHub {
     clearInterval(this.recheckTimer);
     await Promise.all(this.unlisten.map((u) => u().catch(() => {})));
     this.unlisten = [];
-    this.subscribers.forEach((set) => set.forEach((s) => (s.closed = true)));
+    this.subscribers.forEach((set) =>
+      set.forEach((s) => {
+        s.closed = true;
+        s.stop();
+      }),
+    );
     this.subscribers.clear();
   }
 
@@ -177,8 +241,8 @@ export class StreamHub {
    * Registers a stream before its start cursor is read, so that a commit landing in between still
    * wakes it; the caller then calls `start(cursor)`.
    */
-  subscribe(endpointId: string, socket: WebSocket): StreamSubscriber {
-    const subscriber = new StreamSubscriber(endpointId, socket, this);
+  subscribe(endpointId: string, socket: WebSocket, filter: ListenFilter | null = null): StreamSubscriber {
+    const subscriber = new StreamSubscriber(endpointId, socket, this, filter);
     const set = this.subscribers.get(endpointId) ?? new Set();
     set.add(subscriber);
     this.subscribers.set(endpointId, set);
@@ -187,6 +251,7 @@ export class StreamHub {
 
   unsubscribe(subscriber: StreamSubscriber): void {
     subscriber.closed = true;
+    subscriber.stop();
     const set = this.subscribers.get(subscriber.endpointId);
     set?.delete(subscriber);
     if (set?.size === 0) this.subscribers.delete(subscriber.endpointId);
@@ -219,9 +284,10 @@ export class StreamHub {
       targets.forEach((s) => s.wake());
       return;
     }
-    let frames: string[] | undefined;
-    const render = () => (frames ??= rows.map((row) => messageFrame(toCliMessage(row, row.payload, true))));
-    targets.forEach((s) => s.deliverCommitted(after, rows, render));
+    // Rendered once, for the first stream that sends it.
+    const frames: (string | undefined)[] = new Array(rows.length);
+    const frame = (i: number) => (frames[i] ??= messageFrame(toCliMessage(rows[i]!, rows[i]!.payload, true)));
+    targets.forEach((s) => s.deliverCommitted(after, rows, frame));
   }
 
   private async pushReplay(payload: string): Promise<void> {

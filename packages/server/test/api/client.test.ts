@@ -24,6 +24,22 @@ afterAll(async () => {
 });
 
 describe('HookrelayClient', () => {
+  it('lists an inbound endpoint’s messages with filters and pages', async () => {
+    const endpoint = await client.inboundEndpoints.create({ name: 'client messages', mode: 'cli' });
+    const token = endpoint.data.secret_token;
+    for (const event of ['push', 'ping', 'push']) {
+      const res = await fetch(`${baseUrl}/in/${token}`, { method: 'POST', body: '{}', headers: { 'x-github-event': event } });
+      expect(res.status).toBe(200);
+    }
+    const first = await client.inboundEndpoints.messages(endpoint.data.id, { event_type: 'push', limit: 1 });
+    expect(first.data.map((m) => m.event_type)).toEqual(['push']);
+    expect(first.meta.has_more).toBe(true);
+    const second = await client.inboundEndpoints.messages(endpoint.data.id, { event_type: 'push', limit: 1, cursor: first.meta.next_cursor! });
+    expect(second.data).toHaveLength(1);
+    expect(second.data[0]!.id < first.data[0]!.id).toBe(true);
+    expect(second.meta).toMatchObject({ has_more: false, next_cursor: null });
+  });
+
   it('returns data and meta of a success', async () => {
     const created = await client.endpoints.create({ url: 'https://example.com/client-test', description: 'from the client' });
     expect(created.status).toBe(201);

@@ -26,8 +26,9 @@ const FULL_KEYS = [
   'verify_hmac', 'hmac_scheme', 'hmac_header_name', 'timestamp_header_name', 'timestamp_tolerance_seconds',
   'verify_ip_allowlist', 'allowed_cidrs', 'ingest_response_code', 'idempotency_header_names',
   'signing_enabled', 'signing_key_id', 'key_hint', 'ingest_url', 'ephemeral', 'rejected_count', 'created_at', 'updated_at',
+  'event_type_source', 'event_type_path', 'connected_listeners', 'messages_24h',
 ];
-const SUMMARY_KEYS = ['id', 'name', 'description', 'url', 'mode', 'active', 'paused', 'ephemeral', 'expires_at', 'created_at'];
+const SUMMARY_KEYS = ['id', 'name', 'description', 'url', 'mode', 'active', 'paused', 'ephemeral', 'expires_at', 'connected_listeners', 'messages_24h', 'created_at'];
 
 let t: TestApp;
 beforeAll(async () => {
@@ -853,6 +854,8 @@ describe('GET /v1/inbound-endpoints: list', () => {
       paused: false,
       ephemeral: false,
       expires_at: null,
+      connected_listeners: 0,
+      messages_24h: 0,
       created_at: plain.created_at,
     });
     expect(list.find((s) => s.id === eph.id)?.expires_at).toBe(eph.expires_at);

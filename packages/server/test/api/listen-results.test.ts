@@ -253,6 +253,7 @@ describe('ResultBatcher', () => {
       endpointId: id,
       messageId: ids[i]!,
       result: { status: 200 + i, latencyMs, error: null },
+      answer: { listener: 'default', responseHeaders: [], responseBodyBase64: null, responseBodyTruncated: false },
     });
     const otherProjectId = (await t.createProject()).projectId;
     // All in one turn: one batch, which the database refuses because of report 2.

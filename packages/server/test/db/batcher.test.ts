@@ -43,6 +43,8 @@ function item(endpointId: string, n: number): IngestItem {
     sha256: sha256Hex(body),
     idempotencyKey: null,
     receivedAt: new Date(),
+    eventType: null,
+    verified: [],
   };
 }
 
@@ -196,6 +198,8 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
     idempotency_key: null,
     received_at: new Date('2026-11-22T10:00:00.123Z'),
     body_offset: offset,
+    event_type: 'order.created',
+    verified: ['hmac'],
   });
 
   /** Stores `id` for `endpointId`, alone or followed by a webhook to another live endpoint. */

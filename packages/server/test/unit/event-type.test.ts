@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractEventType } from '../../src/ingest/event-type.js';
+import { detectEventType, extractEventType, inboundEventType } from '../../src/ingest/event-type.js';
 
 const body = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 
@@ -48,5 +48,39 @@ describe('extractEventType', () => {
     expect(extractEventType('header', 'x-EVENT', Buffer.alloc(0), headers)).toBe('first');
     expect(extractEventType('header', 'x-missing', Buffer.alloc(0), headers)).toBeNull();
     expect(extractEventType('header', 'x-long', Buffer.alloc(0), [['x-long', 'z'.repeat(256)]])).toBeNull();
+  });
+});
+
+describe('detectEventType and inboundEventType', () => {
+  const headers = (...pairs: [string, string][]) => pairs;
+
+  it('reads the provider headers first, as sent', () => {
+    expect(detectEventType(body({ type: 'x' }), headers(['X-GitHub-Event', 'pull_request']))).toBe('pull_request');
+    expect(detectEventType(body({ type: 'x' }), headers(['x-shopify-topic', 'orders/create']))).toBe('orders/create');
+    expect(detectEventType(body('not json'), headers(['X-GitHub-Event', 'ping']))).toBe('ping');
+    expect(detectEventType(body({}), headers(['X-GitHub-Event', '']))).toBeNull();
+  });
+
+  it('reads Slack’s inner event type, else its outer type', () => {
+    expect(detectEventType(body({ type: 'event_callback', event: { type: 'message' } }), [])).toBe('message');
+    expect(detectEventType(body({ type: 'url_verification', challenge: 'c' }), [])).toBe('url_verification');
+    expect(detectEventType(body({ type: 'block_actions', event: { type: 'inner' } }), headers(['X-Slack-Signature', 'v0=1']))).toBe('inner');
+    expect(detectEventType(body({ type: 'block_actions', event: { type: 'inner' } }), [])).toBe('block_actions');
+    expect(detectEventType(body({ type: 'event_callback', event: ['x'] }), [])).toBe('event_callback');
+  });
+
+  it('reads a top-level string type of a JSON object, after whitespace and a BOM', () => {
+    expect(detectEventType(body('  \n{"type":"invoice.paid"}'), [])).toBe('invoice.paid');
+    expect(detectEventType(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), body({ type: 'bom' })]), [])).toBe('bom');
+    for (const input of ['[{"type":"a"}]', '{"type":1}', '{"type":""}', `{"type":"${'x'.repeat(256)}"}`, '{"data":{"type":"a"}}', 'type=a', '', '{']) {
+      expect(detectEventType(body(input), []), input).toBeNull();
+    }
+  });
+
+  it('uses the endpoint’s own rule instead when it has one', () => {
+    const payload = body({ type: 'provider', kind: 'own' });
+    expect(inboundEventType({ source: 'body', path: 'kind' }, payload, headers(['X-GitHub-Event', 'push']))).toBe('own');
+    expect(inboundEventType({ source: 'header', path: 'X-Kind' }, payload, headers(['x-kind', 'h']))).toBe('h');
+    expect(inboundEventType({ source: null, path: null }, payload, [])).toBe('provider');
   });
 });

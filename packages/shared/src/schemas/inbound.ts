@@ -12,6 +12,7 @@ import {
   Ttl,
   Uuid,
 } from './common.js';
+import { checkEventTypeCreate, checkEventTypeUpdate, EventTypeSource, eventTypeCreateShape, eventTypeUpdateShape } from './event-type.js';
 import { batchDeleteResult, MessageDeleteBatchIn, MessageDeleteOut, MessageStatus } from './messages.js';
 
 export const INBOUND_MODES = ['forward', 'cli'] as const;
@@ -86,17 +87,20 @@ const settingsShape = {
 /**
  * POST /v1/inbound-endpoints. Defaults (applied by the server): `mode` forward when `url` is given,
  * else cli; `hmac_scheme` hex; `timestamp_tolerance_seconds` 300; `ingest_response_code` 200;
- * `ttl_minutes` 30. Every check that needs only the request is made here, so that a bad setup is
+ * `ttl_minutes` 30. `event_type_source` and `event_type_path` (together or not at all) replace
+ * provider detection of the event type with the endpoint's own rule. Every check that needs only the request is made here, so that a bad setup is
  * refused before anything is stored; a verification setting sent without its `verify_*` flag is
  * kept, so that the flag can be switched on later.
  */
 export const InboundEndpointCreateIn = z
   .strictObject({
     ...settingsShape,
+    ...eventTypeCreateShape,
     ephemeral: z.boolean({ message: 'must be true or false' }).optional(),
     ttl_minutes: Ttl.optional(),
   })
   .superRefine((value, ctx) => {
+    checkEventTypeCreate(value, ctx);
     if (value.mode === 'forward' && value.url === undefined) {
       ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required when mode is forward' });
     }
@@ -138,7 +142,8 @@ export type InboundEndpointCreateIn = z.infer<typeof InboundEndpointCreateIn>;
  * PATCH /v1/inbound-endpoints/{id}: omitted fields keep their values. An empty string clears an
  * optional setting: `url` (a cli endpoint can thus give its stored URL up, e.g. to free it for another
  * endpoint under DUPLICATE_URL), `description`, the static-token header/query names,
- * `hmac_header_name` and `timestamp_header_name` (no timestamp check). Secrets cannot be cleared:
+ * `hmac_header_name` and `timestamp_header_name` (no timestamp check); `event_type_source: ""` clears
+ * the event type rule (back to provider detection). Secrets cannot be cleared:
  * turn the `verify_*` flag off instead. Checks that depend on the stored endpoint (switching to
  * forward without any URL, turning a check on without its secret) are the server's.
  */
@@ -163,8 +168,10 @@ export const InboundEndpointUpdateIn = z
     idempotency_header_names: settingsShape.idempotency_header_names,
     ingest_response_code: settingsShape.ingest_response_code,
     signing_enabled: settingsShape.signing_enabled,
+    ...eventTypeUpdateShape,
   })
   .superRefine((value, ctx) => {
+    checkEventTypeUpdate(value, ctx);
     if (value.mode === 'forward' && value.url === '') {
       ctx.addIssue({ code: 'custom', path: ['url'], message: 'cannot be cleared when mode is forward' });
     }
@@ -191,6 +198,16 @@ export const InboundEndpointCreateOut = z.object({
   created_at: Timestamp,
 });
 export type InboundEndpointCreateOut = z.infer<typeof InboundEndpointCreateOut>;
+
+/**
+ * What the endpoint list and record say about an endpoint's use: `connected_listeners`, the CLIs
+ * connected to it (streams, across every server process); `messages_24h`, the messages received in
+ * the last 24 hours (deleted ones included).
+ */
+const endpointActivityShape = {
+  connected_listeners: z.number().int().nonnegative(),
+  messages_24h: z.number().int().nonnegative(),
+};
 
 /**
  * GET /v1/inbound-endpoints/{id}: the interface's record, the decisions.md §4 names and the
@@ -226,6 +243,10 @@ export const InboundEndpointOut = z.object({
   expires_at: Timestamp.optional(),
   rejected_count: z.number().int().nonnegative(),
   latest_message_id: Uuid.nullable().optional(),
+  /** The endpoint's event type rule; both null: provider detection. */
+  event_type_source: EventTypeSource.nullable(),
+  event_type_path: z.string().nullable(),
+  ...endpointActivityShape,
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -245,6 +266,7 @@ export const InboundEndpointSummaryOut = z.object({
   paused: z.boolean(),
   ephemeral: z.boolean(),
   expires_at: Timestamp.nullable(),
+  ...endpointActivityShape,
   created_at: Timestamp,
 });
 export type InboundEndpointSummaryOut = z.infer<typeof InboundEndpointSummaryOut>;
@@ -256,6 +278,32 @@ export type InboundEndpointUpdateOut = z.infer<typeof InboundEndpointUpdateOut>;
 /** The same five statuses as outbound messages (decisions.md §4). */
 export const InboundMessageStatus = MessageStatus;
 export type InboundMessageStatus = MessageStatus;
+
+/** The class of a message's latest answer, as the endpoint message list filters it. */
+export const ANSWER_CLASSES = ['2xx', '4xx', '5xx', 'none'] as const;
+export const AnswerClass = z.enum(ANSWER_CLASSES, { message: `must be one of ${ANSWER_CLASSES.join(', ')}` });
+export type AnswerClass = z.infer<typeof AnswerClass>;
+
+/**
+ * One listener's latest report of the local app's answer to a message (a later report of the same
+ * listener replaces it). `status` null when no HTTP answer came (then `error` says why).
+ */
+export const InboundAnswerSummaryOut = z.object({
+  listener: z.string(),
+  status: z.number().int().nullable(),
+  latency_ms: z.number().int().nonnegative(),
+  error: z.string().nullable(),
+  response_body_truncated: z.boolean(),
+  answered_at: Timestamp,
+});
+export type InboundAnswerSummaryOut = z.infer<typeof InboundAnswerSummaryOut>;
+
+/** An answer with what the app sent back: header lines in order, and the body as base64 (null when none was captured). */
+export const InboundAnswerOut = InboundAnswerSummaryOut.extend({
+  response_headers: z.array(z.tuple([z.string(), z.string()])),
+  response_body: z.string().nullable(),
+});
+export type InboundAnswerOut = z.infer<typeof InboundAnswerOut>;
 
 /**
  * GET /v1/inbound-messages/{id}. As in the outbound log record, absent-until-it-happens times
@@ -276,6 +324,9 @@ export const InboundMessageOut = z.object({
   path: z.string(),
   query: z.string(),
   idempotency_key: z.string().nullable(),
+  event_type: z.string().nullable(),
+  /** The verification checks that passed at ingest (`static_token`, `hmac`, `ip_allowlist`); [] when none is configured. */
+  verified: z.array(z.string()),
   response_status: z.number().int().nullable(),
   response_latency_ms: z.number().int().nonnegative().nullable(),
   last_error: z.string().nullable(),
@@ -295,8 +346,46 @@ export const InboundMessageOut = z.object({
   body: z.unknown().optional(),
   body_encoding: z.literal('base64').optional(),
   body_error: z.literal('payload_unavailable').optional(),
+  /** The CLI listeners' answers, oldest listener first. */
+  answers: z.array(InboundAnswerOut),
 });
 export type InboundMessageOut = z.infer<typeof InboundMessageOut>;
+
+/** One row of GET /v1/inbound-endpoints/{id}/messages: the message without its request, answers without their content. */
+export const InboundEndpointMessageOut = z.object({
+  id: Uuid,
+  inbound_endpoint_id: Uuid,
+  status: InboundMessageStatus,
+  method: z.string(),
+  path: z.string(),
+  query: z.string(),
+  content_type: z.string(),
+  size_bytes: z.number().int().nonnegative(),
+  payload_sha256: z.string(),
+  event_type: z.string().nullable(),
+  verified: z.array(z.string()),
+  replay_count: z.number().int().nonnegative(),
+  received_at: Timestamp,
+  response_status: z.number().int().nullable(),
+  response_latency_ms: z.number().int().nonnegative().nullable(),
+  answers: z.array(InboundAnswerSummaryOut),
+});
+export type InboundEndpointMessageOut = z.infer<typeof InboundEndpointMessageOut>;
+
+/**
+ * GET /v1/inbound-endpoints/{id}/messages: newest first. `event_type` exact or a glob (`*`);
+ * `answer` the class of the message's latest answer (`none`: no HTTP answer yet);
+ * `received_after` inclusive, `received_before` exclusive.
+ */
+export const InboundEndpointMessagesQuery = z.strictObject({
+  event_type: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
+  answer: AnswerClass.optional(),
+  received_after: TimestampIn.optional(),
+  received_before: TimestampIn.optional(),
+  limit: limitParam(200, 50),
+  cursor: Cursor.optional(),
+});
+export type InboundEndpointMessagesQuery = z.infer<typeof InboundEndpointMessagesQuery>;
 
 /** A header line as received: `[name, value]`, in order, repeats kept. */
 export const RawHeader = z.tuple([z.string(), z.string()]);
@@ -319,22 +408,48 @@ export const CliMessageOut = z.object({
   method: z.string(),
   path: z.string(),
   query: z.string(),
+  /** Detected at ingest (provider headers or body, or the endpoint's own rule); null when none. */
+  event_type: z.string().nullable(),
   body: JsonValue.optional(),
   body_encoding: z.literal('base64').optional(),
   body_error: z.literal('payload_unavailable').optional(),
 });
 export type CliMessageOut = z.infer<typeof CliMessageOut>;
 
+/**
+ * The filters of listen and the stream: `events`, comma-separated globs of event types (a message
+ * without an event type never matches), and `path`, one glob of the message's sub-path (`*` matches
+ * any run of characters, `/` included); both case-sensitive, both must match when both are given.
+ */
+const filterShape = {
+  events: z
+    .string({ message: 'must be a comma-separated list of event type globs' })
+    .max(2000, 'must be at most 2000 characters')
+    .refine((value) => value.split(',').some((glob) => glob.trim() !== ''), 'must name at least one event type glob')
+    .optional(),
+  path: z.string({ message: 'must be a path glob' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters').optional(),
+};
+
 /** GET /v1/inbound-endpoints/{id}/listen: at most 50 messages a page, oldest first. */
 export const ListenQuery = z.strictObject({
   after: Uuid.optional(),
   body_encoding: z.enum(['base64'], { message: 'must be base64' }).optional(),
+  ...filterShape,
 });
 export type ListenQuery = z.infer<typeof ListenQuery>;
+
+/**
+ * meta of a listen page: `next_cursor`, the last message of the page (null when it is empty);
+ * `cursor`, the last message the page considered, sent or skipped by the filters (null when none):
+ * the `after` of the next call.
+ */
+export const ListenMeta = z.object({ request_id: z.string(), next_cursor: Uuid.nullable(), cursor: Uuid.nullable() });
+export type ListenMeta = z.infer<typeof ListenMeta>;
 
 /** GET /v1/inbound-endpoints/{id}/stream (WebSocket upgrade; the API key travels in a header). */
 export const StreamQuery = z.strictObject({
   after: Uuid.optional(),
+  ...filterShape,
 });
 export type StreamQuery = z.infer<typeof StreamQuery>;
 
@@ -357,8 +472,48 @@ const resultShape = {
     .nullable(),
 };
 
+/** Bounds of the app's answer in a result report. */
+export const MAX_ANSWER_HEADERS = 100;
+export const MAX_ANSWER_HEADER_BYTES = 16 * 1024;
+export const MAX_ANSWER_BODY_BYTES = 64 * 1024;
+/** The default `listener` of a report, and the name the CLI gives its first listener. */
+export const DEFAULT_LISTENER = 'default';
+
+/** PostgreSQL text cannot hold NUL: it becomes U+FFFD, as in `error`. */
+const withoutNul = (value: string) => value.replaceAll('\u0000', '\ufffd');
+
+/**
+ * The optional part of a report that carries the app's answer (old CLIs send none of it):
+ * `listener` names the CLI listener (one answer is kept per listener and message), the response's
+ * header lines in order (at most 100, 16 KiB of names and values in all), the first bytes of its
+ * body in base64 (at most 64 KiB decoded), and whether the app sent more than that.
+ */
+const answerShape = {
+  listener: z
+    .string({ message: 'must be a string' })
+    .min(1, 'must not be empty')
+    .max(100, 'must be at most 100 characters')
+    .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters')
+    .optional(),
+  response_headers: z
+    .array(z.tuple([z.string().transform(withoutNul), z.string().transform(withoutNul)]), { message: 'must be an array of [name, value] pairs' })
+    .max(MAX_ANSWER_HEADERS, `must hold at most ${MAX_ANSWER_HEADERS} header lines`)
+    .refine(
+      (lines) => lines.reduce((n, [name, value]) => n + Buffer.byteLength(name) + Buffer.byteLength(value), 0) <= MAX_ANSWER_HEADER_BYTES,
+      `must hold at most ${MAX_ANSWER_HEADER_BYTES} bytes of names and values`,
+    )
+    .optional(),
+  response_body: z
+    .string({ message: 'must be a base64 string' })
+    .max(Math.ceil(MAX_ANSWER_BODY_BYTES / 3) * 4, `must be at most ${MAX_ANSWER_BODY_BYTES} bytes once decoded`)
+    .regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, 'must be a base64 string')
+    .refine((text) => (text.length / 4) * 3 - (text.match(/=*$/)?.[0].length ?? 0) <= MAX_ANSWER_BODY_BYTES, `must be at most ${MAX_ANSWER_BODY_BYTES} bytes once decoded`)
+    .optional(),
+  response_body_truncated: z.boolean({ message: 'must be true or false' }).optional(),
+};
+
 /** POST /v1/inbound-messages/{id}/result: how a polling CLI reports (decisions.md §5). */
-export const InboundResultIn = z.strictObject(resultShape);
+export const InboundResultIn = z.strictObject({ ...resultShape, ...answerShape });
 export type InboundResultIn = z.infer<typeof InboundResultIn>;
 
 /** Server → client, first frame: the stream is open after `cursor` (null when it starts from now). */
@@ -374,15 +529,23 @@ export const StreamMessageFrame = z.object({
 });
 export type StreamMessageFrame = z.infer<typeof StreamMessageFrame>;
 
+/**
+ * Server → client, only when a filter is set: every message up to and including `cursor` has been
+ * considered, and none after the last message frame matched. Sent after a run of skipped messages
+ * (at the end of the catch-up, and at most about once a second while live messages are skipped).
+ */
+export const StreamCursorFrame = z.object({ type: z.literal('cursor'), cursor: Uuid });
+export type StreamCursorFrame = z.infer<typeof StreamCursorFrame>;
+
 /** Client → server: the local app's answer, as InboundResultIn. */
-export const StreamResultFrame = z.strictObject({ type: z.literal('result'), ...resultShape });
+export const StreamResultFrame = z.strictObject({ type: z.literal('result'), ...resultShape, ...answerShape });
 export type StreamResultFrame = z.infer<typeof StreamResultFrame>;
 
-export const StreamServerFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame]);
+export const StreamServerFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame]);
 export type StreamServerFrame = z.infer<typeof StreamServerFrame>;
 
 /** Any frame of the stream, in either direction (JSON text frames). */
-export const StreamFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamResultFrame]);
+export const StreamFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultFrame]);
 export type StreamFrame = z.infer<typeof StreamFrame>;
 
 /** POST /v1/inbound-messages/{id}/replay: queued again, `replay_count` already incremented. */

@@ -3,7 +3,6 @@ import {
   commaListParam,
   Cursor,
   EndpointListQuery,
-  HeaderName,
   intRange,
   JsonValue,
   limitParam,
@@ -12,12 +11,9 @@ import {
   Uuid,
   uuidBatch,
 } from './common.js';
+import { checkEventTypeCreate, checkEventTypeUpdate, EventTypeSource, eventTypeCreateShape, eventTypeUpdateShape } from './event-type.js';
 import { RawHeader } from './inbound.js';
 import { batchDeleteResult } from './messages.js';
-
-export const EVENT_TYPE_SOURCES = ['body', 'header'] as const;
-export const EventTypeSource = z.enum(EVENT_TYPE_SOURCES, { message: 'must be body or header' });
-export type EventTypeSource = z.infer<typeof EventTypeSource>;
 
 export const PULL_EVENT_STATUSES = ['stored', 'fetched', 'delivered'] as const;
 export const PullEventStatus = z.enum(PULL_EVENT_STATUSES, { message: 'must be one of stored, fetched, delivered' });
@@ -26,26 +22,6 @@ export type PullEventStatus = z.infer<typeof PullEventStatus>;
 const Name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const Description = z.string().max(500, 'must be at most 500 characters');
 const RetentionDays = intRange(1, 90);
-const EventTypePath = z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
-
-/** `a.b.c`: dot notation into the JSON body, no empty segment. */
-const BODY_PATH_PATTERN = /^[^.]+(\.[^.]+)*$/;
-
-/**
- * Why `path` cannot serve `source`, or null when it can. The server also asks this when a PATCH
- * combines a new source or path with the one already stored.
- */
-export function eventTypePathProblem(source: EventTypeSource, path: string): string | null {
-  if (source === 'body' && !BODY_PATH_PATTERN.test(path)) return 'must be a dot-separated JSON path such as data.type';
-  if (source === 'header' && !HeaderName.safeParse(path).success) return 'must be an HTTP header name when event_type_source is header';
-  return null;
-}
-
-/** The path must suit its source; only checkable when both travel in the same request. */
-function checkPathForSource(source: EventTypeSource, path: string, ctx: z.RefinementCtx): void {
-  const problem = eventTypePathProblem(source, path);
-  if (problem !== null) ctx.addIssue({ code: 'custom', path: ['event_type_path'], message: problem });
-}
 
 /**
  * POST /v1/pull-endpoints. `retention_days` defaults to 7 (server side). Extraction is configured
@@ -56,18 +32,9 @@ export const PullEndpointCreateIn = z
     name: Name,
     description: Description.optional(),
     retention_days: RetentionDays.optional(),
-    event_type_source: EventTypeSource.optional(),
-    event_type_path: EventTypePath.optional(),
+    ...eventTypeCreateShape,
   })
-  .superRefine((value, ctx) => {
-    if (value.event_type_source !== undefined && value.event_type_path === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['event_type_path'], message: 'is required when event_type_source is set' });
-    } else if (value.event_type_source === undefined && value.event_type_path !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['event_type_source'], message: 'is required when event_type_path is set' });
-    } else if (value.event_type_source !== undefined && value.event_type_path !== undefined) {
-      checkPathForSource(value.event_type_source, value.event_type_path, ctx);
-    }
-  });
+  .superRefine(checkEventTypeCreate);
 export type PullEndpointCreateIn = z.infer<typeof PullEndpointCreateIn>;
 
 /**
@@ -80,22 +47,9 @@ export const PullEndpointUpdateIn = z
     name: Name.optional(),
     description: Description.optional(),
     retention_days: RetentionDays.optional(),
-    event_type_source: z.union([z.literal(''), EventTypeSource], { message: 'must be body, header or ""' }).optional(),
-    event_type_path: z.union([z.literal(''), EventTypePath], { message: 'must be a string' }).optional(),
+    ...eventTypeUpdateShape,
   })
-  .superRefine((value, ctx) => {
-    const source = value.event_type_source;
-    const path = value.event_type_path;
-    if (source === '') {
-      if (path !== undefined && path !== '') {
-        ctx.addIssue({ code: 'custom', path: ['event_type_path'], message: 'must be omitted or "" when event_type_source is ""' });
-      }
-    } else if (path === '') {
-      ctx.addIssue({ code: 'custom', path: ['event_type_path'], message: 'can be cleared only with event_type_source ""' });
-    } else if (source !== undefined && path !== undefined) {
-      checkPathForSource(source, path, ctx);
-    }
-  });
+  .superRefine(checkEventTypeUpdate);
 export type PullEndpointUpdateIn = z.infer<typeof PullEndpointUpdateIn>;
 
 /**
