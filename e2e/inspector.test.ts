@@ -39,7 +39,7 @@ async function admin(args: string[]): Promise<unknown> {
   const { stdout } = await execFileAsync(process.execPath, [SERVER_MAIN, ...args, '--json'], {
     cwd: REPO_ROOT,
     env: { HOOKRELAY_DATA_DIR: dataDir },
-    timeout: 60_000,
+    timeout: 180_000,
   });
   return JSON.parse(stdout);
 }
@@ -183,8 +183,11 @@ describe('inbound', () => {
     const sent = await sendWebhook(server.url, endpoint.secret_token, { pathAndQuery: '/github?source=e2e', headers, body });
     const row = page.locator(`tr[data-message-id="${sent.messageId}"]`);
     await row.waitFor({ timeout: 10_000 });
-    expect(await row.textContent()).toContain('/github?source=e2e');
+    const rowText = await row.textContent();
+    for (const cell of ['POST', '/github?source=e2e', `${body.length} B`, 'pull_request', 'hmac']) expect(rowText).toContain(cell);
     await until(() => app.requests.length === 1, 'the listener to forward the webhook');
+    // The local app's answer, reported by the listener, shows up without a reload.
+    await expect.poll(() => row.textContent(), { timeout: 10_000 }).toContain('default: 200');
     await page.screenshot({ path: join(SCREENSHOTS, 'messages.png') });
     await expectNoSeriousViolations(page, 'the live message list');
 
@@ -204,6 +207,8 @@ describe('inbound', () => {
     await page.getByText('matches the stored hash').waitFor();
     expect(await page.getByTestId('body-size').textContent()).toBe(`${body.length} B`);
     await page.getByTestId('body').getByText('"Add the inspector"').waitFor();
+    expect(await page.getByTestId('event-type').textContent()).toBe('pull_request');
+    await page.getByRole('heading', { name: /Listener default · 200/ }).waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, 'message.png') });
     await expectNoSeriousViolations(page, 'one message');
 

@@ -71,7 +71,7 @@ export async function loadAnswers(sql: Sql, messageId: string): Promise<InboundA
   return (await listInboundAnswers(sql, [messageId], true)).map(toAnswerOut);
 }
 
-function toEndpointMessage(row: EndpointMessageRow, answers: InboundAnswerSummaryOut[]): InboundEndpointMessageOut {
+export function toEndpointMessage(row: EndpointMessageRow, answers: InboundAnswerSummaryOut[]): InboundEndpointMessageOut {
   return {
     id: row.id,
     inbound_endpoint_id: row.inbound_endpoint_id,

@@ -1,32 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { WatchMessageOut } from '@hookrelay/shared';
 import type { Database } from '../db/database.js';
-import { listInboundMessagesAfter, type InboundMessageRow } from '../db/inbound-messages.js';
+import { listEndpointMessagesAfter } from '../db/inbound-messages.js';
 import { INBOUND_MESSAGES_CHANNEL } from '../ingest/batcher.js';
+import { toEndpointMessage } from '../routes/inbound-messages.js';
 import { STREAM_RECHECK_MS } from './hub.js';
 
 const PAGE_SIZE = 100;
 /** Above this much unsent data a watcher waits for the socket to drain before reading more. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
-
-export function toWatchMessage(row: InboundMessageRow): WatchMessageOut {
-  return {
-    id: row.id,
-    inbound_endpoint_id: row.inbound_endpoint_id,
-    status: row.status,
-    method: row.method,
-    path: row.path,
-    query: row.query,
-    content_type: row.content_type,
-    size_bytes: row.size_bytes,
-    payload_sha256: row.payload_sha256,
-    replay_count: row.replay_count,
-    received_at: row.received_at.toISOString(),
-    response_status: row.response_status,
-    response_latency_ms: row.response_latency_ms,
-  };
-}
 
 /**
  * One page watching an endpoint: it sends the summary of every message committed after its start
@@ -57,10 +39,10 @@ export class Watcher {
       while (this.dirty && !this.closed) {
         this.dirty = false;
         for (;;) {
-          const rows = await listInboundMessagesAfter(this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE);
+          const rows = await listEndpointMessagesAfter(this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE);
           this.failing = false;
           if (rows.length === 0 || this.closed) break;
-          for (const row of rows) this.socket.send(JSON.stringify({ type: 'message', message: toWatchMessage(row) }));
+          for (const row of rows) this.socket.send(JSON.stringify({ type: 'message', message: toEndpointMessage(row, []) }));
           this.cursor = rows[rows.length - 1]!.id;
           while (!this.closed && this.socket.bufferedAmount > MAX_BUFFERED_BYTES) await new Promise((r) => setTimeout(r, 10));
           if (rows.length < PAGE_SIZE) break;

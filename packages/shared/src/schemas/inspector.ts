@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Timestamp, Uuid } from './common.js';
-import { InboundMessageStatus } from './inbound.js';
+import { InboundEndpointMessageOut } from './inbound.js';
 
 /**
  * POST /v1/stream-tickets: a short-lived, single-use ticket that authenticates one WebSocket upgrade
@@ -19,28 +19,11 @@ export const WatchQuery = z.strictObject({
 export type WatchQuery = z.infer<typeof WatchQuery>;
 
 /**
- * A new message as the watch socket announces it: its metadata, never its headers or body (the
- * page fetches those when the message is opened). Fields a server does not know are absent.
+ * Server frames of the watch socket: `ready` once, then one `message` per new message, oldest
+ * first, as a row of the endpoint message list (without answers yet: they come later, read them
+ * from the list).
  */
-export const WatchMessageOut = z.object({
-  id: Uuid,
-  inbound_endpoint_id: Uuid,
-  status: InboundMessageStatus,
-  method: z.string(),
-  path: z.string(),
-  query: z.string(),
-  content_type: z.string(),
-  size_bytes: z.number().int().nonnegative(),
-  payload_sha256: z.string(),
-  replay_count: z.number().int().nonnegative(),
-  received_at: Timestamp,
-  response_status: z.number().int().nullable(),
-  response_latency_ms: z.number().int().nonnegative().nullable(),
-});
-export type WatchMessageOut = z.infer<typeof WatchMessageOut>;
-
-/** Server frames of the watch socket: `ready` once, then one `message` per new message, oldest first. */
 export const WatchReadyFrame = z.object({ type: z.literal('ready'), cursor: Uuid.nullable() });
-export const WatchMessageFrame = z.object({ type: z.literal('message'), message: WatchMessageOut });
+export const WatchMessageFrame = z.object({ type: z.literal('message'), message: InboundEndpointMessageOut });
 export const WatchFrame = z.discriminatedUnion('type', [WatchReadyFrame, WatchMessageFrame]);
 export type WatchFrame = z.infer<typeof WatchFrame>;

@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { InboundEndpointCreateOut, InboundEndpointOut, WatchFrame } from '@hookrelay/shared';
+import type { InboundAnswerSummaryOut, InboundEndpointCreateOut, InboundEndpointOut, InboundEndpointSummaryOut, WatchFrame } from '@hookrelay/shared';
 import { api, openSocket, page, type Page } from '../api.js';
 import { ConfirmButton, CopyButton, ErrorBox, KeyTable, Loading, Pager, useLoad } from '../components.js';
 import { formatBytes, formatMs, formatTime, statusClass } from '../format.js';
-import type { AnswerSummary, EndpointRow, MessageRow } from './types.js';
+import type { MessageRow } from './types.js';
 
 function CreateInbound({ onCreated }: { onCreated: () => void }) {
   const [name, setName] = useState('');
@@ -76,7 +76,7 @@ function IngestUrl({ id }: { id: string }) {
 
 export function InboundEndpoints() {
   const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const list = useLoad(() => page<EndpointRow>('/v1/inbound-endpoints', { cursor, limit: 50 }), [cursor]);
+  const list = useLoad(() => page<InboundEndpointSummaryOut>('/v1/inbound-endpoints', { cursor, limit: 50 }), [cursor]);
   const [error, setError] = useState<unknown>(undefined);
   const act = async (method: string, path: string) => {
     setError(undefined);
@@ -117,8 +117,8 @@ export function InboundEndpoints() {
               </td>
               <td>{endpoint.mode}</td>
               <td>{endpoint.paused ? <span class="badge warn">paused</span> : <span class="badge ok">active</span>}</td>
-              <td class="num">{endpoint.mode === 'cli' ? (endpoint.connected_listeners ?? '—') : '—'}</td>
-              <td class="num">{endpoint.messages_24h ?? '—'}</td>
+              <td class="num">{endpoint.mode === 'cli' ? endpoint.connected_listeners : '—'}</td>
+              <td class="num">{endpoint.messages_24h}</td>
               <td>
                 <IngestUrl id={endpoint.id} />
               </td>
@@ -154,21 +154,17 @@ const NO_FILTERS: MessageFilters = { event_type: '', answer: '', received_after:
 /** `<input type=datetime-local>` holds local time without a zone: the API wants RFC 3339. */
 const toIso = (local: string) => (local === '' ? undefined : new Date(local).toISOString());
 
-export function latestAnswers(row: MessageRow): AnswerSummary[] {
-  if (row.answers && row.answers.length > 0) return row.answers;
-  if (row.response_status !== null || row.response_latency_ms !== null) return [{ listener: '', status: row.response_status, latency_ms: row.response_latency_ms, error: null }];
-  return [];
-}
-
-export function AnswerCell({ row }: { row: MessageRow }) {
-  const answers = latestAnswers(row);
+/** Each CLI listener's latest answer; a forward-mode message has the forward URL's latest one instead. */
+function AnswerCell({ row }: { row: MessageRow }) {
+  const answers: (Pick<InboundAnswerSummaryOut, 'status' | 'error'> & { listener: string; latency_ms: number | null })[] =
+    row.answers.length > 0 ? row.answers : row.response_status !== null ? [{ listener: '', status: row.response_status, latency_ms: row.response_latency_ms, error: null }] : [];
   if (answers.length === 0) return <span class="muted">no answer</span>;
   return (
     <>
       {answers.map((answer) => (
         <span key={answer.listener} class={`badge ${statusClass(answer.status)}`} title={answer.error ?? undefined}>
           {answer.listener ? `${answer.listener}: ` : ''}
-          {answer.status ?? 'error'} · {formatMs(answer.latency_ms)}
+          {answer.status ?? 'no HTTP answer'} · {formatMs(answer.latency_ms)}
         </span>
       ))}
     </>
@@ -248,7 +244,7 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
         const frame = JSON.parse(String(event.data)) as WatchFrame;
         if (frame.type === 'ready') setLive('live');
         if (frame.type !== 'message') return;
-        if (atTopRef.current) setRows((old) => mergeRows([frame.message as MessageRow], old).slice(0, 200));
+        if (atTopRef.current) setRows((old) => mergeRows([frame.message], old).slice(0, 200));
         else setUnseen((n) => n + 1);
       };
       socket.onclose = () => {
@@ -360,7 +356,7 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
               <td class="path">{row.query ? `${row.path}?${row.query}` : row.path}</td>
               <td class="num">{formatBytes(row.size_bytes)}</td>
               <td>{row.event_type ?? <span class="muted">—</span>}</td>
-              <td>{row.verified === undefined ? <span class="muted">—</span> : row.verified.length === 0 ? <span class="muted">none set</span> : row.verified.join(', ')}</td>
+              <td>{row.verified.length === 0 ? <span class="muted">none set</span> : row.verified.join(', ')}</td>
               <td>
                 <AnswerCell row={row} />
               </td>
@@ -377,6 +373,6 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
 /** `fresh` rows replace the old ones of the same id; the result stays newest first. */
 function mergeRows(fresh: MessageRow[], old: MessageRow[]): MessageRow[] {
   const byId = new Map(old.map((row) => [row.id, row]));
-  for (const row of fresh) byId.set(row.id, { ...byId.get(row.id), ...row });
+  for (const row of fresh) byId.set(row.id, row);
   return [...byId.values()].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }

@@ -1,13 +1,10 @@
 import { useState } from 'preact/hooks';
-import type { AttemptOut, InboundEndpointOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
+import type { AttemptOut, InboundAnswerOut, InboundEndpointOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
 import { api } from '../api.js';
 import { AttemptsTable, BodyView, CopyButton, ErrorBox, HeadersTable, Loading, useLoad } from '../components.js';
 import { asText, base64ToBytes, curlCommand, formatMs, formatTime, statusClass } from '../format.js';
-import type { Answer } from './types.js';
 
-type MessageWithAnswers = InboundMessageOut & { event_type?: string | null; answers?: Answer[] };
-
-function AnswerBody({ answer }: { answer: Answer }) {
+function AnswerBody({ answer }: { answer: InboundAnswerOut }) {
   if (!answer.response_body) return null;
   const bytes = base64ToBytes(answer.response_body);
   const text = asText(bytes);
@@ -21,8 +18,8 @@ function AnswerBody({ answer }: { answer: Answer }) {
   );
 }
 
-function Answers({ message }: { message: MessageWithAnswers }) {
-  const answers = message.answers ?? [];
+function Answers({ message }: { message: InboundMessageOut }) {
+  const answers = message.answers;
   if (answers.length === 0) {
     if (message.response_status === null && message.last_error === null) return <p class="muted">No answer yet.</p>;
     return (
@@ -41,7 +38,7 @@ function Answers({ message }: { message: MessageWithAnswers }) {
             {answer.answered_at ? <span class="muted"> · {formatTime(answer.answered_at)}</span> : null}
           </h3>
           {answer.error ? <p class="error">{answer.error}</p> : null}
-          {answer.response_headers && answer.response_headers.length > 0 ? (
+          {answer.response_headers.length > 0 ? (
             <details>
               <summary>Response headers ({answer.response_headers.length})</summary>
               <HeadersTable headers={answer.response_headers} label={`Response headers of listener ${answer.listener}`} />
@@ -81,7 +78,7 @@ function Curl({ message }: { message: InboundMessageOut }) {
 }
 
 export function InboundMessage({ messageId }: { messageId: string }) {
-  const message = useLoad(() => api<MessageWithAnswers>('GET', `/v1/inbound-messages/${messageId}?body_encoding=base64`).then((r) => r.data), [messageId]);
+  const message = useLoad(() => api<InboundMessageOut>('GET', `/v1/inbound-messages/${messageId}?body_encoding=base64`).then((r) => r.data), [messageId]);
   const endpointId = message.value?.inbound_endpoint_id;
   const endpoint = useLoad(
     () => (endpointId ? api<InboundEndpointOut>('GET', `/v1/inbound-endpoints/${endpointId}`).then((r) => r.data) : Promise.resolve(undefined)),
@@ -121,7 +118,9 @@ export function InboundMessage({ messageId }: { messageId: string }) {
             <dt>Received</dt>
             <dd>{formatTime(m.received_at)}</dd>
             <dt>Event type</dt>
-            <dd>{m.event_type ?? '—'}</dd>
+            <dd data-testid="event-type">{m.event_type ?? '—'}</dd>
+            <dt>Verified</dt>
+            <dd>{m.verified.length === 0 ? 'no check configured' : m.verified.join(', ')}</dd>
             <dt>Status</dt>
             <dd>
               {m.status} · {m.attempt_count} attempt{m.attempt_count === 1 ? '' : 's'} · {m.replay_count} replay{m.replay_count === 1 ? '' : 's'}
