@@ -180,12 +180,22 @@ describe('inbound', () => {
       ['X-Multi', 'first'],
       ['X-Multi', 'second'],
     ];
+    // Two more first, so that the list (and its screenshot) holds several.
+    for (const [event, action] of [['push', 'pushed'], ['issues', 'opened']]) {
+      const other = Buffer.from(JSON.stringify({ action, ref: 'refs/heads/main' }));
+      const signed = await sign(GITHUB_SECRET, other.toString('utf8'));
+      await sendWebhook(server.url, endpoint.secret_token, {
+        pathAndQuery: '/github',
+        headers: [['X-GitHub-Event', event!], ['X-Hub-Signature-256', signed], ['Content-Type', 'application/json']],
+        body: other,
+      });
+    }
     const sent = await sendWebhook(server.url, endpoint.secret_token, { pathAndQuery: '/github?source=e2e', headers, body });
     const row = page.locator(`tr[data-message-id="${sent.messageId}"]`);
     await row.waitFor({ timeout: 10_000 });
     const rowText = await row.textContent();
     for (const cell of ['POST', '/github?source=e2e', `${body.length} B`, 'pull_request', 'hmac']) expect(rowText).toContain(cell);
-    await until(() => app.requests.length === 1, 'the listener to forward the webhook');
+    await until(() => app.requests.length === 3, 'the listener to forward the webhooks');
     // The local app's answer, reported by the listener, shows up without a reload.
     await expect.poll(() => row.textContent(), { timeout: 10_000 }).toContain('default: 200');
     await page.screenshot({ path: join(SCREENSHOTS, 'messages.png') });
@@ -222,8 +232,16 @@ describe('inbound', () => {
 
     await page.getByRole('button', { name: /^Replay/ }).click();
     await page.getByText(/Replayed: replay #1/).waitFor();
-    await until(() => app.requests.length === 2, 'the listener to forward the replay');
-    expect(app.requests[1]!.body.equals(body)).toBe(true);
+    await until(() => app.requests.length === 4, 'the listener to forward the replay');
+    expect(app.requests[3]!.body.equals(body)).toBe(true);
+
+    // The endpoint list counts the connected listener.
+    await page.getByRole('link', { name: 'Inbound endpoints' }).click();
+    const listed = page.getByTestId('inbound-endpoints').locator('tr', { has: page.getByRole('link', { name: 'github (cli)' }) });
+    await expect.poll(() => listed.locator('td').nth(3).textContent()).toBe('1');
+    await expect.poll(() => listed.locator('td').nth(4).textContent()).toBe('3');
+    await expect.poll(() => listed.locator('code.url').textContent()).toMatch(/\/in\/[0-9a-f]{32}$/);
+    await page.screenshot({ path: join(SCREENSHOTS, 'endpoints.png') });
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -242,7 +260,6 @@ describe('inbound', () => {
     const row = table.locator('tr', { has: page.getByRole('link', { name: 'stripe (forward)' }) });
     await row.getByText('active').waitFor();
     await expect.poll(() => row.locator('code.url').textContent()).toMatch(/^http:\/\/[^/]+\/in\/[0-9a-f]{32}$/);
-    await page.screenshot({ path: join(SCREENSHOTS, 'endpoints.png') });
     await expectNoSeriousViolations(page, 'the endpoint list');
 
     await row.getByRole('button', { name: 'Pause' }).click();
