@@ -72,7 +72,7 @@ async function main() {
       FROM unnest(${ids}::uuid[], ${times}::timestamptz[]) AS u(id, t)`;
     done += n;
   }
-  await sql`UPDATE inbound_endpoints SET last_message_id = (SELECT max(id) FROM inbound_messages WHERE inbound_endpoint_id = ${endpoint.id}) WHERE id = ${endpoint.id}`;
+  await sql`UPDATE inbound_endpoints SET last_message_id = (SELECT id FROM inbound_messages WHERE inbound_endpoint_id = ${endpoint.id} ORDER BY id DESC LIMIT 1) WHERE id = ${endpoint.id}`;
   await sql`ANALYZE inbound_messages`;
 
   const browser = await chromium.launch({
