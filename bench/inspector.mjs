@@ -6,8 +6,8 @@
 //
 // 1. Open: one cli-mode endpoint holding --messages messages (inserted with SQL, as ingestion stores
 //    them); the page is loaded --loads times at its live message list, each time in a fresh tab, and
-//    the time from navigation start to the first page of rows in the DOM is measured in the browser
-//    (performance.now()). Target: p95 <= 500 ms.
+//    the time from navigation start to the first row of the list in the DOM is measured in the browser
+//    (performance.now() in a MutationObserver). Target: p95 <= 500 ms.
 // 2. Live: webhooks are posted to the ingest URL at --rate per second for --seconds while the page
 //    watches; a MutationObserver in the page stamps each new row, and the delay from the moment the
 //    webhook was sent to the moment its row exists is computed per message. Target: p99 <= 1000 ms.
@@ -81,16 +81,42 @@ async function main() {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  // Stamps the moment the first message row exists, from inside the page (an init script runs before
+  // the page's own; it is not subject to the page's CSP).
+  await context.addInitScript(`new MutationObserver((records, observer) => {
+    if (document.querySelector('tr[data-message-id]')) {
+      window.__firstRowAt = performance.now();
+      observer.disconnect();
+    }
+  }).observe(document, { childList: true, subtree: true });`);
   const pageUrl = `${server.url}/#key=${server.apiKey}&endpoint=${endpoint.id}`;
 
   // 1. Open the list, each time in a new tab (the assets come from the browser's cache after the first).
   const openMs = [];
+  const listRequestMs = [];
+  /** Milestones of each load, ms after navigation start: HTML received, DOMContentLoaded, list request sent and answered, rows shown. */
+  const steps = {};
   for (let i = 0; i < loads + 1; i++) {
     const page = await context.newPage();
     await page.goto(pageUrl);
     await page.waitForSelector('table[data-testid="messages"] tbody tr[data-message-id]', { timeout: 30_000 });
-    const ms = await page.evaluate('performance.now()');
-    if (i > 0) openMs.push(ms); // the first load warms the server's and the browser's caches
+    const timing = await page.evaluate(`(() => {
+      const nav = performance.getEntriesByType('navigation')[0];
+      const list = performance.getEntriesByType('resource').find((e) => e.name.includes('/messages?'));
+      return {
+        now: window.__firstRowAt,
+        html: nav.responseEnd,
+        dcl: nav.domContentLoadedEventEnd,
+        listStart: list ? list.startTime : null,
+        listEnd: list ? list.responseEnd : null,
+      };
+    })()`);
+    // The first load warms the server's and the browser's caches.
+    if (i > 0) {
+      openMs.push(timing.now);
+      for (const [name, value] of Object.entries(timing)) if (value !== null) (steps[name] ??= []).push(value);
+      if (timing.listEnd !== null) listRequestMs.push(timing.listEnd - timing.listStart);
+    }
     await page.close();
   }
 
@@ -147,9 +173,11 @@ async function main() {
     table([
       ['measure', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'target'],
       ['open: first page of rows', fmt(quantile(openMs, 0.5)), fmt(openP95), fmt(quantile(openMs, 0.99)), fmt(Math.max(...openMs)), `p95 <= ${OPEN_P95_TARGET_MS}`],
+      ['  of which the list request', fmt(quantile(listRequestMs, 0.5)), fmt(quantile(listRequestMs, 0.95)), fmt(quantile(listRequestMs, 0.99)), fmt(Math.max(...listRequestMs)), ''],
       ['live: sent → row shown', fmt(quantile(liveMs, 0.5)), fmt(quantile(liveMs, 0.95)), fmt(liveP99), fmt(Math.max(...liveMs)), `p99 <= ${LIVE_P99_TARGET_MS}`],
     ]),
   );
+  console.log(`open, p50 ms after navigation start (now = rows shown): ${Object.entries(steps).map(([name, values]) => `${name} ${fmt(quantile(values, 0.5))}`).join(', ')}`);
   if (missing > 0) console.log(`${missing} of ${total} webhooks never appeared`);
   const ok = openP95 <= OPEN_P95_TARGET_MS && liveP99 <= LIVE_P99_TARGET_MS && missing === 0;
   if (!ok) console.log('a target was missed');

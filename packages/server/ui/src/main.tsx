@@ -81,27 +81,31 @@ function Page({ route }: { route: string[] }) {
 
 function App() {
   const route = useRoute();
+  const [signedIn, setSignedIn] = useState(storedKey() !== null);
   const [who, setWho] = useState<WhoamiOut | null>(null);
   const [signInError, setSignInError] = useState<unknown>(undefined);
-  const [checking, setChecking] = useState(storedKey() !== null);
 
   useEffect(() => {
     setUnauthorizedHandler((error) => {
       forgetKey();
+      setSignedIn(false);
       setWho(null);
       setSignInError(error);
     });
-    if (storedKey() === null) return;
+  }, []);
+  // The view loads at once with the stored key; the project's name comes along. A key the API
+  // refuses (here or in the view's own calls) brings the sign-in form back with the error.
+  useEffect(() => {
+    if (!signedIn || who) return;
     api<WhoamiOut>('GET', '/v1/whoami').then(
       ({ data }) => setWho(data),
       (error: unknown) => {
         if (!(error instanceof ApiError && error.code === 'UNAUTHORIZED')) setSignInError(error);
       },
-    ).finally(() => setChecking(false));
-  }, []);
+    );
+  }, [signedIn]);
 
-  if (checking) return <p class="muted">Signing in…</p>;
-  if (!who) return <SignIn reason={signInError} onSignedIn={(data) => (setSignInError(undefined), setWho(data))} />;
+  if (!signedIn) return <SignIn reason={signInError} onSignedIn={(data) => (setSignInError(undefined), setWho(data), setSignedIn(true))} />;
   const section = route[0] === 'outbound' || route[0] === 'outbound-messages' ? 'outbound' : route[0] === 'pull' ? 'pull' : 'inbound';
   return (
     <>
@@ -119,7 +123,7 @@ function App() {
           </a>
         </nav>
         <span class="muted project" data-testid="project">
-          project {who.project_name}
+          {who ? `project ${who.project_name}` : ''}
         </span>
         <button
           type="button"
@@ -127,6 +131,7 @@ function App() {
           onClick={() => {
             forgetKey();
             setWho(null);
+            setSignedIn(false);
           }}
         >
           Sign out
