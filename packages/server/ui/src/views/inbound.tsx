@@ -1,3 +1,4 @@
+import { Component } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { InboundAnswerSummaryOut, InboundEndpointCreateOut, InboundEndpointOut, InboundEndpointSummaryOut, WatchFrame } from '@hookrelay/shared';
 import { api, openSocket, page, type Page } from '../api.js';
@@ -171,6 +172,9 @@ function AnswerCell({ row }: { row: MessageRow }) {
   );
 }
 
+/** How many rows the live list keeps as new ones arrive (older ones are a page away). */
+const LIVE_ROWS = 200;
+
 /** The live list: the first page (newest first), then every new message the watch socket announces. */
 export function InboundMessages({ endpointId }: { endpointId: string }) {
   const endpoint = useLoad(() => api<InboundEndpointOut>('GET', `/v1/inbound-endpoints/${endpointId}`).then((r) => r.data), [endpointId]);
@@ -240,12 +244,20 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
         return;
       }
       if (stopped) return socket.close();
+      // Frames that arrive together are shown in one render (a burst of webhooks is one update).
+      let pending: MessageRow[] = [];
+      const flush = () => {
+        const batch = pending;
+        pending = [];
+        if (atTopRef.current) setRows((old) => mergeRows(batch, old).slice(0, LIVE_ROWS));
+        else setUnseen((n) => n + batch.length);
+      };
       socket.onmessage = (event) => {
         const frame = JSON.parse(String(event.data)) as WatchFrame;
         if (frame.type === 'ready') setLive('live');
         if (frame.type !== 'message') return;
-        if (atTopRef.current) setRows((old) => mergeRows([frame.message], old).slice(0, 200));
-        else setUnseen((n) => n + 1);
+        if (pending.length === 0) setTimeout(flush, 16);
+        pending.push(frame.message);
       };
       socket.onclose = () => {
         setLive('offline');
@@ -348,26 +360,42 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
           }
         >
           {rows.map((row) => (
-            <tr key={row.id} data-message-id={row.id}>
-              <td class="nowrap">
-                <a href={`#/inbound-messages/${row.id}`}>{formatTime(row.received_at)}</a>
-              </td>
-              <td>{row.method}</td>
-              <td class="path">{row.query ? `${row.path}?${row.query}` : row.path}</td>
-              <td class="num">{formatBytes(row.size_bytes)}</td>
-              <td>{row.event_type ?? <span class="muted">—</span>}</td>
-              <td>{row.verified.length === 0 ? <span class="muted">none set</span> : row.verified.join(', ')}</td>
-              <td>
-                <AnswerCell row={row} />
-              </td>
-              <td class="num">{row.replay_count}</td>
-            </tr>
+            <MessageRowView key={row.id} row={row} />
           ))}
         </KeyTable>
       ) : null}
       <Pager hasPrevious={cursor !== undefined} next={next} onFirst={() => setCursor(undefined)} onNext={setCursor} />
     </section>
   );
+}
+
+/**
+ * One row of the live list. Rows keep their object while unchanged (see mergeRows), so at 50
+ * webhooks a second only the new rows render, not the whole table each time.
+ */
+class MessageRowView extends Component<{ row: MessageRow }> {
+  override shouldComponentUpdate(next: { row: MessageRow }): boolean {
+    return next.row !== this.props.row;
+  }
+
+  override render({ row }: { row: MessageRow }) {
+    return (
+      <tr data-message-id={row.id}>
+        <td class="nowrap">
+          <a href={`#/inbound-messages/${row.id}`}>{formatTime(row.received_at)}</a>
+        </td>
+        <td>{row.method}</td>
+        <td class="path">{row.query ? `${row.path}?${row.query}` : row.path}</td>
+        <td class="num">{formatBytes(row.size_bytes)}</td>
+        <td>{row.event_type ?? <span class="muted">—</span>}</td>
+        <td>{row.verified.length === 0 ? <span class="muted">none set</span> : row.verified.join(', ')}</td>
+        <td>
+          <AnswerCell row={row} />
+        </td>
+        <td class="num">{row.replay_count}</td>
+      </tr>
+    );
+  }
 }
 
 /** `fresh` rows replace the old ones of the same id; the result stays newest first. */
