@@ -368,8 +368,8 @@ describe('serving', () => {
   it('every inspector response carries the CSP, frame-ancestors and nosniff; the API keeps its 404 envelope', async () => {
     const index = await fetch(`${server.url}/`);
     const html = await index.text();
-    const script = /src="(\/assets\/[^"]+\.js)"/u.exec(html)![1]!;
-    for (const res of [index, await fetch(`${server.url}${script}`), await fetch(`${server.url}/assets/missing.js`)]) {
+    const script = /src="(assets\/[^"]+\.js)"/u.exec(html)![1]!;
+    for (const res of [index, await fetch(`${server.url}/${script}`), await fetch(`${server.url}/assets/missing.js`)]) {
       expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
       expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');

@@ -37,6 +37,7 @@ const gzipped = gzipSync(await readFile(script)).length;
 if (gzipped > MAX_JS_GZIP_BYTES) throw new Error(`the inspector's JavaScript is ${gzipped} bytes gzipped, over the ${MAX_JS_GZIP_BYTES} budget`);
 
 const template = await readFile(join(here, 'index.html'), 'utf8');
-const html = template.replace('%SCRIPT%', `/assets/${basename(script)}`).replace('%STYLE%', `/assets/${basename(style)}`);
+// Relative, like the page's API calls: the server may be published under a path prefix.
+const html = template.replace('%SCRIPT%', `assets/${basename(script)}`).replace('%STYLE%', `assets/${basename(style)}`);
 await writeFile(join(outdir, 'index.html'), html);
 console.log(`inspector: ${basename(script)} (${(gzipped / 1024).toFixed(1)} KiB gzipped), ${basename(style)}`);

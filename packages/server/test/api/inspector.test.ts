@@ -149,9 +149,9 @@ describe('the inspector page', () => {
     expect(csp).not.toContain('unsafe-inline');
     expect(csp).toContain("frame-ancestors 'none'");
     expect(page.headers['x-content-type-options']).toBe('nosniff');
-    const script = /src="(\/assets\/[^"]+\.js)"/u.exec(page.body)?.[1];
+    const script = /src="(assets\/[^"]+\.js)"/u.exec(page.body)?.[1];
     expect(script).toBeDefined();
-    const asset = await t.app.inject({ method: 'GET', url: script! });
+    const asset = await t.app.inject({ method: 'GET', url: `/${script!}` });
     expect(asset.statusCode).toBe(200);
     expect(asset.headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect(asset.headers['x-content-type-options']).toBe('nosniff');

@@ -37,6 +37,14 @@ export function setUnauthorizedHandler(listener: Listener): void {
 
 export type Query = Record<string, string | number | undefined | null>;
 
+/**
+ * API paths are resolved against the page's own address, so a server published under a path prefix
+ * (a reverse proxy's `/hookrelay/`) works as well as one at the root.
+ */
+function relative(path: string): URL {
+  return new URL(path.replace(/^\/+/, ''), location.href.split('#')[0]);
+}
+
 export function withQuery(path: string, query: Query = {}): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== null && value !== '') params.set(name, String(value));
@@ -52,7 +60,7 @@ export async function api<T>(method: string, path: string, options: { body?: unk
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
   try {
-    response = await fetch(path, { method, headers, body: options.body === undefined ? null : JSON.stringify(options.body), cache: 'no-store' });
+    response = await fetch(relative(path), { method, headers, body: options.body === undefined ? null : JSON.stringify(options.body), cache: 'no-store' });
   } catch {
     throw new ApiError(0, 'NETWORK', 'the server cannot be reached');
   }
@@ -84,7 +92,7 @@ export async function page<T>(path: string, query: Query = {}): Promise<Page<T>>
  */
 export async function openSocket(path: string): Promise<WebSocket> {
   const { data } = await api<{ ticket: string }>('POST', '/v1/stream-tickets');
-  const url = new URL(withQuery(path, { ticket: data.ticket }), location.href);
+  const url = relative(withQuery(path, { ticket: data.ticket }));
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   return new WebSocket(url);
 }
