@@ -201,6 +201,18 @@ describe('inbound', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'messages.png') });
     await expectNoSeriousViolations(page, 'the live message list');
 
+    // Filters, through the endpoint message list: an event type glob, then an answer class.
+    const rows = page.locator('tr[data-message-id]');
+    await page.getByLabel('Event type').fill('pu*');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => rows.count()).toBe(2);
+    await page.getByLabel('Event type').fill('');
+    await page.getByLabel('Answer').selectOption('5xx');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('No message matches the filters.').waitFor();
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await expect.poll(() => rows.count()).toBe(3);
+
     await row.getByRole('link').click();
     await page.getByRole('heading', { name: 'POST /github?source=e2e' }).waitFor();
     const stored = await api<{ raw_headers: [string, string][] }>(server.url, key, 'GET', `/v1/inbound-messages/${sent.messageId}`);

@@ -341,7 +341,9 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
       ) : null}
       <ErrorBox error={error} />
       <Loading when={loading && rows.length === 0} />
-      {!loading && rows.length === 0 && !error ? <p class="muted">No message yet: post a webhook to the ingest URL and it appears here.</p> : null}
+      {!loading && rows.length === 0 && !error ? (
+        <p class="muted">{filtered ? 'No message matches the filters.' : 'No message yet: post a webhook to the ingest URL and it appears here.'}</p>
+      ) : null}
       {rows.length > 0 ? (
         <KeyTable
           label="Messages, newest first"
