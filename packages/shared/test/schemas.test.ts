@@ -5,7 +5,9 @@ import {
   batchDeleteResult,
   CliMessageOut,
   commaListParam,
+  globListMatcher,
   globListToRegExp,
+  globMatcher,
   globToRegExp,
   InboundEndpointCreateIn,
   InboundEndpointOut,
@@ -439,6 +441,33 @@ describe('globs of the listen filters', () => {
     expect(['push', 'pull_request', 'checkout.x'].map((v) => list.test(v))).toEqual([true, true, true]);
     expect(['pushed', 'xpush', 'pull'].map((v) => list.test(v))).toEqual([false, false, false]);
   });
+
+  it('match the same as predicates, without backtracking', () => {
+    const cases: [string, string, boolean][] = [
+      ['checkout.*', 'checkout.session.completed', true],
+      ['checkout.*', 'checkoutXsession', false],
+      ['/github/*', '/github/push/x', true],
+      ['/github/*', '/github', false],
+      ['*.closed', 'pull_request.closed', true],
+      ['a*b*c', 'a_b%c', true],
+      ['a*b*c', 'acb', false],
+      ['a*a', 'a', false],
+      ['a*a', 'aa', true],
+      ['*ab*ab*', 'abab', true],
+      ['*ab*ab*', 'aba', false],
+      ['**', '', true],
+      ['push', 'Push', false],
+      ['a+(b)?[c]$', 'a+(b)?[c]$', true],
+    ];
+    for (const [glob, value, expected] of cases) {
+      expect(globMatcher(glob)(value), `${glob} ~ ${value}`).toBe(expected);
+      expect(globToRegExp(glob).test(value), `${glob} ~ ${value}`).toBe(expected);
+    }
+    const list = globListMatcher(' push , pull_request,,checkout.*');
+    expect(['push', 'pull_request', 'checkout.x', 'pushed', 'xpush'].map(list)).toEqual([true, true, true, false, false]);
+    // A glob that would make a regular expression backtrack for ages answers at once.
+    expect(globMatcher(`${'*a'.repeat(500)}*b`)('a'.repeat(8000))).toBe(false);
+  });
 });
 
 describe('inbound endpoint update', () => {
@@ -551,6 +580,8 @@ describe('listen, stream and results', () => {
     expect(errors(InboundResultIn, { ...base, listener: 'a\nb' })).toEqual(['listener must not contain control characters']);
     expect(accepts(InboundResultIn, { ...base, listener: 'x'.repeat(101) })).toBe(false);
     expect(InboundResultIn.parse({ ...base, response_headers: [['x', 'a\u0000b']] }).response_headers).toEqual([['x', 'a\ufffdb']]);
+    expect(InboundResultIn.parse({ ...base, response_headers: [['\ud800', 'a\udc00b\ud83d\ude00']] }).response_headers).toEqual([['\ufffd', 'a\ufffdb\ud83d\ude00']]);
+    expect(InboundResultIn.parse({ ...base, listener: 'l\udfff' }).listener).toBe('l\ufffd');
   });
 
   it('result frame and POST .../result take the same fields', () => {

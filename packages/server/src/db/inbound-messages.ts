@@ -1,4 +1,4 @@
-import { newUuidv7 as newAttemptId } from '@hookrelay/shared';
+import { newUuidv7 as newAttemptId, uuidv7AtTime } from '@hookrelay/shared';
 import type { Sql } from './database.js';
 import { newestFirstById, timeWindow } from './keyset.js';
 import { claimDeletedPayloads, clearPayloadKeys, softDeleteMessages, type SoftDeleteResult } from './soft-delete.js';
@@ -190,6 +190,8 @@ const ENDPOINT_MESSAGE_COLUMNS = (sql: Sql) => sql.fragment`
   m.id, m.inbound_endpoint_id, m.status, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256,
   m.event_type, m.verified, m.replay_count, m.received_at, m.response_status, m.response_latency_ms`;
 
+const ID_BOUND_MARGIN_MS = 60_000;
+
 const ANSWER_CONDITIONS = {
   '2xx': (sql: Sql) => sql.fragment`m.response_status BETWEEN 200 AND 299`,
   '4xx': (sql: Sql) => sql.fragment`m.response_status BETWEEN 400 AND 499`,
@@ -216,6 +218,13 @@ export async function listEndpointMessages(
   }
   if (filters.answer !== undefined) where.push(ANSWER_CONDITIONS[filters.answer](sql));
   where.push(...timeWindow(sql, sql.fragment`m.received_at`, { from: filters.receivedAfter, to: filters.receivedBefore }));
+  if (filters.receivedAfter !== undefined) {
+    // A message's id is taken after it was received, on the same clock, so its time is never before
+    // received_at: the id bound ends the backward scan at the window's start (a minute of margin for
+    // a clock stepped back meanwhile).
+    const from = Date.parse(filters.receivedAfter) - ID_BOUND_MARGIN_MS;
+    if (from > 0) where.push(sql.fragment`m.id >= ${uuidv7AtTime(from)}::uuid`);
+  }
   return sql<EndpointMessageRow>`
     SELECT ${ENDPOINT_MESSAGE_COLUMNS(sql)}
     FROM inbound_messages m
@@ -284,8 +293,14 @@ export async function claimDeletedInboundPayloads(sql: Sql, limit: number): Prom
   return claimDeletedPayloads(sql, 'inbound_messages', limit);
 }
 
+/** The payload keys of swept messages cleared, and what the app answered to them with them. */
 export async function clearInboundPayloadKeys(sql: Sql, ids: readonly string[]): Promise<void> {
   await clearPayloadKeys(sql, 'inbound_messages', ids);
+  if (ids.length > 0) {
+    await sql`
+      UPDATE inbound_message_answers SET response_headers = '[]'::jsonb, response_body = NULL
+      WHERE message_id = ANY (${[...ids]}::uuid[]) AND (response_body IS NOT NULL OR response_headers <> '[]'::jsonb)`;
+  }
 }
 
 export interface InboundResult {

@@ -38,10 +38,13 @@ import { endpointNotFound, notFound } from '../errors.js';
 import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
 import { ID_KEYSET, readPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
+import { refuseNul } from '../security/text.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { INBOUND_REPLAY_CHANNEL } from '../stream/hub.js';
 import { listAttempts } from '../db/messages.js';
 import { toAttemptOut } from './messages.js';
+
+const EndpointMessagesQuery = refuseNul(InboundEndpointMessagesQuery);
 
 const MessageGetQuery = z.strictObject({ body_encoding: z.enum(['base64'], { message: 'must be base64' }).optional() });
 
@@ -66,8 +69,12 @@ function toAnswerOut(row: InboundAnswerContentRow): InboundAnswerOut {
   };
 }
 
-/** A message's answers, with what the app sent back, as GET /v1/inbound-messages/{id} shows them. */
-export async function loadAnswers(sql: Sql, messageId: string): Promise<InboundAnswerOut[]> {
+/**
+ * A message's answers, with what the app sent back, as GET /v1/inbound-messages/{id} shows them; of a
+ * deleted message, without it (like its payload, it is unreachable at once and swept later).
+ */
+export async function loadAnswers(sql: Sql, messageId: string, deleted = false): Promise<InboundAnswerOut[]> {
+  if (deleted) return (await listInboundAnswers(sql, [messageId], false)).map((a) => ({ ...toAnswerSummary(a), response_headers: [], response_body: null }));
   return (await listInboundAnswers(sql, [messageId], true)).map(toAnswerOut);
 }
 
@@ -159,7 +166,7 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
       if (!row) throw notFound('inbound message', request.params.id);
       // A deleted message answers its metadata only: its payload is unreachable at once.
       const body = row.deleted_at ? {} : await loadBody(services.payloadStore, sql, row.payload_key, row.content_type, request.query.body_encoding === 'base64');
-      return { data: toInboundMessageOut(row, body, await loadAnswers(sql, row.id)), meta: { request_id: request.id } };
+      return { data: toInboundMessageOut(row, body, await loadAnswers(sql, row.id, row.deleted_at !== null)), meta: { request_id: request.id } };
     },
   );
 
@@ -168,7 +175,7 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
     {
       schema: {
         params: IdParams,
-        querystring: InboundEndpointMessagesQuery,
+        querystring: EndpointMessagesQuery,
         response: { 200: successEnvelope(z.array(InboundEndpointMessageOut), PageMetaWithMore) },
       },
     },

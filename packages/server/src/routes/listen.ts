@@ -35,7 +35,6 @@ import { loadAnswers, toInboundMessageOut } from './inbound-messages.js';
 /** Messages per listen page (interface rule 6). */
 export const LISTEN_PAGE_SIZE = 50;
 
-
 /** The answer part of a result report; an old CLI's report is the `default` listener's answer without content. */
 function answerOf(report: InboundResultIn): InboundAnswer {
   return {

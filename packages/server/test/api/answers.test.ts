@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { deletedInboundPayloadsSweeper, runSweeperOnce } from '../../src/sweepers/runner.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 
 /** The local app's answer as CLI listeners report it (result reports over HTTP and the stream). */
@@ -86,6 +87,22 @@ describe('answers of result reports', () => {
     // A listener that answers again keeps its place.
     expect((await report(messageId, { listener: 'l5', status: 500 })).status).toBe(200);
     expect((await answers(messageId)).map((a) => [a.listener, a.status]).slice(0, 2)).toEqual([['l5', 500], ['l6', 200]]);
+  });
+
+  it('hides what the app sent back once the message is deleted, and the sweeper removes it', async () => {
+    const { messageId } = await message();
+    const { messageId: kept } = await message();
+    for (const id of [messageId, kept]) {
+      expect((await report(id, { listener: 'ci', response_headers: [['x-a', '1']], response_body: b64('secret') })).status).toBe(200);
+    }
+    expect((await t.request('DELETE', `/v1/inbound-messages/${messageId}`)).status).toBe(200);
+    expect(await answers(messageId)).toMatchObject([{ listener: 'ci', status: 200, response_headers: [], response_body: null }]);
+    await runSweeperOnce(t.db, deletedInboundPayloadsSweeper, { payloadStore: t.app.services.payloadStore });
+    const rows = await t.db.sql<{ message_id: string; response_headers: unknown; response_body: Uint8Array | null }>`
+      SELECT message_id, response_headers, response_body FROM inbound_message_answers WHERE message_id IN (${messageId}::uuid, ${kept}::uuid)`;
+    const byId = new Map(rows.map((r) => [r.message_id, r]));
+    expect(byId.get(messageId)).toMatchObject({ response_headers: [], response_body: null });
+    expect(Buffer.from(byId.get(kept)!.response_body!).toString()).toBe('secret');
   });
 
   it('takes the answer from stream result frames too', async () => {

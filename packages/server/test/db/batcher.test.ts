@@ -202,10 +202,17 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
     verified: ['hmac'],
   });
 
-  /** Stores `id` for `endpointId`, alone or followed by a webhook to another live endpoint. */
-  async function store(shape: string, endpointId: string, id: string, withBodies = true): Promise<IngestBatchResultRow> {
+  /**
+   * Stores `id` for `endpointId`, alone or followed by a webhook to another live endpoint; `previous`
+   * sends the item as a process of the previous version does (no event_type, no verified).
+   */
+  async function store(shape: string, endpointId: string, id: string, withBodies = true, previous = false): Promise<IngestBatchResultRow> {
     const body = Buffer.from('a=1&b=%20two');
     const items = [batchItem(0, endpointId, id, body, 0)];
+    if (previous) {
+      const { event_type: _eventType, verified: _verified, ...older } = items[0]!;
+      items[0] = older as IngestBatchItem;
+    }
     let bodies = body;
     if (shape === 'in a batch') {
       const other = Buffer.from('other');
@@ -229,7 +236,7 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
       expect(await store(shape, endpointId, second)).toMatchObject({ outcome: 'stored', message_id: second, previous_last_id: first });
       const [row] = await db.sql<Record<string, unknown>>`
         SELECT project_id, inbound_endpoint_id, status, method, path, query, content_type, size_bytes, payload_sha256, raw_headers,
-               payload_key, idempotency_key, received_at, updated_at
+               payload_key, idempotency_key, received_at, updated_at, event_type, verified
         FROM inbound_messages WHERE id = ${second}`;
       const received = new Date('2026-11-22T10:00:00.123Z');
       expect(row).toEqual({
@@ -247,10 +254,20 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
         idempotency_key: null,
         received_at: received,
         updated_at: received,
+        event_type: 'order.created',
+        verified: ['hmac'],
       });
       const [payload] = await db.sql<{ data: Uint8Array }>`SELECT data FROM payloads WHERE key = ${`inbound/${second}`}`;
       expect(Buffer.from(payload!.data).toString()).toBe('a=1&b=%20two');
       expect(await lastIdOf(endpointId)).toBe(second);
+    });
+
+    it('takes an item of a process of the previous version: no event type, no checks', async () => {
+      const endpointId = await endpoint();
+      const id = newUuidv7();
+      expect(await store(shape, endpointId, id, true, true)).toMatchObject({ outcome: 'stored', message_id: id });
+      const [row] = await db.sql<{ event_type: string | null; verified: string[] }>`SELECT event_type, verified FROM inbound_messages WHERE id = ${id}`;
+      expect(row).toEqual({ event_type: null, verified: [] });
     });
 
     it('places it right after a later id another process committed, keeping the payload key of the proposed id', async () => {

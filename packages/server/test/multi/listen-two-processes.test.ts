@@ -109,8 +109,19 @@ describe('stream fan-out across processes', () => {
       const deadline = Date.now() + 10_000;
       while (received.length < sent.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(received).toEqual(sent);
+      // The stream on B counts for A too (connected_listeners is shared by the processes).
+      expect(await api<{ connected_listeners: number; messages_24h: number }>(a, 'GET', `/v1/inbound-endpoints/${id}`)).toMatchObject({
+        connected_listeners: 1,
+        messages_24h: 3,
+      });
     } finally {
       socket.close();
     }
+    let listeners = 1;
+    for (let i = 0; i < 100 && listeners !== 0; i++) {
+      listeners = (await api<{ connected_listeners: number }>(a, 'GET', `/v1/inbound-endpoints/${id}`)).connected_listeners;
+      if (listeners !== 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(listeners).toBe(0);
   });
 });

@@ -479,8 +479,11 @@ export const MAX_ANSWER_BODY_BYTES = 64 * 1024;
 /** The default `listener` of a report, and the name the CLI gives its first listener. */
 export const DEFAULT_LISTENER = 'default';
 
-/** PostgreSQL text cannot hold NUL: it becomes U+FFFD, as in `error`. */
-const withoutNul = (value: string) => value.replaceAll('\u0000', '\ufffd');
+/**
+ * Text PostgreSQL can store as JSON: NUL and lone UTF-16 surrogates (which a JSON document can carry
+ * as escapes but jsonb refuses) become U+FFFD, as NUL does in `error`.
+ */
+const storable = (value: string) => value.replace(/\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 
 /**
  * The optional part of a report that carries the app's answer (old CLIs send none of it):
@@ -494,9 +497,10 @@ const answerShape = {
     .min(1, 'must not be empty')
     .max(100, 'must be at most 100 characters')
     .regex(/^[^\u0000-\u001f\u007f]+$/, 'must not contain control characters')
+    .transform(storable)
     .optional(),
   response_headers: z
-    .array(z.tuple([z.string().transform(withoutNul), z.string().transform(withoutNul)]), { message: 'must be an array of [name, value] pairs' })
+    .array(z.tuple([z.string().transform(storable), z.string().transform(storable)]), { message: 'must be an array of [name, value] pairs' })
     .max(MAX_ANSWER_HEADERS, `must hold at most ${MAX_ANSWER_HEADERS} header lines`)
     .refine(
       (lines) => lines.reduce((n, [name, value]) => n + Buffer.byteLength(name) + Buffer.byteLength(value), 0) <= MAX_ANSWER_HEADER_BYTES,
