@@ -32,6 +32,17 @@ export function ErrorBox({ error }: { error: unknown }) {
   );
 }
 
+/** What a list shows besides its rows: the error, "Loading…" before the first page, or why it is empty. */
+export function ListState({ list, error, empty }: { list: { value: { data: unknown[] } | undefined; error: unknown; loading: boolean }; error?: unknown; empty: string }) {
+  return (
+    <>
+      <ErrorBox error={list.error ?? error} />
+      <Loading when={list.loading && !list.value} />
+      {list.value && list.value.data.length === 0 ? <p class="muted">{empty}</p> : null}
+    </>
+  );
+}
+
 export function Loading({ when }: { when: boolean }) {
   return when ? <p class="muted" aria-live="polite">Loading…</p> : null;
 }

@@ -2,7 +2,7 @@ import { Component } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { InboundAnswerSummaryOut, InboundEndpointCreateOut, InboundEndpointOut, InboundEndpointSummaryOut, WatchFrame } from '@hookrelay/shared';
 import { api, openSocket, page, type Page } from '../api.js';
-import { ConfirmButton, CopyButton, ErrorBox, KeyTable, Loading, Pager, useLoad } from '../components.js';
+import { ConfirmButton, CopyButton, ErrorBox, KeyTable, ListState, Loading, Pager, useLoad } from '../components.js';
 import { formatBytes, formatMs, formatTime, statusClass } from '../format.js';
 import type { MessageRow } from './types.js';
 
@@ -92,9 +92,7 @@ export function InboundEndpoints() {
     <section aria-labelledby="inbound-title">
       <h1 id="inbound-title">Inbound endpoints</h1>
       <CreateInbound onCreated={list.reload} />
-      <ErrorBox error={list.error ?? error} />
-      <Loading when={list.loading && !list.value} />
-      {list.value && list.value.data.length === 0 ? <p class="muted">No inbound endpoint yet.</p> : null}
+      <ListState list={list} error={error} empty="No inbound endpoint yet." />
       {list.value && list.value.data.length > 0 ? (
         <KeyTable
           label="Inbound endpoints"

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { AttemptOut, EndpointSummaryOut, LogRecordOut, MessageOut, MessageRetryOut } from '@hookrelay/shared';
 import { api, page } from '../api.js';
-import { AttemptsTable, ErrorBox, KeyTable, Loading, Pager, useLoad } from '../components.js';
+import { AttemptsTable, ErrorBox, KeyTable, ListState, Pager, useLoad } from '../components.js';
 import { formatBytes, formatMs, formatTime, statusClass } from '../format.js';
 
 export function OutboundEndpoints() {
@@ -10,9 +10,7 @@ export function OutboundEndpoints() {
   return (
     <section aria-labelledby="outbound-title">
       <h1 id="outbound-title">Outbound endpoints</h1>
-      <ErrorBox error={list.error} />
-      <Loading when={list.loading && !list.value} />
-      {list.value && list.value.data.length === 0 ? <p class="muted">No outbound endpoint yet.</p> : null}
+      <ListState list={list} empty="No outbound endpoint yet." />
       {list.value && list.value.data.length > 0 ? (
         <KeyTable
           label="Outbound endpoints"
@@ -72,9 +70,7 @@ export function OutboundMessages({ endpointId }: { endpointId: string }) {
           Refresh
         </button>
       </div>
-      <ErrorBox error={list.error} />
-      <Loading when={list.loading && !list.value} />
-      {list.value && list.value.data.length === 0 ? <p class="muted">No message.</p> : null}
+      <ListState list={list} empty="No message." />
       {list.value && list.value.data.length > 0 ? (
         <KeyTable
           label="Outbound messages, newest first"

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { PullEndpointOut, PullEventAckOut, PullEventDetailOut, PullEventOut } from '@hookrelay/shared';
 import { api, page } from '../api.js';
-import { BodyView, ConfirmButton, ErrorBox, HeadersTable, KeyTable, Loading, Pager, useLoad } from '../components.js';
+import { BodyView, ConfirmButton, ErrorBox, HeadersTable, KeyTable, ListState, Loading, Pager, useLoad } from '../components.js';
 import { formatBytes, formatTime } from '../format.js';
 
 export function PullEndpoints() {
@@ -10,9 +10,7 @@ export function PullEndpoints() {
   return (
     <section aria-labelledby="pull-title">
       <h1 id="pull-title">Pull endpoints</h1>
-      <ErrorBox error={list.error} />
-      <Loading when={list.loading && !list.value} />
-      {list.value && list.value.data.length === 0 ? <p class="muted">No pull endpoint yet.</p> : null}
+      <ListState list={list} empty="No pull endpoint yet." />
       {list.value && list.value.data.length > 0 ? (
         <KeyTable
           label="Pull endpoints"
@@ -112,9 +110,7 @@ export function PullEvents({ endpointId }: { endpointId: string }) {
         </label>
         <button type="submit">Apply</button>
       </form>
-      <ErrorBox error={list.error ?? endpoint.error} />
-      <Loading when={list.loading && !list.value} />
-      {list.value && list.value.data.length === 0 ? <p class="muted">No event matches.</p> : null}
+      <ListState list={list} error={endpoint.error} empty="No event matches." />
       {list.value && list.value.data.length > 0 ? (
         <KeyTable
           label="Events, oldest first"
