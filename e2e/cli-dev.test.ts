@@ -16,6 +16,7 @@ interface ReadyLine {
   ingest_url: string;
   inbound_endpoint_id: string;
   api_url: string;
+  inspector_url: string;
 }
 
 interface DeliveryLine {
@@ -105,7 +106,7 @@ describe('hookrelay dev', () => {
     const ready = readyLine(cli);
     expect(ready, cli.explain()).toBeDefined();
     first = ready!;
-    expect(Object.keys(first)).toEqual(['type', 'ingest_url', 'inbound_endpoint_id', 'api_url']);
+    expect(Object.keys(first)).toEqual(['type', 'ingest_url', 'inbound_endpoint_id', 'api_url', 'inspector_url']);
     expect(first.type).toBe('ready');
     expect(first.api_url).toBe(`http://127.0.0.1:${port}`);
     expect(first.ingest_url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/in/[0-9a-f]{32}$`, 'u'));
@@ -115,6 +116,7 @@ describe('hookrelay dev', () => {
     // The endpoint exists in cli mode on the embedded server, with the key dev stored.
     const state = JSON.parse(await readFile(join(configDir, 'dev', 'dev.json'), 'utf8')) as { api_key: string; inbound_endpoint_id: string };
     expect(state.inbound_endpoint_id).toBe(first.inbound_endpoint_id);
+    expect(first.inspector_url).toBe(`http://127.0.0.1:${port}/#key=${state.api_key}&endpoint=${first.inbound_endpoint_id}`);
     const got = await runCli(['inbound', 'get', first.inbound_endpoint_id, '--json'], {
       env: { HOOKRELAY_API_URL: first.api_url, HOOKRELAY_API_KEY: state.api_key },
     });

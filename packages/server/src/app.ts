@@ -29,6 +29,9 @@ import { logRoutes } from './routes/logs.js';
 import { pullIngestRoutes } from './ingest/pull-routes.js';
 import { pullEndpointRoutes } from './routes/pull-endpoints.js';
 import { pullEventRoutes } from './routes/pull-events.js';
+import { watchRoutes } from './routes/watch.js';
+import { inspectorRoutes } from './plugins/inspector.js';
+import { StreamTickets } from './stream/tickets.js';
 
 /** NOTIFY channel: an inbound endpoint's settings or state changed (payload: its id). */
 export const INBOUND_ENDPOINT_CHANGED_CHANNEL = 'hookrelay_inbound_endpoint_changed';
@@ -54,7 +57,8 @@ const INGEST_TOKEN = /^(\/+in\/+)[^/]*|^(\/+pull\/+[^/]*\/+)[^/]*/i;
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
-  if (!INGEST_TOKEN.test(path)) return url;
+  // A stream ticket is single-use and short-lived, but still a credential until redeemed.
+  if (!INGEST_TOKEN.test(path)) return q === -1 ? url : `${path}${url.slice(q).replace(/([?&]ticket=)[^&]*/gi, '$1[redacted]')}`;
   const redacted = path.replace(INGEST_TOKEN, (_match, inPrefix: string | undefined, pullPrefix: string | undefined) => `${inPrefix ?? pullPrefix}[redacted]`);
   return q === -1 ? redacted : `${redacted}?[redacted]`;
 }
@@ -99,6 +103,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     ingestCache,
     metrics: new Metrics(deps.db.sql, app.log),
     inboundCommits: new InboundCommitBus(),
+    streamTickets: new StreamTickets(deps.secretBox),
     receiveBase() {
       if (config.publicUrl) return config.publicUrl;
       const address = app.server.address();
@@ -159,7 +164,10 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     await v1.register(logRoutes);
     await v1.register(pullEndpointRoutes);
     await v1.register(pullEventRoutes);
+    await v1.register(watchRoutes);
   }, { prefix: '/v1' });
+  // The inspector page talks to the /v1 API of the same origin.
+  if (config.roles.has('api')) await app.register(inspectorRoutes, {});
 
   return app;
 }

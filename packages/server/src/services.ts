@@ -6,6 +6,7 @@ import type { PayloadStore } from './storage/payload-store.js';
 import type { IngestEndpointCache } from './ingest/endpoint-cache.js';
 import type { Metrics } from './metrics/index.js';
 import type { InboundCommitBus } from './ingest/inbound-commits.js';
+import type { StreamTickets } from './stream/tickets.js';
 
 /** What the process entry (or a test) hands to buildApp: the things with a lifecycle of their own. */
 export interface AppDeps {
@@ -26,6 +27,8 @@ export interface AppServices extends AppDeps {
   metrics: Metrics;
   /** This process's ingestion → this process's streams (messages without a read-back). */
   inboundCommits: InboundCommitBus;
+  /** Single-use tickets that authenticate a browser's WebSocket upgrade. */
+  streamTickets: StreamTickets;
   /** `{receive_base}` of ingest URLs: HOOKRELAY_PUBLIC_URL, else this process's bound address. */
   receiveBase(): string;
   /**

@@ -259,6 +259,7 @@ export class HookrelayClient {
     get: (id: string, query: { body_encoding?: 'base64' } = {}) =>
       this.request<InboundMessageOut>('GET', `/v1/inbound-messages/${encodeURIComponent(id)}`, { query }),
     replay: (id: string) => this.request<InboundReplayOut>('POST', `/v1/inbound-messages/${encodeURIComponent(id)}/replay`),
+    attempts: (id: string) => this.request<AttemptOut[]>('GET', `/v1/inbound-messages/${encodeURIComponent(id)}/attempts`),
     result: (id: string, body: InboundResultIn) =>
       this.request<InboundMessageOut>('POST', `/v1/inbound-messages/${encodeURIComponent(id)}/result`, { body }),
     delete: (id: string) => this.request<InboundMessageDeleteOut>('DELETE', `/v1/inbound-messages/${encodeURIComponent(id)}`),

@@ -13,3 +13,4 @@ export * from './schemas/event-type.js';
 export * from './glob.js';
 export * from './samples.js';
 export * from './schemas/samples.js';
+export * from './schemas/inspector.js';

@@ -10,6 +10,7 @@ import { EmbeddedServer, EmbeddedServerError } from '../dev/embedded-server.js';
 import { readDevState, readServerBootstrapKey, SERVER_DATABASE_DIR, writeDevState, type DevState } from '../dev/state.js';
 import { CliErrorCode, CliFailure, usageFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { inspectorUrl } from '../inspector.js';
 import { forwardingFlags, forwardingSettings } from '../listen/flags.js';
 import { runListenSession } from '../listen/session.js';
 import { StopSignals } from '../signals.js';
@@ -26,6 +27,8 @@ export interface DevReadyLine {
   ingest_url: string;
   inbound_endpoint_id: string;
   api_url: string;
+  /** The web inspector on the endpoint's live messages; the API key rides in the fragment. */
+  inspector_url: string;
 }
 
 export default class Dev extends BaseCommand<typeof Dev> {
@@ -36,7 +39,9 @@ The data dir (default $HOOKRELAY_CONFIG_DIR/dev, i.e. ~/.config/hookrelay/dev) k
 
 The dev server allows private network destinations (HOOKRELAY_ALLOW_PRIVATE_NETWORKS=true), so forward-mode endpoints may point at localhost. It ignores DATABASE_URL and other HOOKRELAY_* settings of your shell.
 
-Output for people goes to stderr. With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","api_url"} as the first line, then one line per delivery as \`listen --json\` prints them.`;
+Output for people goes to stderr. The banner also prints the web inspector's URL for the endpoint (\`hookrelay open\` prints it too): it carries the API key in its fragment, so treat it like the key.
+
+With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","api_url","inspector_url"} as the first line, then one line per delivery as \`listen --json\` prints them.`;
 
   static override examples = [
     {
@@ -111,7 +116,7 @@ Output for people goes to stderr. With --json, stdout carries {"type":"ready","i
       if (stop.stopping) return;
 
       if (this.jsonEnabled()) {
-        const ready: DevReadyLine = { type: 'ready', ingest_url: endpoint.ingestUrl, inbound_endpoint_id: endpoint.id, api_url: apiUrl };
+        const ready: DevReadyLine = { type: 'ready', ingest_url: endpoint.ingestUrl, inbound_endpoint_id: endpoint.id, api_url: apiUrl, inspector_url: inspectorUrl(apiUrl, apiKey, endpoint.id) };
         process.stdout.write(`${JSON.stringify(ready)}\n`);
       }
       await runListenSession({
@@ -133,6 +138,8 @@ Output for people goes to stderr. With --json, stdout carries {"type":"ready","i
           '',
           styleErr.bold('Ingest URL (send webhooks here):'),
           `  ${styleErr.cyan.bold(endpoint.ingestUrl)}`,
+          styleErr.bold('Inspector (every webhook, its bytes, your app\'s answers, replay):'),
+          `  ${styleErr.cyan(inspectorUrl(apiUrl, apiKey, endpoint.id))}`,
           styleErr.dim(`  Other commands: HOOKRELAY_API_URL=${apiUrl} HOOKRELAY_API_KEY=<"api_key" of ${join(dataDir, 'dev.json')}>`),
           '',
         ],

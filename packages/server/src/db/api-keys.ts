@@ -49,3 +49,12 @@ export async function revokeApiKey(sql: Sql, id: string): Promise<ApiKeyRow | un
     RETURNING id, project_id, key_hint, name, created_at, revoked_at`;
   return row;
 }
+
+/** The project behind a key id, or undefined when the key is unknown, revoked or of another project. */
+export async function findPrincipalByKeyId(sql: Sql, apiKeyId: string, projectId: string): Promise<ApiKeyPrincipal | undefined> {
+  const [row] = await sql<ApiKeyPrincipal>`
+    SELECT k.id AS api_key_id, p.id AS project_id, p.name AS project_name
+    FROM api_keys k JOIN projects p ON p.id = k.project_id
+    WHERE k.id = ${apiKeyId} AND k.project_id = ${projectId} AND k.revoked_at IS NULL`;
+  return row;
+}

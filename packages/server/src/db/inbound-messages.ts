@@ -186,6 +186,10 @@ export interface EndpointMessageFilters {
   receivedBefore?: string;
 }
 
+const ENDPOINT_MESSAGE_COLUMNS = (sql: Sql) => sql.fragment`
+  m.id, m.inbound_endpoint_id, m.status, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256,
+  m.event_type, m.verified, m.replay_count, m.received_at, m.response_status, m.response_latency_ms`;
+
 const ID_BOUND_MARGIN_MS = 60_000;
 
 const ANSWER_CONDITIONS = {
@@ -222,10 +226,20 @@ export async function listEndpointMessages(
     if (from > 0) where.push(sql.fragment`m.id >= ${uuidv7AtTime(from)}::uuid`);
   }
   return sql<EndpointMessageRow>`
-    SELECT m.id, m.inbound_endpoint_id, m.status, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256,
-           m.event_type, m.verified, m.replay_count, m.received_at, m.response_status, m.response_latency_ms
+    SELECT ${ENDPOINT_MESSAGE_COLUMNS(sql)}
     FROM inbound_messages m
     ${newestFirstById(sql, sql.fragment`m.id`, where, page)}`;
+}
+
+/** An endpoint's live messages after `afterId` (all when null), oldest first, as the message list shows them. */
+export async function listEndpointMessagesAfter(sql: Sql, endpointId: string, afterId: string | null, limit: number): Promise<EndpointMessageRow[]> {
+  const after = afterId === null ? sql.fragment`` : sql.fragment`AND m.id > ${afterId}::uuid`;
+  return sql<EndpointMessageRow>`
+    SELECT ${ENDPOINT_MESSAGE_COLUMNS(sql)}
+    FROM inbound_messages m
+    WHERE m.inbound_endpoint_id = ${endpointId}::uuid ${after} AND m.deleted_at IS NULL
+    ORDER BY m.id
+    LIMIT ${limit}`;
 }
 
 export interface InboundAnswerRow {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
+  AttemptOut,
   IdParams,
   InboundAnswerOut,
   InboundAnswerSummaryOut,
@@ -40,6 +41,8 @@ import { principalOf } from '../plugins/auth.js';
 import { refuseNul } from '../security/text.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { INBOUND_REPLAY_CHANNEL } from '../stream/hub.js';
+import { listAttempts } from '../db/messages.js';
+import { toAttemptOut } from './messages.js';
 
 const EndpointMessagesQuery = refuseNul(InboundEndpointMessagesQuery);
 
@@ -75,7 +78,7 @@ export async function loadAnswers(sql: Sql, messageId: string, deleted = false):
   return (await listInboundAnswers(sql, [messageId], true)).map(toAnswerOut);
 }
 
-function toEndpointMessage(row: EndpointMessageRow, answers: InboundAnswerSummaryOut[]): InboundEndpointMessageOut {
+export function toEndpointMessage(row: EndpointMessageRow, answers: InboundAnswerSummaryOut[]): InboundEndpointMessageOut {
   return {
     id: row.id,
     inbound_endpoint_id: row.inbound_endpoint_id,
@@ -197,6 +200,17 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
         data: page.rows.map((row) => toEndpointMessage(row, answers.get(row.id) ?? [])),
         meta: { request_id: request.id, has_more: page.hasMore, next_cursor: page.nextCursor },
       };
+    },
+  );
+
+  // Forward-mode deliveries and cli-mode reports both leave their attempts here.
+  app.get(
+    '/inbound-messages/:id/attempts',
+    { schema: { params: IdParams, response: { 200: successEnvelope(z.array(AttemptOut)) } } },
+    async (request) => {
+      const row = await findInboundMessage(sql, principalOf(request).project_id, request.params.id);
+      if (!row) throw notFound('inbound message', request.params.id);
+      return { data: (await listAttempts(sql, row.id)).map(toAttemptOut), meta: { request_id: request.id } };
     },
   );
 

@@ -26,6 +26,7 @@ import {
 import { AppError, endpointNotFound, notFound } from '../errors.js';
 import { principalOf } from '../plugins/auth.js';
 import { readCliMessagesAfter } from '../stream/cli-message.js';
+import { keepAlive } from '../stream/heartbeat.js';
 import { StreamHub } from '../stream/hub.js';
 import { ResultBatcher } from '../stream/result-batcher.js';
 import { listenFilterOf } from '../stream/listen-filter.js';
@@ -147,22 +148,14 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
           return false;
         },
       );
-      let alive = true;
-      const heartbeat = setInterval(() => {
-        if (!alive) return socket.terminate();
-        alive = false;
-        socket.ping();
-      }, heartbeatMs);
-      socket.on('pong', () => (alive = true));
-      socket.on('close', () => {
-        clearInterval(heartbeat);
+      const heardFrom = keepAlive(socket, heartbeatMs, () => {
         hub.unsubscribe(subscriber);
         void registered.then(async (inserted) => {
           if (inserted) await deleteStreamConnection(sql, connectionId).catch(() => undefined);
         });
       });
       socket.on('message', (data, isBinary) => {
-        alive = true;
+        heardFrom();
         if (isBinary) return;
         let frame: StreamResultFrame;
         try {

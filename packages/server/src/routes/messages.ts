@@ -120,7 +120,7 @@ function toMessageOut(row: OutboundMessageWithUrl, payload: RenderedPayload): Me
   };
 }
 
-function toAttemptOut(row: AttemptRow): AttemptOut {
+export function toAttemptOut(row: AttemptRow): AttemptOut {
   return {
     id: row.id,
     message_id: row.message_id,

@@ -1,0 +1,118 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { WebSocket } from 'ws';
+import type { Database } from '../db/database.js';
+import { listEndpointMessagesAfter } from '../db/inbound-messages.js';
+import { INBOUND_MESSAGES_CHANNEL } from '../ingest/batcher.js';
+import { toEndpointMessage } from '../routes/inbound-messages.js';
+import { STREAM_RECHECK_MS } from './hub.js';
+
+const PAGE_SIZE = 100;
+/** Above this much unsent data a watcher waits for the socket to drain before reading more. */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+
+/**
+ * One page watching an endpoint: it sends the summary of every message committed after its start
+ * cursor, in id order. Unlike a CLI stream it delivers nothing, takes no results and is not counted
+ * as a listener; it works the same for cli- and forward-mode endpoints.
+ */
+export class Watcher {
+  private pumping = false;
+  private dirty = false;
+  private failing = false;
+  closed = false;
+
+  constructor(
+    readonly endpointId: string,
+    private readonly socket: WebSocket,
+    private readonly hub: WatchHub,
+    private cursor: string | null,
+  ) {}
+
+  wake(): void {
+    this.dirty = true;
+    if (!this.pumping) void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      while (this.dirty && !this.closed) {
+        this.dirty = false;
+        for (;;) {
+          const rows = await listEndpointMessagesAfter(this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE);
+          this.failing = false;
+          if (rows.length === 0 || this.closed) break;
+          for (const row of rows) this.socket.send(JSON.stringify({ type: 'message', message: toEndpointMessage(row, []) }));
+          this.cursor = rows[rows.length - 1]!.id;
+          while (!this.closed && this.socket.bufferedAmount > MAX_BUFFERED_BYTES) await new Promise((r) => setTimeout(r, 10));
+          if (rows.length < PAGE_SIZE) break;
+        }
+      }
+    } catch (error) {
+      if (!this.failing) this.hub.log.warn({ err: error, inbound_endpoint_id: this.endpointId }, 'watch read failed; retrying every second');
+      this.failing = true;
+      setTimeout(() => this.wake(), 1000).unref();
+    } finally {
+      this.pumping = false;
+    }
+  }
+}
+
+/**
+ * The process's watching pages by endpoint. It hears the same commit NOTIFYs as the CLI streams
+ * (any process's ingestion) and, like them, reads after each watcher's cursor now and then in case
+ * a NOTIFY was lost.
+ */
+export class WatchHub {
+  private readonly watchers = new Map<string, Set<Watcher>>();
+  private unlisten: (() => Promise<void>) | undefined;
+  private recheckTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly db: Database,
+    readonly log: FastifyBaseLogger,
+    private readonly recheckMs = STREAM_RECHECK_MS,
+  ) {}
+
+  async start(): Promise<void> {
+    this.recheckTimer = setInterval(() => this.wakeAll(), this.recheckMs);
+    this.recheckTimer.unref();
+    this.unlisten = await this.db.listen(
+      INBOUND_MESSAGES_CHANNEL,
+      (payload) => {
+        for (const entry of payload.split(',')) {
+          const endpointId = entry.split(':')[0];
+          if (endpointId) this.watchers.get(endpointId)?.forEach((w) => w.wake());
+        }
+      },
+      () => this.wakeAll(),
+    );
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.recheckTimer);
+    await this.unlisten?.().catch(() => {});
+    this.watchers.forEach((set) => set.forEach((w) => (w.closed = true)));
+    this.watchers.clear();
+  }
+
+  /** Starts a watcher after `cursor` (the endpoint's last message when the page connected). */
+  watch(endpointId: string, socket: WebSocket, cursor: string | null): Watcher {
+    const watcher = new Watcher(endpointId, socket, this, cursor);
+    const set = this.watchers.get(endpointId) ?? new Set();
+    set.add(watcher);
+    this.watchers.set(endpointId, set);
+    return watcher;
+  }
+
+  unwatch(watcher: Watcher): void {
+    watcher.closed = true;
+    const set = this.watchers.get(watcher.endpointId);
+    set?.delete(watcher);
+    if (set?.size === 0) this.watchers.delete(watcher.endpointId);
+  }
+
+  private wakeAll(): void {
+    this.watchers.forEach((set) => set.forEach((w) => w.wake()));
+  }
+}

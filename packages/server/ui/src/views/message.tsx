@@ -1,0 +1,157 @@
+import { useState } from 'preact/hooks';
+import type { AttemptOut, InboundAnswerOut, InboundEndpointOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
+import { api } from '../api.js';
+import { AttemptsTable, BodyView, CopyButton, ErrorBox, HeadersTable, Loading, useLoad } from '../components.js';
+import { asText, base64ToBytes, curlCommand, formatMs, formatTime, statusClass } from '../format.js';
+
+function AnswerBody({ answer }: { answer: InboundAnswerOut }) {
+  if (!answer.response_body) return null;
+  const bytes = base64ToBytes(answer.response_body);
+  const text = asText(bytes);
+  return (
+    <details>
+      <summary>
+        Response body ({bytes.length} bytes{answer.response_body_truncated ? ', truncated' : ''})
+      </summary>
+      <pre class="body">{text ?? `(binary, ${bytes.length} bytes)`}</pre>
+    </details>
+  );
+}
+
+function Answers({ message }: { message: InboundMessageOut }) {
+  const answers = message.answers;
+  if (answers.length === 0) {
+    if (message.response_status === null && message.last_error === null) return <p class="muted">No answer yet.</p>;
+    return (
+      <p>
+        <span class={`badge ${statusClass(message.response_status)}`}>{message.response_status ?? 'no HTTP answer'}</span> {formatMs(message.response_latency_ms)}
+        {message.last_error ? <span class="error"> {message.last_error}</span> : null}
+      </p>
+    );
+  }
+  return (
+    <div data-testid="answers">
+      {answers.map((answer) => (
+        <article key={answer.listener} class="panel">
+          <h3>
+            Listener {answer.listener} · <span class={`badge ${statusClass(answer.status)}`}>{answer.status ?? 'no HTTP answer'}</span> · {formatMs(answer.latency_ms)}
+            {answer.answered_at ? <span class="muted"> · {formatTime(answer.answered_at)}</span> : null}
+          </h3>
+          {answer.error ? <p class="error">{answer.error}</p> : null}
+          {answer.response_headers.length > 0 ? (
+            <details>
+              <summary>Response headers ({answer.response_headers.length})</summary>
+              <HeadersTable headers={answer.response_headers} label={`Response headers of listener ${answer.listener}`} />
+            </details>
+          ) : null}
+          <AnswerBody answer={answer} />
+        </article>
+      ))}
+    </div>
+  );
+}
+
+/** Forward-mode deliveries and CLI reports, oldest first. */
+function Attempts({ messageId, tick }: { messageId: string; tick: number }) {
+  const attempts = useLoad(() => api<AttemptOut[]>('GET', `/v1/inbound-messages/${messageId}/attempts`).then((r) => r.data), [messageId, tick]);
+  if (attempts.error) return <ErrorBox error={attempts.error} />;
+  return attempts.value ? <AttemptsTable attempts={attempts.value} testid="inbound-attempts" /> : null;
+}
+
+function Curl({ message }: { message: InboundMessageOut }) {
+  const [base, setBase] = useState('http://localhost:3000');
+  const body = typeof message.body === 'string' && message.body_encoding === 'base64' ? base64ToBytes(message.body) : new Uint8Array();
+  const url = `${base.replace(/\/+$/, '')}${message.path || '/'}${message.query ? `?${message.query}` : ''}`;
+  const command = curlCommand(message.method, url, message.raw_headers, body);
+  return (
+    <details class="panel">
+      <summary>Copy as curl</summary>
+      <label>
+        Local URL <input value={base} onInput={(e) => setBase(e.currentTarget.value)} />
+      </label>{' '}
+      <CopyButton label="Copy the curl command" text={() => command} />
+      <pre class="body" data-testid="curl">
+        {command}
+      </pre>
+    </details>
+  );
+}
+
+export function InboundMessage({ messageId }: { messageId: string }) {
+  const message = useLoad(() => api<InboundMessageOut>('GET', `/v1/inbound-messages/${messageId}?body_encoding=base64`).then((r) => r.data), [messageId]);
+  const endpointId = message.value?.inbound_endpoint_id;
+  const endpoint = useLoad(
+    () => (endpointId ? api<InboundEndpointOut>('GET', `/v1/inbound-endpoints/${endpointId}`).then((r) => r.data) : Promise.resolve(undefined)),
+    [endpointId],
+  );
+  const [replayed, setReplayed] = useState<InboundReplayOut | null>(null);
+  const [tick, setTick] = useState(0);
+  const [error, setError] = useState<unknown>(undefined);
+  const replay = async () => {
+    setError(undefined);
+    try {
+      const { data } = await api<InboundReplayOut>('POST', `/v1/inbound-messages/${messageId}/replay`);
+      setReplayed(data);
+      setTimeout(() => (message.reload(), setTick((n) => n + 1)), 1500);
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  const m = message.value;
+  return (
+    <section aria-labelledby="message-title">
+      <p class="crumbs">
+        <a href="#/">Inbound endpoints</a> / {endpointId ? <a href={`#/inbound/${endpointId}`}>{endpoint.value?.name ?? endpointId}</a> : '…'} / message
+      </p>
+      <h1 id="message-title">
+        {m ? `${m.method} ${m.path}${m.query ? `?${m.query}` : ''}` : 'Message'}
+      </h1>
+      <ErrorBox error={message.error} />
+      <Loading when={message.loading && !m} />
+      {m ? (
+        <>
+          <dl class="facts">
+            <dt>Id</dt>
+            <dd>
+              <code>{m.id}</code>
+            </dd>
+            <dt>Received</dt>
+            <dd>{formatTime(m.received_at)}</dd>
+            <dt>Event type</dt>
+            <dd data-testid="event-type">{m.event_type ?? '—'}</dd>
+            <dt>Verified</dt>
+            <dd>{m.verified.length === 0 ? 'no check configured' : m.verified.join(', ')}</dd>
+            <dt>Status</dt>
+            <dd>
+              {m.status} · {m.attempt_count} attempt{m.attempt_count === 1 ? '' : 's'} · {m.replay_count} replay{m.replay_count === 1 ? '' : 's'}
+            </dd>
+            <dt>Content-Type</dt>
+            <dd>{m.content_type || '—'}</dd>
+          </dl>
+          <div class="row">
+            <button type="button" onClick={replay} disabled={m.deleted_at !== undefined}>
+              Replay {endpoint.value?.mode === 'forward' ? 'to the forward URL' : 'to connected listeners'}
+            </button>
+            {replayed ? (
+              <span role="status">
+                Replayed: replay #{replayed.replay_count}, {replayed.status}
+              </span>
+            ) : null}
+          </div>
+          <ErrorBox error={error} />
+          <h2>Answer{endpoint.value?.mode === 'forward' ? ' of the forward URL' : 's of the local app'}</h2>
+          <Answers message={m} />
+          <h2>Attempts</h2>
+          <Attempts messageId={m.id} tick={tick} />
+          <h2>Headers</h2>
+          <HeadersTable headers={m.raw_headers} label="Request headers as received" />
+          <h2>Body</h2>
+          {m.deleted_at ? <p class="muted">Deleted {formatTime(m.deleted_at)}: the body is gone.</p> : null}
+          {m.body_error ? <p class="error">The payload could not be read from storage.</p> : null}
+          {typeof m.body === 'string' && m.body_encoding === 'base64' ? <BodyView base64={m.body} contentType={m.content_type} storedSha256={m.payload_sha256} /> : null}
+          {typeof m.body === 'string' ? <Curl message={m} /> : null}
+        </>
+      ) : null}
+    </section>
+  );
+}
