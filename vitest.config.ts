@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
  * cluster and once on PGlite; tests of several processes (test/multi) run on PostgreSQL only.
  */
 const exclude = ['**/node_modules/**', '**/dist/**'];
+/** e2e files without timing-sensitive faults (see the e2e projects below). */
+const E2E_PARALLEL = ['cli-endpoints.test.ts', 'cli-inbound.test.ts', 'cli-messages.test.ts', 'cli-pull.test.ts', 'cli-completion.test.ts', 'listen-routes.test.ts'];
 const serverShared = { root: 'packages/server', exclude, testTimeout: 30_000, hookTimeout: 120_000 };
 
 export default defineConfig({
@@ -32,16 +34,29 @@ export default defineConfig({
         },
       },
       {
+        // Black-box tests of the CLI's commands: each file has its own server and config dir, and
+        // nothing in them depends on timing, so two files run at once.
         test: {
           name: 'e2e',
           root: 'e2e',
-          include: ['**/*.test.ts'],
+          include: E2E_PARALLEL,
           exclude,
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          // Real processes with timing-sensitive faults: one file at a time, after the other projects.
-          fileParallelism: false,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'e2e-serial',
+          root: 'e2e',
+          include: ['**/*.test.ts'],
+          exclude: [...exclude, ...E2E_PARALLEL],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          // Real processes with timing-sensitive faults, and a browser: one file at a time, last.
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -302,9 +302,15 @@ export function summarizeProfile(file, top = 25) {
 
 const BODY_HEAD = '{"seq":"';
 const SEQ_WIDTH = 10;
-/** 1 KiB of JSON, as a webhook provider would send it, carrying its sequence number first. */
+/**
+ * 1 KiB of JSON, as a webhook provider would send it, carrying its sequence number first. Its event
+ * type (`type`, as Stripe puts it) is `invoice.paid` for even numbers and `invoice.sent` for odd
+ * ones, so that a filter can pass half of them.
+ */
+export const EVEN_EVENT_TYPE = 'invoice.paid';
 export function bodyFor(seq) {
-  const head = `${BODY_HEAD}${String(seq).padStart(SEQ_WIDTH, '0')}","id":"evt_${seq}","type":"invoice.paid","created":1767225600,"data":{"object":{"id":"in_${seq}","amount":4200,"currency":"eur","note":"`;
+  const type = seq % 2 === 0 ? EVEN_EVENT_TYPE : 'invoice.sent';
+  const head = `${BODY_HEAD}${String(seq).padStart(SEQ_WIDTH, '0')}","id":"evt_${seq}","type":"${type}","created":1767225600,"data":{"object":{"id":"in_${seq}","amount":4200,"currency":"eur","note":"`;
   const tail = '"}}}';
   return Buffer.from(head + 'x'.repeat(1024 - head.length - tail.length) + tail);
 }

@@ -9,11 +9,14 @@
 // The sender and the local app run in this process, so both use one clock.
 //
 //   pnpm bench:listen [--duration 10] [--rates 50,500] [--repeat 5] [--ramp 1000,1500,2000,2500,3000]
-//                     [--floors nodb,durable] [--drain 1] [--backlog 20000] [--connections 128] [--warmup 3]
+//                     [--floors nodb,durable] [--filtered] [--drain 1] [--backlog 20000] [--connections 128] [--warmup 3]
 //                     [--cpu-prof] [--cpu-prof-server] [--loop-stats] [--tap] [--pg-socket] [--enforce] [--no-build]
 //
 // Each latency rate runs --repeat times; every phase runs on each system in turn (hookrelay, then the
-// floors), so machine drift hits all three alike. --floors "" runs hookrelay alone.
+// floors), so machine drift hits all three alike. --floors "" runs hookrelay alone. --filtered adds
+// one more system: a second endpoint and CLI listening with `--events invoice.paid`, which half the
+// bodies carry (the server skips the other half before the CLI): its figures beside the unfiltered
+// ones show what a filter costs.
 
 // Open-loop sender (undici, message i sent at t0 + i/rate, 1 KiB JSON carrying a sequence number).
 // Phases: each of --rates for --duration s (latency), then --ramp, stopping at the first rate that
@@ -65,6 +68,7 @@ import {
   watchdog,
   withTimeout,
   bodyFor,
+  EVEN_EVENT_TYPE,
   seqOf,
   serveOnLoopback,
   forEachLine,
@@ -94,6 +98,7 @@ const { values: args } = parseArgs({
     rates: { type: 'string', default: '50,500' },
     repeat: { type: 'string', default: '5' },
     floors: { type: 'string', default: 'nodb,durable' },
+    filtered: { type: 'boolean', default: false },
     ramp: { type: 'string', default: '1000,1500,2000,2500,3000' },
     drain: { type: 'string', default: '1' },
     connections: { type: 'string', default: '128' },
@@ -110,7 +115,7 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 31));
+  process.stdout.write(usageText(import.meta.url, 34));
   process.exit(0);
 }
 const list = (text) => (text.trim() === '' ? [] : text.split(',').map(Number));
@@ -131,7 +136,7 @@ if (
   process.stderr.write('usage: --repeat N (>0) --floors nodb,durable (either, both or "")\n');
   process.exit(2);
 }
-const systemCount = 1 + floorNames.length;
+const systemCount = 1 + floorNames.length + (args.filtered ? 1 : 0);
 if (
   !(duration > 0) ||
   !(drainS > 0) ||
@@ -304,7 +309,7 @@ async function main() {
   const cliRecords = new Map();
   const cliOut = { lines: 0, badLines: 0, stderr: '' };
   let cliRuns = 0;
-  const startCli = () => {
+  const startCli = (listenArgs = [endpointId], cliConfigDir = configDir) => {
     cliRuns += 1;
     const handle = spawnNode(
       [
@@ -312,7 +317,7 @@ async function main() {
         ...loopImport,
         path.join(root, 'packages/cli/bin/run.js'),
         'listen',
-        endpointId,
+        ...listenArgs,
         '--forward-to',
         String(appPort),
         '--json',
@@ -321,7 +326,7 @@ async function main() {
         ...process.env,
         HOOKRELAY_API_URL: server.url,
         HOOKRELAY_API_KEY: server.apiKey,
-        HOOKRELAY_CONFIG_DIR: configDir,
+        HOOKRELAY_CONFIG_DIR: cliConfigDir,
         HOOKRELAY_PROFILE: '',
         NO_COLOR: '1',
         HOOKRELAY_BENCH_LOOP_STATS: cliLoopFile,
@@ -391,10 +396,47 @@ async function main() {
     ingestPath,
     ordered: true,
     usesPg: true,
+    recordsCli: true,
+    expects: () => true,
     cliPid: () => cli.child.pid,
     serverPid: () => server.child.pid,
   };
   const systems = [hookrelay];
+  if (args.filtered) {
+    const filteredEndpoint = await createInboundEndpoint(server.url, server.apiKey, 'cli');
+    const filteredCli = startCli([filteredEndpoint.id, '--events', EVEN_EVENT_TYPE], path.join(tmp, 'cli-config-filtered'));
+    const system = {
+      name: 'hookrelay, filter passes half',
+      pool,
+      ingestPath: `/in/${filteredEndpoint.token}`,
+      ordered: true,
+      usesPg: true,
+      recordsCli: true,
+      expects: (seq) => seq % 2 === 0,
+      cliPid: () => filteredCli.child.pid,
+      serverPid: () => server.child.pid,
+    };
+    // The listener starts from "now": probe with even (passing) messages until one gets through.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (filteredCli.done) throw new Error(`the filtered CLI exited before it forwarded anything:\n${cliOut.stderr}`);
+      if (Date.now() > deadline) throw new Error('no probe reached the app through the filtered listener within 30 s');
+      if (nextSeq % 2 === 1) nextSeq += 1;
+      const probe = nextSeq++;
+      send(pool, system.ingestPath, probe);
+      if (await waitUntil(() => recvCount[probe] > 0, 300)) break;
+    }
+    if (warmup > 0) {
+      const w = await sendPhase(pool, system.ingestPath, 200, warmup);
+      const passed = () => {
+        for (let seq = w.first; seq < w.first + w.n; seq++) if (system.expects(seq) && recvCount[seq] === 0) return false;
+        return true;
+      };
+      if (!(await waitUntil(() => sender.inFlight === 0 && passed(), 30_000))) throw new Error('the filtered warm-up did not get through within 30 s');
+    }
+    systems.push(system);
+    cleanups.push(() => filteredCli.stop());
+  }
   for (const floor of floorNames) {
     const durable = floor === 'durable';
     const relay = await startChild(`relay-${floor}`, [path.join(here, 'floor/relay.mjs')], {
@@ -414,6 +456,8 @@ async function main() {
       ingestPath: '/in',
       ordered: false,
       usesPg: durable,
+      recordsCli: false,
+      expects: () => true,
       cliPid: () => client.child.pid,
       serverPid: () => relay.child.pid,
     };
@@ -475,7 +519,7 @@ async function main() {
     } else s = await sendPhase(sys.pool, sys.ingestPath, rate, duration);
     const answered = () => sender.inFlight === 0;
     const allIn = () => {
-      for (let seq = s.first; seq < s.first + s.n; seq++) if (recvCount[seq] === 0 && ids[seq] !== undefined) return false;
+      for (let seq = s.first; seq < s.first + s.n; seq++) if (recvCount[seq] === 0 && ids[seq] !== undefined && sys.expects(seq)) return false;
       return true;
     };
     // Drain: every accepted message at the app within --drain s of the phase's scheduled end.
@@ -489,7 +533,9 @@ async function main() {
     // A phase that did not drain: wait (bounded) for the stragglers, to tell late from lost.
     if (!drained) await waitUntil(() => answered() && allIn(), 60_000, 20);
     // The CLI prints its NDJSON line after the delivery: give the last lines a moment.
-    if (isHookrelay) await waitUntil(() => cliRecords.size >= cliRecordsBefore + s.n, 2000, 5);
+    let expected = 0;
+    for (let seq = s.first; seq < s.first + s.n; seq++) if (sys.expects(seq)) expected += 1;
+    if (sys.recordsCli) await waitUntil(() => cliRecords.size >= cliRecordsBefore + expected, 2000, 5);
 
     let accepted = 0;
     let received = 0;
@@ -507,11 +553,17 @@ async function main() {
     const afterAnswer = [];
     let cliNon2xx = 0;
     let cliMissing = 0;
+    let unwanted = 0;
     for (let seq = s.first; seq < s.first + s.n; seq++) {
       const count = recvCount[seq];
       if (ids[seq] !== undefined) {
         accepted += 1;
         ingestMs.push(answeredAt[seq] - sendAt[seq]);
+      }
+      if (!sys.expects(seq)) {
+        // Filtered out: it must never reach the app.
+        if (count > 0) unwanted += 1;
+        continue;
       }
       if (count === 0) {
         if (ids[seq] !== undefined) lost += 1;
@@ -529,7 +581,7 @@ async function main() {
         cliPart.push(recvAt[seq] - tapAt[seq]);
         if (answeredAt[seq] > 0) afterAnswer.push(tapAt[seq] - answeredAt[seq]);
       }
-      if (!isHookrelay) continue;
+      if (!sys.recordsCli) continue;
       const record = ids[seq] === undefined ? undefined : cliRecords.get(ids[seq]);
       if (record === undefined) cliMissing += 1;
       else {
@@ -554,7 +606,8 @@ async function main() {
     }
     const httpErrors = sender.non200 + sender.errors - errorsBefore;
     const wallMs = after.at - before.at;
-    const perMsg = (ms) => (received > 0 ? ms / received : NaN);
+    // Per webhook ingested: with a filter, the skipped ones cost too.
+    const perMsg = (ms) => (accepted > 0 ? ms / accepted : NaN);
     const r = {
       system: sys.name,
       kind,
@@ -611,7 +664,8 @@ async function main() {
       loadStart: before.loadavg,
       loadEnd: after.loadavg,
     };
-    r.correct = r.lost === 0 && r.duplicates === 0 && r.outOfOrder === 0 && r.corrupt === 0 && r.unaccepted === 0 && r.strays === 0;
+    r.unwanted = unwanted;
+    r.correct = r.lost === 0 && r.duplicates === 0 && r.outOfOrder === 0 && r.corrupt === 0 && r.unaccepted === 0 && r.strays === 0 && r.unwanted === 0;
     // Sustained: correct, all accepted, the sender on schedule, and drained in time.
     r.sustained = r.correct && r.httpErrors === 0 && r.accepted === r.sent && r.drained && r.late === 0 && (backlog !== undefined || r.maxLagMs < 100);
     if (backlog) r.rate = r.catchUpRate;
@@ -623,7 +677,8 @@ async function main() {
         ? `backlog: ${fmt(r.sent)} messages stored while the CLI was stopped, received ${fmt(r.received)}, lost ${r.lost}, dup ${r.duplicates}, out of order ${r.outOfOrder}; ` +
             `CLI start → first message ${fmt(r.startupMs)} ms, then ${fmt(r.catchUpRate)} msg/s${r.drained ? '' : ' (NOT all within 120 s)'}`
         : `${sys.name}: ${kind} ${fmt(rate)} msg/s: sent ${fmt(r.sent)}, received ${fmt(r.received)}, lost ${r.lost}, dup ${r.duplicates}, out of order ${r.outOfOrder}` +
-            `${r.httpErrors ? `, ingest errors ${r.httpErrors} (${sender.firstError})` : ''}${r.corrupt ? `, damaged ${r.corrupt}` : ''}${r.strays ? `, strays ${r.strays}` : ''}; ` +
+            `${r.httpErrors ? `, ingest errors ${r.httpErrors} (${sender.firstError})` : ''}${r.corrupt ? `, damaged ${r.corrupt}` : ''}${r.strays ? `, strays ${r.strays}` : ''}` +
+            `${r.unwanted ? `, ${r.unwanted} the filter should have skipped` : ''}; ` +
           `latency ms p50 ${fmt(r.latency.p50, 2)} p90 ${fmt(r.latency.p90, 2)} p99 ${fmt(r.latency.p99, 2)} max ${fmt(r.latency.max, 1)}; ` +
           `${r.drained ? `drained ${fmt(r.drainMs)} ms after the last send` : `NOT drained within ${drainS}s (${r.late} late)`} → ${r.sustained ? 'sustained' : 'NOT sustained'}`,
     );
@@ -751,6 +806,7 @@ async function main() {
   };
   const noDb = systems.find((sys) => sys.name === 'floor, no database');
   const durableFloor = systems.find((sys) => sys.name === 'floor, durable');
+  const filtered = systems.find((sys) => sys.name === 'hookrelay, filter passes half');
   const sideRows = [];
   for (const [kind, rates] of [['latency', latencyRates], ['ramp', rampRates]]) {
     for (const rate of rates) {
@@ -758,6 +814,7 @@ async function main() {
       if (mine === undefined) continue;
       const bare = noDb && summary(noDb, kind, rate);
       const floor = durableFloor && summary(durableFloor, kind, rate);
+      const half = filtered && summary(filtered, kind, rate);
       const cell = (x) => (x ? `${fmt(x.p50, 2)} / ${fmt(x.p99, 2)} / ${fmt(x.cpu, 3)}${x.sustained ? '' : ' (not held)'}` : '–');
       sideRows.push([
         `${kind} ${fmt(rate)}`,
@@ -767,6 +824,7 @@ async function main() {
         bare ? `${fmt(mine.p50 / bare.p50, 2)}×` : '–',
         floor ? `${mine.p50 - floor.p50 >= 0 ? '+' : ''}${fmt(mine.p50 - floor.p50, 2)} ms` : '–',
         bare ? `${fmt(mine.cpu / bare.cpu, 2)}×` : '–',
+        ...(filtered ? [cell(half)] : []),
       ]);
     }
   }
@@ -774,7 +832,7 @@ async function main() {
   log(`side by side (median p50 / worst p99 over ${repeat} round(s), ms / CPU ms per webhook of server + database + CLI):`);
   log(
     table([
-      ['phase msg/s', 'hookrelay', 'floor, durable', 'floor, no database', 'p50 ÷ no database', 'p50 − durable', 'CPU ÷ no database'],
+      ['phase msg/s', 'hookrelay', 'floor, durable', 'floor, no database', 'p50 ÷ no database', 'p50 − durable', 'CPU ÷ no database', ...(filtered ? ['hookrelay, filter passes half'] : [])],
       ...sideRows,
     ]),
   );
@@ -821,6 +879,18 @@ async function main() {
     })(),
   ];
   for (const [what, met, detail] of checks) log(`target: ${what}: ${verdict(met)}${detail ? ` (${detail})` : ''}`);
+  // A filter must cost nothing: the filtered listener's latency against the unfiltered one's, same run.
+  if (filtered) {
+    for (const rate of latencyRates) {
+      const plain = summary(hookrelay, 'latency', rate);
+      const half = summary(filtered, 'latency', rate);
+      if (!plain || !half) continue;
+      log(
+        `filter passing half at ${fmt(rate)} msg/s: p50 ${fmt(half.p50, 2)} vs ${fmt(plain.p50, 2)} ms unfiltered, worst p99 ${fmt(half.p99, 2)} vs ${fmt(plain.p99, 2)} ms, ` +
+          `CPU ${fmt(half.cpu, 3)} vs ${fmt(plain.cpu, 3)} ms per webhook → ${half.p50 <= plain.p50 && half.p99 <= plain.p99 ? 'no worse' : 'WORSE'}`,
+      );
+    }
+  }
   const targetsMet = checks.every(([, met]) => met === true);
   log(`CLI exit: ${cliExit.code ?? cliExit.signal} (${cliRuns} runs); NDJSON lines ${fmt(cliOut.lines)}${cliOut.badLines ? `, ${cliOut.badLines} not JSON` : ''}; loadavg at the end: ${loadavg()}`);
   for (const [who, file] of profiles) {

@@ -153,9 +153,9 @@ function PairsTable({ pairs, label, testid }: { pairs: readonly [string, string]
 }
 
 /** Headers exactly as received: in order, repeats kept, names as sent. */
-export function HeadersTable({ headers, label }: { headers: readonly [string, string][]; label: string }) {
+export function HeadersTable({ headers, label, testid = 'headers' }: { headers: readonly [string, string][]; label: string; testid?: string }) {
   if (headers.length === 0) return <p class="muted">No headers.</p>;
-  return <PairsTable pairs={headers} label={label} testid="headers" />;
+  return <PairsTable pairs={headers} label={label} testid={testid} />;
 }
 
 /** Delivery attempts (or CLI reports), oldest first, with each answer's status, latency and body. */

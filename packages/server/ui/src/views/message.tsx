@@ -41,7 +41,7 @@ function Answers({ message }: { message: InboundMessageOut }) {
           {answer.response_headers.length > 0 ? (
             <details>
               <summary>Response headers ({answer.response_headers.length})</summary>
-              <HeadersTable headers={answer.response_headers} label={`Response headers of listener ${answer.listener}`} />
+              <HeadersTable headers={answer.response_headers} label={`Response headers of listener ${answer.listener}`} testid="response-headers" />
             </details>
           ) : null}
           <AnswerBody answer={answer} />
