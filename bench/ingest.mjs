@@ -310,6 +310,23 @@ async function main() {
     `\nstored inbound messages: ${fmt(storedTotal)}; 2xx answers: ${fmt(answered2xx)}; in flight when autocannon stopped: ${fmt(inFlightTotal)} ` +
       `→ ${lossOk ? 'no loss' : 'MISMATCH'}\n`,
   );
+  /**
+   * The floor of a missed target in CPU: at the target's rate the machine's cores allow so many
+   * microseconds of CPU per request, all processes together. The bare handler and the load generator
+   * take theirs whatever the server does; what is left is all a durable ingest may spend, server and
+   * PostgreSQL included. Set against what hookrelay's server and PostgreSQL spent in this run.
+   */
+  const cpuBudget = (row, targetRps) => {
+    const cores = os.availableParallelism();
+    const budgetUs = (cores * 1e6) / targetRps;
+    const fixedUs = row.cpu.bareServer + row.cpu.bareClient; // ms per 1,000 = µs per request
+    const spentUs = row.cpu.server + row.cpu.pg;
+    return (
+      `  CPU budget at ${fmt(targetRps)} req/s on ${cores} cores: ${fmt(budgetUs)} µs per request; a handler that stores nothing and the load ` +
+      `generator take ${fmt(fixedUs)}, leaving ${fmt(budgetUs - fixedUs)} µs for storing it durably; hookrelay's server and PostgreSQL spent ` +
+      `${fmt(spentUs)} (${fmt(row.cpu.server)} + ${fmt(row.cpu.pg)}; the INSERT handler's PostgreSQL alone ${fmt(row.cpu.insertPg)})\n`
+    );
+  };
   let targetsMet = true;
   for (const target of TARGETS) {
     const row = rows.find((r) => r.scenario.connections === target.connections && r.scenario.endpoints === target.endpoints);
@@ -321,6 +338,7 @@ async function main() {
     const met = row.insertRatio >= target.ratio;
     targetsMet &&= met;
     process.stdout.write(`target ≥ ${target.ratio}× the INSERT handler at ${label}: ${met ? 'met' : 'NOT met'} (${fmt(row.insertRatio, 2)}×)\n`);
+    if (!met) process.stdout.write(cpuBudget(row, target.ratio * row.insert.rps));
   }
   process.stdout.write(`loadavg at the end: ${readFileSync('/proc/loadavg', 'utf8').trim()}\n`);
   if (profiles.length > 0) {

@@ -63,6 +63,12 @@ export function redactUrl(url: string): string {
   return q === -1 ? redacted : `${redacted}?[redacted]`;
 }
 
+/** fastify-type-provider-zod's compilers, in the shape Fastify's schema controller builds them. */
+const ZOD_COMPILERS = {
+  buildValidator: () => validatorCompiler,
+  buildSerializer: () => serializerCompiler,
+} as unknown as NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
+
 export interface BuildAppOptions {
   /** Logger settings; tests pass `false`. Defaults to JSON logs at the configured level. */
   logger?: FastifyServerOptions['logger'];
@@ -92,6 +98,9 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     frameworkErrors: answerFrameworkError,
+    // Every schema is zod: Fastify's own compilers (Ajv, fast-json-stringify) would only be loaded,
+    // at ~50 ms of the start, never used.
+    schemaController: { compilersFactory: ZOD_COMPILERS },
   });
 
   const ingestCache = new IngestEndpointCache(deps.db.sql, deps.secretBox);
@@ -123,8 +132,6 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   // After the routes' own onClose hooks (ingest waits for its last batch); a store the caller
   // handed in stays open for the caller.
   if (payloadStore !== deps.payloadStore) app.addHook('onClose', async () => payloadStore.close?.());
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
 
   app.addHook('onRequest', async (request, reply) => {
