@@ -154,7 +154,7 @@ const ENCRYPTION_KEY = randomBytes(32).toString('hex');
 const API_KEY = `hr_${randomBytes(20).toString('hex')}`;
 
 async function startProcess(name, roles, common) {
-  const proc = await startChild(name, [path.join(serverDir, 'dist/main.js'), 'start'], {
+  const proc = await startChild(name, [path.join(serverDir, 'dist/bin/hookrelay-server.js'), 'start'], {
     ...process.env,
     HOOKRELAY_HOST: '127.0.0.1',
     HOOKRELAY_PORT: '0',

@@ -185,6 +185,10 @@ export function revision(paths = ['packages/server', 'packages/shared'], what = 
 /** `tsc -b` of the given packages (incremental, quick when up to date): never measure a stale dist/. */
 export function build(packages) {
   execFileSync(path.join(root, 'node_modules/.bin/tsc'), ['-b', ...packages], { cwd: root, stdio: 'inherit', timeout: 300_000 });
+  // The server runs as its bundled program (dist/bin/hookrelay-server.js), made from tsc's output.
+  if (packages.some((p) => p.replace(/\/+$/, '').endsWith('packages/server'))) {
+    execFileSync(process.execPath, [path.join(root, 'packages/server/scripts/bundle-server.mjs')], { cwd: root, stdio: 'inherit', timeout: 300_000 });
+  }
 }
 
 // ---------- PostgreSQL and the server ----------
@@ -211,10 +215,10 @@ export function pgSocketUrl(pg) {
   return `postgres://${url.username}@/${url.pathname.slice(1)}?host=${encodeURIComponent(pg.dir)}&port=${url.port}`;
 }
 
-/** The real server process (`dist/main.js start`) on 127.0.0.1, port 0, with a bootstrap API key. */
+/** The real server process (`dist/bin/hookrelay-server.js start`) on 127.0.0.1, port 0, with a bootstrap API key. */
 export async function startServer({ databaseUrl, dataDir, nodeArgs = [], env = {}, name = 'hookrelay' }) {
   const apiKey = `hr_${randomBytes(20).toString('hex')}`;
-  const server = await startChild(name, [...nodeArgs, path.join(serverDir, 'dist/main.js'), 'start'], {
+  const server = await startChild(name, [...nodeArgs, path.join(serverDir, 'dist/bin/hookrelay-server.js'), 'start'], {
     ...process.env,
     HOOKRELAY_HOST: '127.0.0.1',
     HOOKRELAY_PORT: '0',

@@ -77,7 +77,7 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-bench-pull-'));
 cleanups.push(() => rmSync(tmp, { recursive: true, force: true }));
 const apiKey = `hr_${randomBytes(20).toString('hex')}`;
 
-const child = spawn(process.execPath, [path.join(root, 'packages/server/dist/main.js'), 'start'], {
+const child = spawn(process.execPath, [path.join(root, 'packages/server/dist/bin/hookrelay-server.js'), 'start'], {
   cwd: root,
   env: {
     ...process.env,

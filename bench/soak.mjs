@@ -167,7 +167,7 @@ const API_KEY = `hr_${randomBytes(20).toString('hex')}`;
 
 /** A server process with every role, as an operator runs it (the default API rate limit included). */
 async function startServerProcess(name, common) {
-  const proc = await startChild(name, [path.join(serverDir, 'dist/main.js'), 'start'], {
+  const proc = await startChild(name, [path.join(serverDir, 'dist/bin/hookrelay-server.js'), 'start'], {
     ...process.env,
     HOOKRELAY_HOST: '127.0.0.1',
     HOOKRELAY_PORT: '0',

@@ -55,7 +55,7 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
 }
 
 /**
- * Start the real server (`node packages/server/dist/main.js start`) on a free port, on the embedded
+ * Start the real server (`node packages/server/dist/bin/hookrelay-server.js start`) on a free port, on the embedded
  * PGlite backend in a fresh data dir, with a known bootstrap key. Nothing of the caller's
  * environment is passed on, so a developer's DATABASE_URL or HOOKRELAY_* cannot leak in.
  */

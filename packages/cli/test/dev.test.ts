@@ -34,7 +34,7 @@ describe('embeddedServerEnv', () => {
 describe('the embedded server', () => {
   it('is the installed @hookrelay/server package', () => {
     const main = resolveServerMain();
-    expect(main).toMatch(/server[\\/]dist[\\/]main\.js$/u);
+    expect(main).toMatch(/server[\\/]dist[\\/]bin[\\/]hookrelay-server\.js$/u);
   });
 
   it('is ready at its listening line', () => {

@@ -12,7 +12,6 @@ import { CliErrorCode, CliFailure, usageFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { inspectorUrl } from '../inspector.js';
 import { forwardingFlags, forwardingSettings } from '../listen/flags.js';
-import { runListenSession } from '../listen/session.js';
 import { StopSignals } from '../signals.js';
 
 /** A new data dir comes from the server's template in about a second; without one, PGlite's initdb takes several, more on a slow CI machine. */
@@ -93,6 +92,9 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
     try {
       this.note(styleErr.dim(`starting the embedded server on 127.0.0.1:${port} (data in ${dataDir})…`));
       server = EmbeddedServer.spawn({ dataDir, port, apiKey, publicUrl, env: this.env, logFile });
+      // Loaded while the server starts (in its own process, on another core), not before it.
+      const listenSession = import('../listen/session.js');
+      listenSession.catch(() => {}); // awaited below; a failure to load is reported there
       const running = server;
       let apiUrl: string | undefined;
       try {
@@ -119,6 +121,7 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
         const ready: DevReadyLine = { type: 'ready', ingest_url: endpoint.ingestUrl, inbound_endpoint_id: endpoint.id, api_url: apiUrl, inspector_url: inspectorUrl(apiUrl, apiKey, endpoint.id) };
         process.stdout.write(`${JSON.stringify(ready)}\n`);
       }
+      const { runListenSession } = await listenSession;
       await runListenSession({
         client,
         apiUrl,

@@ -14,7 +14,7 @@ export function resolveServerMain(): string {
   const require = createRequire(import.meta.url);
   const packageJson = require.resolve('@hookrelay/server/package.json');
   const pkg = JSON.parse(readFileSync(packageJson, 'utf8')) as { bin?: Record<string, string> | string };
-  const bin = typeof pkg.bin === 'string' ? pkg.bin : (pkg.bin?.['hookrelay-server'] ?? './dist/main.js');
+  const bin = typeof pkg.bin === 'string' ? pkg.bin : (pkg.bin?.['hookrelay-server'] ?? './dist/bin/hookrelay-server.js');
   return join(dirname(packageJson), bin);
 }
 

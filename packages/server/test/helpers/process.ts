@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /** The built server entry: tests of real processes run what operators run. */
-export const SERVER_MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+export const SERVER_MAIN = fileURLToPath(new URL('../../dist/bin/hookrelay-server.js', import.meta.url));
 
 export interface ServerProcess {
   child: ChildProcess;
