@@ -5,6 +5,7 @@ import type { Database } from '../db/database.js';
 import { findLiveInboundMessage } from '../db/inbound-messages.js';
 import { INBOUND_MESSAGES_CHANNEL } from '../ingest/batcher.js';
 import type { PayloadStore } from '../storage/payload-store.js';
+import { CursorPump } from './cursor-pump.js';
 import { readCliMessagesAfter, toCliMessage, toCliMessages, type CommittedInboundMessage } from './cli-message.js';
 import { matchesFilter, type ListenFilter } from './listen-filter.js';
 
@@ -32,10 +33,8 @@ export const CURSOR_FRAME_INTERVAL_MS = 1000;
  * on skipped messages, and at most once per CURSOR_FRAME_INTERVAL_MS while live ones are skipped.
  */
 export class StreamSubscriber {
-  private pumping = false;
-  private dirty = false;
+  private readonly pump: CursorPump;
   private started = false;
-  private readFailing = false;
   /** The last message id sent or skipped (or the start cursor): everything up to it has been considered. */
   private cursor: string | null = null;
   /** The last id the CLI was told of, by a message frame or a cursor frame. */
@@ -49,7 +48,18 @@ export class StreamSubscriber {
     private readonly socket: WebSocket,
     private readonly hub: StreamHub,
     readonly filter: ListenFilter | null = null,
-  ) {}
+  ) {
+    this.pump = new CursorPump({
+      socket,
+      maxBufferedBytes: MAX_BUFFERED_BYTES,
+      isClosed: () => this.closed,
+      readPage: () => this.readPage(),
+      afterRun: () => this.tellSkipped(),
+      log: hub.log,
+      endpointId,
+      failureMessage: 'stream read failed; retrying every second',
+    });
+  }
 
   /** Begins reading after `cursor` (null: from the endpoint's first message). */
   start(cursor: string | null): void {
@@ -61,8 +71,7 @@ export class StreamSubscriber {
 
   /** New messages may exist: read them (now, or after the read in progress, or once started). */
   wake(): void {
-    this.dirty = true;
-    if (this.started && !this.pumping) void this.pump();
+    if (this.started) this.pump.wake();
   }
 
   /**
@@ -83,7 +92,7 @@ export class StreamSubscriber {
     if (this.closed) return;
     const last = rows[rows.length - 1]!.id;
     if (this.started && this.cursor !== null && this.cursor >= last) return;
-    if (!this.started || this.pumping || this.dirty || this.cursor !== after || this.socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+    if (!this.started || this.pump.busy || this.cursor !== after || this.socket.bufferedAmount > MAX_BUFFERED_BYTES) {
       this.wake();
       return;
     }
@@ -127,7 +136,7 @@ export class StreamSubscriber {
     this.cursorFrameTimer = setTimeout(() => {
       this.cursorFrameTimer = undefined;
       // Not while a read is under way: its end tells the cursor it reached.
-      if (!this.pumping) this.sendCursorFrame();
+      if (!this.pump.reading) this.sendCursorFrame();
     }, wait);
     this.cursorFrameTimer.unref();
   }
@@ -147,31 +156,12 @@ export class StreamSubscriber {
     if (!this.closed && this.started && this.wants(message)) this.socket.send(JSON.stringify({ type: 'message', replay: true, message }));
   }
 
-  private async pump(): Promise<void> {
-    this.pumping = true;
-    try {
-      while (this.dirty && !this.closed) {
-        this.dirty = false;
-        for (;;) {
-          const read = await readCliMessagesAfter(this.hub.payloadStore, this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE, true, this.filter);
-          this.readFailing = false;
-          if (read.cursor === null || this.closed) break;
-          for (const message of read.messages) this.send(message);
-          this.cursor = read.cursor;
-          while (!this.closed && this.socket.bufferedAmount > MAX_BUFFERED_BYTES) await new Promise((r) => setTimeout(r, 10));
-          if (!read.more) break;
-        }
-      }
-      this.tellSkipped();
-    } catch (error) {
-      // Once per run of failures: during a database outage every stream retries each second.
-      if (!this.readFailing) this.hub.log.warn({ err: error, inbound_endpoint_id: this.endpointId }, 'stream read failed; retrying every second');
-      this.readFailing = true;
-      // A transient database error: try again shortly rather than leaving the CLI behind.
-      setTimeout(() => this.wake(), 1000).unref();
-    } finally {
-      this.pumping = false;
-    }
+  private async readPage(): Promise<'more' | 'done'> {
+    const read = await readCliMessagesAfter(this.hub.payloadStore, this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE, true, this.filter);
+    if (read.cursor === null || this.closed) return 'done';
+    for (const message of read.messages) this.send(message);
+    this.cursor = read.cursor;
+    return read.more ? 'more' : 'done';
   }
 }
 

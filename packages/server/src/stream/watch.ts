@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js';
 import { listEndpointMessagesAfter } from '../db/inbound-messages.js';
 import { INBOUND_MESSAGES_CHANNEL } from '../ingest/batcher.js';
 import { toEndpointMessage } from '../routes/inbound-messages.js';
+import { CursorPump } from './cursor-pump.js';
 import { STREAM_RECHECK_MS } from './hub.js';
 
 const PAGE_SIZE = 100;
@@ -16,9 +17,7 @@ const MAX_BUFFERED_BYTES = 1024 * 1024;
  * as a listener; it works the same for cli- and forward-mode endpoints.
  */
 export class Watcher {
-  private pumping = false;
-  private dirty = false;
-  private failing = false;
+  private readonly pump: CursorPump;
   closed = false;
 
   constructor(
@@ -26,35 +25,28 @@ export class Watcher {
     private readonly socket: WebSocket,
     private readonly hub: WatchHub,
     private cursor: string | null,
-  ) {}
-
-  wake(): void {
-    this.dirty = true;
-    if (!this.pumping) void this.pump();
+  ) {
+    this.pump = new CursorPump({
+      socket,
+      maxBufferedBytes: MAX_BUFFERED_BYTES,
+      isClosed: () => this.closed,
+      readPage: () => this.readPage(),
+      log: hub.log,
+      endpointId,
+      failureMessage: 'watch read failed; retrying every second',
+    });
   }
 
-  private async pump(): Promise<void> {
-    this.pumping = true;
-    try {
-      while (this.dirty && !this.closed) {
-        this.dirty = false;
-        for (;;) {
-          const rows = await listEndpointMessagesAfter(this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE);
-          this.failing = false;
-          if (rows.length === 0 || this.closed) break;
-          for (const row of rows) this.socket.send(JSON.stringify({ type: 'message', message: toEndpointMessage(row, []) }));
-          this.cursor = rows[rows.length - 1]!.id;
-          while (!this.closed && this.socket.bufferedAmount > MAX_BUFFERED_BYTES) await new Promise((r) => setTimeout(r, 10));
-          if (rows.length < PAGE_SIZE) break;
-        }
-      }
-    } catch (error) {
-      if (!this.failing) this.hub.log.warn({ err: error, inbound_endpoint_id: this.endpointId }, 'watch read failed; retrying every second');
-      this.failing = true;
-      setTimeout(() => this.wake(), 1000).unref();
-    } finally {
-      this.pumping = false;
-    }
+  wake(): void {
+    this.pump.wake();
+  }
+
+  private async readPage(): Promise<'more' | 'done'> {
+    const rows = await listEndpointMessagesAfter(this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE);
+    if (rows.length === 0 || this.closed) return 'done';
+    for (const row of rows) this.socket.send(JSON.stringify({ type: 'message', message: toEndpointMessage(row, []) }));
+    this.cursor = rows[rows.length - 1]!.id;
+    return rows.length < PAGE_SIZE ? 'done' : 'more';
   }
 }
 
