@@ -61,7 +61,7 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
  */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   if (!existsSync(SERVER_MAIN)) {
-    throw new Error(`${SERVER_MAIN} does not exist: build first (npx tsc -b packages/server)`);
+    throw new Error(`${SERVER_MAIN} does not exist: build first (pnpm build)`);
   }
   const ownDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'hookrelay-e2e-')));

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
-import { HookrelayClient } from '@hookrelay/shared';
+// The client alone: the package's index also builds every zod schema, which no command needs to start.
+import { HookrelayClient } from '@hookrelay/shared/client';
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import { supportsColor, supportsColorStderr } from 'chalk';
 import {

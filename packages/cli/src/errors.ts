@@ -1,4 +1,5 @@
-import { HookrelayApiError, HookrelayNetworkError, type ErrorDetail } from '@hookrelay/shared';
+import type { ErrorDetail } from '@hookrelay/shared';
+import { HookrelayApiError, HookrelayNetworkError } from '@hookrelay/shared/client';
 import { ExitCode, exitCodeForApiError } from './exit-codes.js';
 
 /**

@@ -1,6 +1,6 @@
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { API_KEY_PATTERN, isUuid } from '@hookrelay/shared';
+import { API_KEY_PATTERN, isUuid } from '@hookrelay/shared/ids';
 import { CONFIG_DIR_MODE, CONFIG_FILE_MODE } from '../config.js';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';

@@ -1,4 +1,4 @@
-import { isUuid, uuidv7AtTime } from '@hookrelay/shared';
+import { isUuid, uuidv7AtTime } from '@hookrelay/shared/ids';
 
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/gy;

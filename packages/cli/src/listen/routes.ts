@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { globToRegExp } from '@hookrelay/shared';
+import { globToRegExp } from '@hookrelay/shared/glob';
 import { parseForwardTo, type ForwardTarget } from './target.js';
 
 /**
