@@ -20,9 +20,9 @@
 // caller's HOOKRELAY_* settings: it runs the defaults); --compare-options runs the ingest once more with
 // those settings instead (repeatable; e.g. "shared_buffers=128MB wasm_tier=optimizing", PGlite's
 // and V8's own defaults), in the same run.
-// --server-main measures another build's server (e.g. an older commit's dist/main.js; use it with
-// --no-dev: dev runs this tree's CLI and server). Builds first (tsc -b and the template data dir)
-// unless --no-build. Exit code 1 when a run fails or a webhook is not answered 200.
+// --server-main measures another build's server (an older commit's dist/bin/hookrelay-server.js, or
+// this tree's unbundled dist/main.js; use it with --no-dev: dev runs this tree's CLI and server).
+// Builds first (tsc -b, the bundle and the template data dir) unless --no-build. Exit code 1 when a run fails or a webhook is not answered 200.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
