@@ -38,7 +38,7 @@ export interface PayloadStore {
 export async function openPayloadStore(config: PayloadStoreConfig): Promise<PayloadStore> {
   if (config.kind === 'database') return new DatabasePayloadStore();
   const { S3PayloadStore } = await import('./s3-payload-store.js');
-  return new S3PayloadStore(config);
+  return S3PayloadStore.open(config);
 }
 
 export class DatabasePayloadStore implements PayloadStore {

@@ -1,7 +1,9 @@
-import { DeleteObjectsCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3PayloadStoreConfig } from '../config.js';
 import type { Sql } from '../db/database.js';
 import { PayloadStoreUnavailableError, PayloadUnavailableError, type PayloadStore } from './payload-store.js';
+
+type S3Sdk = typeof import('@aws-sdk/client-s3');
 
 /** DeleteObjects takes at most 1000 keys per request. */
 const DELETE_CHUNK = 1000;
@@ -29,18 +31,28 @@ export interface S3PayloadStoreOptions {
  */
 export class S3PayloadStore implements PayloadStore {
   readonly kind = 's3';
+  private readonly sdk: S3Sdk;
   private readonly client: S3Client;
   private readonly bucket: string;
   private readonly prefix: string;
   private readonly concurrency: number;
   private readonly operationTimeoutMs: number;
 
-  constructor(config: S3PayloadStoreConfig, options: S3PayloadStoreOptions = {}) {
+  /**
+   * Loads the SDK (about 70 CommonJS modules) only here: a static import would load it at every
+   * start of the bundled server, which hoists an external module's static imports to its top.
+   */
+  static async open(config: S3PayloadStoreConfig, options: S3PayloadStoreOptions = {}): Promise<S3PayloadStore> {
+    return new S3PayloadStore(await import('@aws-sdk/client-s3'), config, options);
+  }
+
+  private constructor(sdk: S3Sdk, config: S3PayloadStoreConfig, options: S3PayloadStoreOptions) {
+    this.sdk = sdk;
     this.bucket = config.bucket;
     this.prefix = config.prefix;
     this.concurrency = options.concurrency ?? 16;
     this.operationTimeoutMs = options.operationTimeoutMs ?? 10_000;
-    this.client = new S3Client({
+    this.client = new sdk.S3Client({
       region: config.region,
       ...(config.endpoint !== undefined ? { endpoint: config.endpoint, forcePathStyle: true } : {}),
       ...(config.credentials !== undefined ? { credentials: config.credentials } : {}),
@@ -69,7 +81,7 @@ export class S3PayloadStore implements PayloadStore {
     try {
       await eachBounded(items, this.concurrency, async (item) => {
         await this.client.send(
-          new PutObjectCommand({
+          new this.sdk.PutObjectCommand({
             Bucket: this.bucket,
             Key: this.objectKey(item.key),
             Body: item.data,
@@ -88,12 +100,12 @@ export class S3PayloadStore implements PayloadStore {
 
   async get(_sql: Sql, key: string): Promise<Buffer | undefined> {
     try {
-      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }), this.deadline());
+      const response = await this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }), this.deadline());
       if (response.Body === undefined) return Buffer.alloc(0);
       const bytes = await response.Body.transformToByteArray();
       return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     } catch (error) {
-      if (error instanceof NoSuchKey || (error as { name?: unknown }).name === 'NoSuchKey') return undefined;
+      if (error instanceof this.sdk.NoSuchKey || (error as { name?: unknown }).name === 'NoSuchKey') return undefined;
       throw new PayloadUnavailableError(`payload ${key} could not be read`, { cause: error });
     }
   }
@@ -111,7 +123,7 @@ export class S3PayloadStore implements PayloadStore {
     for (let start = 0; start < keys.length; start += DELETE_CHUNK) {
       const chunk = keys.slice(start, start + DELETE_CHUNK);
       const response = await this.client.send(
-        new DeleteObjectsCommand({
+        new this.sdk.DeleteObjectsCommand({
           Bucket: this.bucket,
           Delete: { Objects: chunk.map((key) => ({ Key: this.objectKey(key) })), Quiet: true },
         }),

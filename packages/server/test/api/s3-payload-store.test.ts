@@ -264,7 +264,7 @@ describe('a store that accepts connections and never answers', () => {
   const config = (): S3PayloadStoreConfig => ({ kind: 's3', bucket: 'hookrelay-test', prefix: 'p', endpoint: hung.endpoint, region: 'us-east-1', credentials: S3RVER_CREDENTIALS });
 
   it('fails a read within the operation deadline, retries included', async () => {
-    const store = new S3PayloadStore(config(), { operationTimeoutMs: 600 });
+    const store = await S3PayloadStore.open(config(), { operationTimeoutMs: 600 });
     const started = Date.now();
     await expect(store.get(t.db.sql, 'inbound/x')).rejects.toBeInstanceOf(PayloadUnavailableError);
     expect(Date.now() - started).toBeLessThan(4_000);
@@ -272,7 +272,7 @@ describe('a store that accepts connections and never answers', () => {
   });
 
   it('fails a write within the per-attempt timeout, as SERVICE_UNAVAILABLE', async () => {
-    const store = new S3PayloadStore(config(), { requestTimeoutMs: 300, maxAttempts: 2, operationTimeoutMs: 60_000 });
+    const store = await S3PayloadStore.open(config(), { requestTimeoutMs: 300, maxAttempts: 2, operationTimeoutMs: 60_000 });
     const started = Date.now();
     const error = await store.putMany(t.db.sql, [{ key: 'inbound/y', data: Buffer.from('y') }]).then(
       () => undefined,
