@@ -1,4 +1,4 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { ErrorCode, ErrorDetail } from './errors.js';
 import { isErrorCode } from './errors.js';
 import type { EndpointListQuery, PauseOut, EndpointDeleteOut } from './schemas/common.js';
@@ -140,19 +140,27 @@ function buildUrl(base: string, path: string, query?: Record<string, QueryValue>
  * Every method resolves to `{ data, meta }` or rejects with a `HookrelayApiError` carrying the
  * envelope's `code`, `message`, the HTTP status and `meta.request_id`.
  */
+/**
+ * undici (about 110 files) loads with the first request rather than with this module: a command
+ * such as `dev` has other work to start before it talks to a server.
+ */
+let undiciModule: Promise<typeof import('undici')> | undefined;
+const loadUndici = () => (undiciModule ??= import('undici'));
+
 export class HookrelayClient {
   readonly apiUrl: string;
   private readonly apiKey: string | undefined;
   private readonly timeoutMs: number;
   private readonly userAgent: string;
-  private readonly dispatcher: Dispatcher;
+  /** The caller's, or made at the first request. */
+  private dispatcher: Dispatcher | undefined;
 
   constructor(options: ClientOptions) {
     this.apiUrl = options.apiUrl;
     this.apiKey = options.apiKey;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.userAgent = options.userAgent ?? 'hookrelay-client/0.1';
-    this.dispatcher = options.dispatcher ?? new Agent({ connect: { timeout: 10_000 } });
+    this.dispatcher = options.dispatcher;
   }
 
   async request<T, M = Meta>(method: Dispatcher.HttpMethod, path: string, options: RequestOptions = {}): Promise<ApiResponse<T, M>> {
@@ -166,7 +174,9 @@ export class HookrelayClient {
     }
     let response: Dispatcher.ResponseData;
     try {
-      response = await request(url, {
+      const undici = await loadUndici();
+      this.dispatcher ??= new undici.Agent({ connect: { timeout: 10_000 } });
+      response = await undici.request(url, {
         method,
         headers,
         body,
@@ -340,6 +350,6 @@ export class HookrelayClient {
 
   /** Release the connection pool (only when the client created it). */
   async close(): Promise<void> {
-    await this.dispatcher.close();
+    await this.dispatcher?.close();
   }
 }
