@@ -129,6 +129,7 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
         apiKey,
         userAgent: `hookrelay-cli/${this.config.version}`,
         endpointId: endpoint.id,
+        latestMessageId: endpoint.latestMessageId,
         cursorRoot: dataDir,
         profile: DEV_PROFILE,
         forwarding,
@@ -208,11 +209,11 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
   }
 
   /** The stored cli-mode endpoint if it still exists, else a new one (remembered for the next run). */
-  private async devEndpoint(client: HookrelayClient, dataDir: string, state: DevState): Promise<{ id: string; ingestUrl: string }> {
+  private async devEndpoint(client: HookrelayClient, dataDir: string, state: DevState): Promise<{ id: string; ingestUrl: string; latestMessageId: string | null }> {
     if (state.inbound_endpoint_id !== undefined) {
       try {
         const { data } = await client.inboundEndpoints.get(state.inbound_endpoint_id);
-        if (data.mode === 'cli') return { id: data.id, ingestUrl: data.ingest_url };
+        if (data.mode === 'cli') return { id: data.id, ingestUrl: data.ingest_url, latestMessageId: data.latest_message_id ?? null };
         this.warning(`the dev endpoint ${data.id} was switched to forward mode; creating a new cli-mode endpoint`);
       } catch (error) {
         if (!(error instanceof HookrelayApiError && error.code === 'ENDPOINT_NOT_FOUND')) throw error;
@@ -220,6 +221,7 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
     }
     const { data } = await client.inboundEndpoints.create({ name: DEV_ENDPOINT_NAME, mode: 'cli', description: 'created by `hookrelay dev`' });
     await writeDevState(dataDir, { ...state, inbound_endpoint_id: data.id });
-    return { id: data.id, ingestUrl: data.ingest_url };
+    // A new endpoint has no messages yet.
+    return { id: data.id, ingestUrl: data.ingest_url, latestMessageId: null };
   }
 }

@@ -5,9 +5,22 @@ import { openStream, type ListenFilter, type StreamOptions } from './stream.js';
 export type StreamSettings = Omit<StreamOptions, 'after' | 'endpointId' | 'filter'>;
 
 /** The listener's view of the API: the typed client for HTTP, `ws` for the stream; both filtered alike. */
-export function createListenApi(client: HookrelayClient, endpointId: string, stream: StreamSettings, filter: ListenFilter = {}): ListenApi {
+/** `knownLatestMessageId`: the endpoint's newest id as just read by the caller; it answers the first `latestMessageId()`. */
+export function createListenApi(
+  client: HookrelayClient,
+  endpointId: string,
+  stream: StreamSettings,
+  filter: ListenFilter = {},
+  knownLatestMessageId?: string | null,
+): ListenApi {
+  let known = knownLatestMessageId;
   return {
     async latestMessageId() {
+      if (known !== undefined) {
+        const latest = known;
+        known = undefined;
+        return latest;
+      }
       const { data } = await client.inboundEndpoints.get(endpointId);
       return data.latest_message_id ?? null;
     },

@@ -28,6 +28,11 @@ export interface ListenSessionOptions {
   apiKey: string;
   userAgent: string;
   endpointId: string;
+  /**
+   * The endpoint's newest message id as the caller has just read it (`dev`): the listener's first
+   * read of it is answered from this instead of asking the server again.
+   */
+  latestMessageId?: string | null;
   /** Cursors live in `<cursorRoot>/cursors/<profile>/…` (the config dir for `listen`). */
   cursorRoot: string;
   profile: string;
@@ -143,7 +148,7 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
         handshakeTimeoutMs: 10_000,
         heartbeatTimeoutMs: forwarding.heartbeatTimeoutMs,
         heartbeatWarnMs: Math.round((forwarding.heartbeatTimeoutMs * 2) / 3),
-      }, filter),
+      }, filter, options.latestMessageId),
       deliverer: forwarder,
       cursors: store,
       events: output,
