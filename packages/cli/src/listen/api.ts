@@ -4,8 +4,11 @@ import { openStream, type ListenFilter, type StreamOptions } from './stream.js';
 
 export type StreamSettings = Omit<StreamOptions, 'after' | 'endpointId' | 'filter'>;
 
-/** The listener's view of the API: the typed client for HTTP, `ws` for the stream; both filtered alike. */
-/** `knownLatestMessageId`: the endpoint's newest id as just read by the caller; it answers the first `latestMessageId()`. */
+/**
+ * The listener's view of the API: the typed client for HTTP, `ws` for the stream; both filtered
+ * alike. `knownLatestMessageId`, the endpoint's newest id as the caller has just read it, answers
+ * the first `latestMessageId()`.
+ */
 export function createListenApi(
   client: HookrelayClient,
   endpointId: string,
