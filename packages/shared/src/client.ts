@@ -136,17 +136,17 @@ function buildUrl(base: string, path: string, query?: Record<string, QueryValue>
 }
 
 /**
- * A small typed client of the hookrelay API, used by the CLI, the e2e tests and users' scripts.
- * Every method resolves to `{ data, meta }` or rejects with a `HookrelayApiError` carrying the
- * envelope's `code`, `message`, the HTTP status and `meta.request_id`.
- */
-/**
  * undici (about 110 files) loads with the first request rather than with this module: a command
  * such as `dev` has other work to start before it talks to a server.
  */
 let undiciModule: Promise<typeof import('undici')> | undefined;
 const loadUndici = () => (undiciModule ??= import('undici'));
 
+/**
+ * A small typed client of the hookrelay API, used by the CLI, the e2e tests and users' scripts.
+ * Every method resolves to `{ data, meta }` or rejects with a `HookrelayApiError` carrying the
+ * envelope's `code`, `message`, the HTTP status and `meta.request_id`.
+ */
 export class HookrelayClient {
   readonly apiUrl: string;
   private readonly apiKey: string | undefined;
