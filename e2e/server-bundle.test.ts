@@ -1,25 +1,30 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SERVER_MAIN } from './helpers/paths.js';
 
-let dataDir: string | undefined;
+let workDir: string | undefined;
 
 afterEach(async () => {
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  dataDir = undefined;
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+  workDir = undefined;
 });
 
+async function newWorkDir(): Promise<string> {
+  workDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-bundle-'));
+  return workDir;
+}
+
 /**
- * Starts the bundled server program on the embedded database with Node's module debug log on
- * (every CommonJS module it loads, with its path), stops it at its listening line and returns that log.
+ * Starts the bundled server program on the embedded database in `dataDir`, waits for its listening
+ * line, keeps it running `holdMs` longer, kills it and returns its stderr (all of it: the helper in
+ * helpers/server.ts keeps only a tail, and a module log's early lines matter here).
  */
-async function moduleLogOfStart(): Promise<string> {
-  dataDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-bundle-'));
+async function runBundle(dataDir: string, env: Record<string, string>, holdMs = 0): Promise<string> {
   const child = spawn(process.execPath, [SERVER_MAIN, 'start', '--port', '0', '--data-dir', dataDir], {
-    env: { PATH: process.env.PATH ?? '', NODE_DEBUG: 'module', HOOKRELAY_LOG_LEVEL: 'warn' },
+    env: { PATH: process.env.PATH ?? '', HOOKRELAY_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -40,6 +45,7 @@ async function moduleLogOfStart(): Promise<string> {
         reject(new Error(`the server exited (${code}) before listening; stderr: ${stderr.slice(-2000)}`));
       });
     });
+    if (holdMs > 0) await new Promise((resolve) => setTimeout(resolve, holdMs));
   } finally {
     child.kill('SIGKILL');
     await new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once('exit', resolve)));
@@ -47,11 +53,59 @@ async function moduleLogOfStart(): Promise<string> {
   return stderr;
 }
 
+/** The code cache files under an XDG_CACHE_HOME. */
+async function cacheFiles(cacheHome: string): Promise<string[]> {
+  const dir = join(cacheHome, 'hookrelay', 'code-cache');
+  return (await readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith('.bin')).map((name) => join(dir, name));
+}
+
 describe('the bundled server program', () => {
   it('starts on the embedded database without loading the AWS SDK (only an s3:// payload store needs it)', async () => {
-    const log = await moduleLogOfStart();
+    const dir = await newWorkDir();
+    const log = await runBundle(join(dir, 'data'), { NODE_DEBUG: 'module', XDG_CACHE_HOME: join(dir, 'cache') });
     // The log is live: it names the CommonJS modules the bundle requires (Node's own among them).
     expect(log).toMatch(/Module\._load REQUEST/u);
     expect(log).not.toMatch(/@aws-sdk|@smithy/u);
+  });
+
+  it('loads the AWS SDK for an s3:// payload store, compiled anew and from its code cache', async () => {
+    const dir = await newWorkDir();
+    const env = {
+      NODE_DEBUG: 'module',
+      XDG_CACHE_HOME: join(dir, 'cache'),
+      HOOKRELAY_PAYLOAD_STORE: 's3://hookrelay-e2e/payloads',
+      // Never reached: the store is not used before a webhook arrives.
+      AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'e2e',
+      AWS_SECRET_ACCESS_KEY: 'e2e',
+    };
+    expect(await runBundle(join(dir, 'data'), env, 2500)).toMatch(/@aws-sdk\/client-s3/u);
+    expect(await cacheFiles(env.XDG_CACHE_HOME)).toHaveLength(1);
+    expect(await runBundle(join(dir, 'data'), env)).toMatch(/@aws-sdk\/client-s3/u);
+  });
+
+  it('writes a V8 code cache once it listens, uses it at the next start and replaces a damaged one', async () => {
+    const dir = await newWorkDir();
+    const dataDir = join(dir, 'data');
+    const env = { XDG_CACHE_HOME: join(dir, 'cache') };
+
+    await runBundle(dataDir, env, 2500);
+    const files = await cacheFiles(env.XDG_CACHE_HOME);
+    expect(files).toHaveLength(1);
+    const written = await readFile(files[0]!);
+    expect(written.length).toBeGreaterThan(100_000);
+
+    // Used, so not written again: the same bytes after a start that ran as long.
+    await runBundle(dataDir, env, 2500);
+    expect(await cacheFiles(env.XDG_CACHE_HOME)).toEqual(files);
+    expect((await readFile(files[0]!)).equals(written)).toBe(true);
+
+    // V8 rejects a damaged cache: the server starts all the same and writes a good one.
+    await writeFile(files[0]!, Buffer.alloc(written.length, 1));
+    await runBundle(dataDir, env, 2500);
+    const replaced = await readFile(files[0]!);
+    expect(replaced.equals(Buffer.alloc(written.length, 1))).toBe(false);
+    expect(replaced.length).toBeGreaterThan(100_000);
   });
 });

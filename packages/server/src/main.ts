@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { SERVER_VERSION } from './version.js';
+import { saveCodeCache } from './code-cache.js';
 import { ConfigError, parseConfig, processEnvironment, type Config } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -119,6 +120,9 @@ async function runStart(config: Config): Promise<void> {
       ? startSweepers(db, app.services, app.log, config.sweepIntervalSeconds * 1000, [...DEFAULT_SWEEPERS, ...DELIVERY_SWEEPERS])
       : undefined;
     await worker?.start();
+    // A second after listening: the cache then also holds the worker's and the sweepers' first round,
+    // and writing it (a few tens of ms) does not hold up the first requests.
+    setTimeout(saveCodeCache, 1000).unref();
 
     const shutdown = async (signal: string) => {
       if (closing) return;

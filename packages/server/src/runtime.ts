@@ -1,7 +1,7 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import v8 from 'node:v8';
+import { setV8Flag } from './code-cache.js';
 import type { Config } from './config.js';
 import { ConfigError } from './config.js';
 import { openPGlite, openPostgres, PGliteStartError, type Database } from './db/database.js';
@@ -76,8 +76,9 @@ export async function openDatabase(
   const unlock = lockDataDir(config.dataDir, holder);
   try {
     // Before PGlite compiles its WebAssembly, which is the only WebAssembly this process runs. Only
-    // V8's choice of compiler changes: the database's behaviour and durability do not.
-    if (config.pgliteWasmTier === 'baseline') v8.setFlagsFromString('--liftoff-only');
+    // V8's choice of compiler changes: the database's behaviour and durability do not. Both are set:
+    // the bundled program's launcher has set the baseline one already (see code-cache.ts).
+    setV8Flag(config.pgliteWasmTier === 'baseline' ? '--liftoff-only' : '--no-liftoff-only');
     const pgdata = path.join(config.dataDir, PGLITE_DIR);
     // Under the lock: only this process may decide that the data dir is new.
     onPrepared?.(await prepareDataDir(pgdata));

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The server package's version, read once from its package.json: one directory up from
- * dist/version.js, two from the bundled program (dist/bin/hookrelay-server.js, scripts/bundle-server.mjs).
+ * dist/version.js, two from the bundled program (dist/bin/hookrelay-server.cjs, scripts/bundle-server.mjs).
  */
 function readServerVersion(): string {
   const candidates = [new URL('../package.json', import.meta.url), new URL('../../package.json', import.meta.url)].map((url) => fileURLToPath(url));
