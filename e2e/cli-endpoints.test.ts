@@ -98,6 +98,17 @@ describe('hookrelay basics', () => {
     expect(result.stdout).toMatch(/^@hookrelay\/cli\/\d+\.\d+\.\d+ /u);
   });
 
+  it('starts without oclif\'s Node version check (semver: 48 files at every start); OCLIF_DISABLE_ENGINE_WARNING="" restores it', async () => {
+    const result = await runCli(['--version'], { env: { NODE_DEBUG: 'module' } });
+    expectSuccess(result);
+    // The log is live: it names the CommonJS modules oclif requires.
+    expect(result.stderr).toMatch(/@oclif\/core/u);
+    expect(result.stderr).not.toMatch(/node_modules\/semver\//u);
+    const checked = await runCli(['--version'], { env: { NODE_DEBUG: 'module', OCLIF_DISABLE_ENGINE_WARNING: '' } });
+    expectSuccess(checked);
+    expect(checked.stderr).toMatch(/node_modules\/semver\//u);
+  });
+
   it('treats an unknown command as a usage error (exit 2)', async () => {
     const result = await runCli(['endpoints', 'frobnicate', '--json'], { env });
     expectJsonFailure(result, 2, 'INVALID_ARGUMENTS');

@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 import { fileURLToPath } from 'node:url';
-import { execute } from '@oclif/core';
 import { ensureFreshManifest } from '../dist/manifest-cache.js';
+
+// On import, @oclif/core checks the running Node against oclif's own `engines` with semver (48
+// files, ~20 ms of every command's start). The CLI's own requirement is its package.json's
+// `engines`, which the package manager checks at install.
+process.env.OCLIF_DISABLE_ENGINE_WARNING ??= '1';
+const { execute } = await import('@oclif/core');
 
 // oclif starts from a manifest of the commands when one exists; it is rebuilt when the compiled
 // commands changed since (src/manifest-cache.ts), so that a stale one never hides a command.
