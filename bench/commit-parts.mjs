@@ -8,7 +8,8 @@
 //
 // Variants: SELECT 1 (a round trip); the floor's INSERT of a 1 KiB body (bench/floor); the message
 // row and its payload; the same plus the endpoint's last id; hookrelay_store_inbound_batch with one
-// webhook and with two. --sql runs files first (say, an older body of the function under another
+// webhook and with two; its one-webhook path with typed arguments instead of jsonb items
+// (bench/sql/typed-store-one.sql, created here). --sql runs files first (say, an older body of the function under another
 // name) and --functions names functions of hookrelay_store_inbound_batch's signature to call with
 // one webhook. --only keeps the variants named. Prints p50, p90 and mean per variant, in ms.
 import { createHash } from 'node:crypto';
@@ -53,6 +54,7 @@ async function main() {
   const sql = postgres(pg.url, { max: 10, onnotice: () => {} });
   cleanups.push(() => sql.end({ timeout: 5 }));
   await sql`CREATE TABLE floor_messages (id bigserial PRIMARY KEY, body bytea NOT NULL)`;
+  await sql.unsafe(readFileSync(new URL('./sql/typed-store-one.sql', import.meta.url), 'utf8'));
   for (const file of list(args.sql)) await sql.unsafe(readFileSync(file, 'utf8'));
   const [{ project_id: projectId }] = await sql`SELECT project_id FROM inbound_endpoints WHERE id = ${endpointId}`;
 
@@ -96,6 +98,10 @@ async function main() {
     'store_inbound_batch (1 webhook)': () => storeBatch('hookrelay_store_inbound_batch', [batchItem(0, endpointId, nextId())]),
     'store_inbound_batch (2 webhooks)': () =>
       storeBatch('hookrelay_store_inbound_batch', [batchItem(0, endpointId, nextId()), batchItem(1, otherEndpointId, nextId())]),
+    'typed one-webhook function': () => sql`
+      SELECT outcome, message_id, previous_last_id
+      FROM bench_store_inbound_one(${nextId()}::uuid, ${endpointId}::uuid, ${projectId}::uuid, 'POST', '', '', 'application/json',
+        ${body.length}::integer, ${sha256}, ${rawHeaders}::jsonb, ${new Date()}::timestamptz, ${null}::text, ${'[]'}::jsonb, ${body}::bytea)`,
     ...Object.fromEntries(list(args.functions).map((fn) => [`${fn} (1 webhook)`, () => storeBatch(fn, [batchItem(0, endpointId, nextId())])])),
   };
   const only = list(args.only);
