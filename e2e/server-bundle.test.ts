@@ -53,16 +53,16 @@ async function runBundle(dataDir: string, env: Record<string, string>, holdMs = 
   return stderr;
 }
 
-/** The code cache files under an XDG_CACHE_HOME. */
-async function cacheFiles(cacheHome: string): Promise<string[]> {
-  const dir = join(cacheHome, 'hookrelay', 'code-cache');
+/** The code cache files under a HOME. */
+async function cacheFiles(home: string): Promise<string[]> {
+  const dir = join(home, '.cache', 'hookrelay', 'code-cache');
   return (await readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith('.bin')).map((name) => join(dir, name));
 }
 
 describe('the bundled server program', () => {
   it('starts on the embedded database without loading the AWS SDK (only an s3:// payload store needs it)', async () => {
     const dir = await newWorkDir();
-    const log = await runBundle(join(dir, 'data'), { NODE_DEBUG: 'module', XDG_CACHE_HOME: join(dir, 'cache') });
+    const log = await runBundle(join(dir, 'data'), { NODE_DEBUG: 'module', HOME: join(dir, 'home') });
     // The log is live: it names the CommonJS modules the bundle requires (Node's own among them).
     expect(log).toMatch(/Module\._load REQUEST/u);
     expect(log).not.toMatch(/@aws-sdk|@smithy/u);
@@ -72,7 +72,7 @@ describe('the bundled server program', () => {
     const dir = await newWorkDir();
     const env = {
       NODE_DEBUG: 'module',
-      XDG_CACHE_HOME: join(dir, 'cache'),
+      HOME: join(dir, 'home'),
       HOOKRELAY_PAYLOAD_STORE: 's3://hookrelay-e2e/payloads',
       // Never reached: the store is not used before a webhook arrives.
       AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
@@ -81,24 +81,24 @@ describe('the bundled server program', () => {
       AWS_SECRET_ACCESS_KEY: 'e2e',
     };
     expect(await runBundle(join(dir, 'data'), env, 2500)).toMatch(/@aws-sdk\/client-s3/u);
-    expect(await cacheFiles(env.XDG_CACHE_HOME)).toHaveLength(1);
+    expect(await cacheFiles(env.HOME)).toHaveLength(1);
     expect(await runBundle(join(dir, 'data'), env)).toMatch(/@aws-sdk\/client-s3/u);
   });
 
   it('writes a V8 code cache once it listens, uses it at the next start and replaces a damaged one', async () => {
     const dir = await newWorkDir();
     const dataDir = join(dir, 'data');
-    const env = { XDG_CACHE_HOME: join(dir, 'cache') };
+    const env = { HOME: join(dir, 'home') };
 
     await runBundle(dataDir, env, 2500);
-    const files = await cacheFiles(env.XDG_CACHE_HOME);
+    const files = await cacheFiles(env.HOME);
     expect(files).toHaveLength(1);
     const written = await readFile(files[0]!);
     expect(written.length).toBeGreaterThan(100_000);
 
     // Used, so not written again: the same bytes after a start that ran as long.
     await runBundle(dataDir, env, 2500);
-    expect(await cacheFiles(env.XDG_CACHE_HOME)).toEqual(files);
+    expect(await cacheFiles(env.HOME)).toEqual(files);
     expect((await readFile(files[0]!)).equals(written)).toBe(true);
 
     // V8 rejects a damaged cache: the server starts all the same and writes a good one.

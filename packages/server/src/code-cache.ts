@@ -40,17 +40,19 @@ function state(): CodeCacheState | undefined {
   return (globalThis as { [STATE_SLOT]?: CodeCacheState })[STATE_SLOT];
 }
 
-/** The directory for code caches: $XDG_CACHE_HOME/hookrelay/code-cache, else ~/.cache/…; undefined without a home. */
-export function codeCacheDir(env: Readonly<Record<string, string | undefined>>): string | undefined {
-  const xdg = env.XDG_CACHE_HOME;
-  if (xdg && path.isAbsolute(xdg)) return path.join(xdg, 'hookrelay', 'code-cache');
-  let home: string;
+/**
+ * The directory for code caches, ~/.cache/hookrelay/code-cache (the home from HOME, else the
+ * account's); undefined without a home. The launcher runs before the server's configuration is
+ * read, so nothing here is configurable: the home is the place that is the user's own.
+ */
+export function codeCacheDir(home: () => string = homedir): string | undefined {
+  let dir: string;
   try {
-    home = homedir();
+    dir = home();
   } catch {
     return undefined;
   }
-  return home ? path.join(home, '.cache', 'hookrelay', 'code-cache') : undefined;
+  return dir ? path.join(dir, '.cache', 'hookrelay', 'code-cache') : undefined;
 }
 
 export interface RunScriptOptions {
@@ -58,7 +60,7 @@ export interface RunScriptOptions {
   scriptFile: string;
   /** Where cache files are read and written; undefined runs the script without a cache. */
   cacheDir: string | undefined;
-  /** Part of the cache key: what changes the compiled code besides the source (V8 flags, NODE_OPTIONS). */
+  /** Part of the cache key: what changes the compiled code besides the source (node's V8 flags). */
   flagsKey: string;
 }
 

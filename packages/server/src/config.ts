@@ -2,8 +2,6 @@ import path from 'node:path';
 import { z } from 'zod';
 import { API_KEY_PATTERN } from '@hookrelay/shared';
 
-export { processEnvironment } from './environment.js';
-
 /**
  * Server configuration (decisions.md §11), parsed once from an injected environment. Command-line
  * flags are turned into the same variables by main.ts and win over the environment.
@@ -306,3 +304,7 @@ export function receiveBase(config: Config, boundPort: number): string {
   return config.publicUrl ?? `http://localhost:${boundPort}`;
 }
 
+/** The process environment, read here only: everything else receives a parsed Config. */
+export function processEnvironment(): Readonly<Record<string, string | undefined>> {
+  return process.env;
+}

@@ -5,13 +5,12 @@
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { codeCacheDir, LAUNCH_V8_FLAGS, runScriptWithCodeCache } from './code-cache.js';
-import { processEnvironment } from './environment.js';
 
-const env = processEnvironment();
 for (const flag of LAUNCH_V8_FLAGS) v8.setFlagsFromString(flag);
 runScriptWithCodeCache({
   scriptFile: fileURLToPath(new URL('./hookrelay-server.cjs', import.meta.url)),
-  cacheDir: codeCacheDir(env),
-  // Flags given to node (node --cpu-prof, NODE_OPTIONS) change what V8 accepts: each set has its cache.
-  flagsKey: `${process.execArgv.join(' ')}\0${env.NODE_OPTIONS ?? ''}`,
+  cacheDir: codeCacheDir(),
+  // Flags given to node (node --cpu-prof) change what V8 accepts: each set has its cache. A V8 flag
+  // in NODE_OPTIONS only makes V8 reject the cache, which the start then writes anew.
+  flagsKey: process.execArgv.join(' '),
 });

@@ -58,10 +58,15 @@ const run = (scriptFile: string, flagsKey = '') => runIn(scriptFile, { flagsKey,
 const cacheFiles = async () => (await readdir(cacheDir).catch(() => [] as string[])).filter((name) => name.endsWith('.bin')).sort();
 
 describe('codeCacheDir', () => {
-  it('is under $XDG_CACHE_HOME when it is an absolute path, else under ~/.cache', () => {
-    expect(codeCacheDir({ XDG_CACHE_HOME: '/var/cache/me' })).toBe('/var/cache/me/hookrelay/code-cache');
-    expect(codeCacheDir({ XDG_CACHE_HOME: 'relative/cache' })).toMatch(/[/\\]\.cache[/\\]hookrelay[/\\]code-cache$/u);
-    expect(codeCacheDir({})).toMatch(/[/\\]\.cache[/\\]hookrelay[/\\]code-cache$/u);
+  it('is ~/.cache/hookrelay/code-cache, and undefined without a home', () => {
+    expect(codeCacheDir(() => '/home/me')).toBe(path.join('/home/me', '.cache', 'hookrelay', 'code-cache'));
+    expect(codeCacheDir()).toMatch(/[/\\]\.cache[/\\]hookrelay[/\\]code-cache$/u);
+    expect(codeCacheDir(() => '')).toBeUndefined();
+    expect(
+      codeCacheDir(() => {
+        throw new Error('no home directory');
+      }),
+    ).toBeUndefined();
   });
 });
 
