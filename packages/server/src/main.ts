@@ -8,6 +8,7 @@ import { migrate } from './db/migrate.js';
 import type { PrepareDataDirResult } from './db/pglite-template.js';
 import { DataDirLockedError, loadEncryptionKey, openDatabase } from './runtime.js';
 import { SecretBox } from './security/crypto.js';
+import type { SweeperHandle } from './sweepers/runner.js';
 import {
   AdminError,
   createKeyCommand,
@@ -90,6 +91,12 @@ async function serverModules() {
   return { ...app, ...bootstrap, ...runner, ...worker, ...deliverySweepers };
 }
 
+/**
+ * How long after its listening line a server on the embedded database starts its sweepers and
+ * delivery worker: longer than a CLI takes to read its endpoint and connect its stream.
+ */
+const EMBEDDED_BACKGROUND_DELAY_MS = 500;
+
 async function runStart(config: Config): Promise<void> {
   // Before the database: a missing or malformed key must stop the process before it changes anything.
   const secretBox = new SecretBox(await loadEncryptionKey(config));
@@ -116,21 +123,45 @@ async function runStart(config: Config): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     process.stdout.write(`hookrelay-server listening on http://${host}:${port}\n`);
-    const sweepers = config.roles.has('worker')
-      ? startSweepers(db, app.services, app.log, config.sweepIntervalSeconds * 1000, [...DEFAULT_SWEEPERS, ...DELIVERY_SWEEPERS])
-      : undefined;
-    await worker?.start();
-    // A second after listening: the cache then also holds the worker's and the sweepers' first round,
-    // and writing it (a few tens of ms) does not hold up the first requests.
-    setTimeout(saveCodeCache, 1000).unref();
 
-    const shutdown = async (signal: string) => {
+    let sweepers: SweeperHandle | undefined;
+    const startBackground = async (): Promise<void> => {
+      if (config.roles.has('worker')) {
+        sweepers = startSweepers(db, app.services, app.log, config.sweepIntervalSeconds * 1000, [...DEFAULT_SWEEPERS, ...DELIVERY_SWEEPERS]);
+      }
+      await worker?.start();
+    };
+    // The embedded database runs every query on one connection: the sweepers' and the worker's first
+    // round (first queries, on cold catalogs) would queue ahead of the first requests, such as the
+    // CLI of `hookrelay dev` reading its endpoint and opening its stream. PostgreSQL has a pool.
+    const backgroundDelayMs = config.databaseUrl === undefined ? EMBEDDED_BACKGROUND_DELAY_MS : 0;
+    let backgroundTimer: NodeJS.Timeout | undefined;
+    let background: Promise<void> = Promise.resolve();
+    if (backgroundDelayMs === 0) {
+      await startBackground();
+    } else {
+      backgroundTimer = setTimeout(() => {
+        backgroundTimer = undefined;
+        background = startBackground().catch((error: unknown) => {
+          app.log.error({ err: error }, 'the delivery worker could not start');
+          void shutdown('worker start failure', 1);
+        });
+      }, backgroundDelayMs);
+      backgroundTimer.unref();
+    }
+    // A second after the background work started: the cache then also holds the worker's and the
+    // sweepers' first round, and writing it (a few tens of ms) does not hold up the first requests.
+    setTimeout(saveCodeCache, backgroundDelayMs + 1000).unref();
+
+    const shutdown = async (signal: string, exitCode = 0) => {
       if (closing) return;
       closing = true;
       app.log.info({ signal }, 'shutting down');
       const force = setTimeout(() => process.exit(1), 30_000);
       force.unref();
       try {
+        if (backgroundTimer !== undefined) clearTimeout(backgroundTimer);
+        await background;
         // First: in-flight deliveries finish (or are cut and released) while the database is open.
         await worker?.stop();
         await sweepers?.stop();
@@ -139,7 +170,7 @@ async function runStart(config: Config): Promise<void> {
       } finally {
         clearTimeout(force);
       }
-      process.exit(0);
+      process.exit(exitCode);
     };
     process.once('SIGTERM', () => void shutdown('SIGTERM'));
     process.once('SIGINT', () => void shutdown('SIGINT'));
