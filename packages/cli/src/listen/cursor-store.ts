@@ -1,7 +1,7 @@
 import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { UUID_PATTERN } from '@hookrelay/shared';
+import { UUID_PATTERN } from '@hookrelay/shared/ids';
 import { CONFIG_DIR_MODE, CONFIG_FILE_MODE } from '../config.js';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';

@@ -1,4 +1,5 @@
-import { HookrelayApiError, type CliMessageOut } from '@hookrelay/shared';
+import type { CliMessageOut } from '@hookrelay/shared';
+import { HookrelayApiError } from '@hookrelay/shared/client';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { formatDuration } from './duration.js';

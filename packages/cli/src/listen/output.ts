@@ -1,4 +1,4 @@
-import ora, { type Ora } from 'ora';
+import type { default as createOra, Ora } from 'ora';
 import { deliveryJson, formatDeliveryLine, formatResponseLines, formatStateLine } from '../format/listen.js';
 import type { Style } from '../format/style.js';
 import { formatDuration } from './duration.js';
@@ -10,8 +10,8 @@ export interface ListenOutputOptions {
   json: boolean;
   /** Colours of stderr. */
   style: Style;
-  /** An ora spinner while connecting (stderr is a terminal and not --json). */
-  spinner: boolean;
+  /** `ora`, for a spinner while connecting (stderr is a terminal and not --json); none without it. */
+  spinner?: typeof createOra;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   apiUrl: string;
@@ -62,7 +62,8 @@ export class ListenOutput implements ListenerEvents {
   }
 
   private spinner(text: string): void {
-    if (!this.options.spinner) return;
+    const ora = this.options.spinner;
+    if (ora === undefined) return;
     if (this.spinnerInstance === undefined) {
       this.spinnerInstance = ora({ stream: this.options.stderr as NodeJS.WriteStream, discardStdin: false, isEnabled: true });
     }
@@ -83,7 +84,7 @@ export class ListenOutput implements ListenerEvents {
     if (this.options.json || this.connecting_) return;
     this.connecting_ = true;
     const text = `connecting to ${this.options.apiUrl} (${info.transport})…`;
-    if (this.options.spinner) this.spinner(text);
+    if (this.options.spinner !== undefined) this.spinner(text);
     else this.line(this.style.dim(text));
   }
 
@@ -101,7 +102,7 @@ export class ListenOutput implements ListenerEvents {
   reconnecting(info: { delayMs: number; reason: string }): void {
     if (this.options.json) return;
     const text = `reconnecting in ${formatDuration(info.delayMs)}`;
-    if (this.options.spinner) this.spinner(`${text} (${info.reason})…`);
+    if (this.options.spinner !== undefined) this.spinner(`${text} (${info.reason})…`);
     else this.line(this.style.dim(`${text} (${info.reason})`));
   }
 

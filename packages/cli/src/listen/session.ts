@@ -1,4 +1,5 @@
-import { uuidv7Time, type HookrelayClient } from '@hookrelay/shared';
+import type { HookrelayClient } from '@hookrelay/shared';
+import { uuidv7Time } from '@hookrelay/shared/ids';
 import type { Style } from '../format/style.js';
 import type { StopSignals } from '../signals.js';
 import { createListenApi } from './api.js';
@@ -65,6 +66,14 @@ function describeStart(start: ListenStart, stored: string | null, cursor: string
 }
 
 /**
+ * ora and its dependencies (about 40 modules, 50-90 ms of CPU) load only where a spinner can show, and
+ * with this module: `dev` imports it while its server starts, which is then the only other work on
+ * the machine's cores.
+ */
+const spinnerModule = process.stderr.isTTY === true ? import('ora') : undefined;
+spinnerModule?.catch(() => {}); // awaited in runListenSession; a failure to load is reported there
+
+/**
  * The listen engine as a command runs it: claims a cursor slot, forwards every message of the
  * endpoint to the target in order until `stop` fires (or a fatal error), saves the cursor and says
  * where the next run resumes. Shared by `hookrelay listen` and `hookrelay dev`.
@@ -83,7 +92,7 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
     json: options.json,
     style: options.style,
     // A terminal that reports no width (some CI pseudo-terminals) would make ora clear lines endlessly.
-    spinner: !options.json && process.stderr.isTTY === true && (process.stderr.columns ?? 0) > 0,
+    spinner: !options.json && (process.stderr.columns ?? 0) > 0 ? (await spinnerModule)?.default : undefined,
     stdout: process.stdout,
     stderr: process.stderr,
     apiUrl: options.apiUrl,

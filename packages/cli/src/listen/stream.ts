@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { HookrelayApiError, type CliMessageOut } from '@hookrelay/shared';
+import type { CliMessageOut } from '@hookrelay/shared';
+import { HookrelayApiError } from '@hookrelay/shared/client';
 import WebSocket from 'ws';
 import { errorText } from './forwarder.js';
 
