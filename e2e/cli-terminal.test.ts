@@ -58,7 +58,7 @@ async function runUntil(command: string, args: string[], env: Record<string, str
 const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 
 describe('hookrelay listen in a terminal', () => {
-  it.skipIf(!hasScript)('shows a spinner while it cannot reach the server; without a terminal, lines only', async () => {
+  it.skipIf(!hasScript)('shows a spinner while it cannot reach the server; without a terminal, a line per state', async () => {
     configDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-tty-'));
     const port = await closedPort();
     const env = {
@@ -74,8 +74,9 @@ describe('hookrelay listen in a terminal', () => {
     // A pseudo-terminal of 100 columns (script's own size is 0 without a terminal around it).
     const inner = `stty cols 100 rows 30; exec ${[process.execPath, ...listen].map((word) => `'${word}'`).join(' ')}`;
     const terminal = await runUntil('script', ['-qefc', inner, '/dev/null'], env, reconnecting);
-    expect(terminal).toContain(`connecting to http://127.0.0.1:${port} (websocket)`);
-    expect(terminal).toContain('reconnecting in');
+    // The spinner shows the latest state once the wait passes a quarter second: by then the first
+    // attempt has failed.
+    expect(terminal).toContain(`reconnecting in 1s (could not reach http://127.0.0.1:${port}`);
     // ora's frames (the dots spinner), drawn over one line; the cursor hidden while it spins.
     expect(terminal).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/u);
     expect(terminal).toContain('\u001b[?25l');

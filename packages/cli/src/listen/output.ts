@@ -10,8 +10,11 @@ export interface ListenOutputOptions {
   json: boolean;
   /** Colours of stderr. */
   style: Style;
-  /** `ora`, for a spinner while connecting (stderr is a terminal and not --json); none without it. */
-  spinner?: typeof createOra;
+  /**
+   * Loads ora, for a spinner while connecting takes longer than SPINNER_DELAY_MS (stderr is a
+   * terminal and not --json); no spinner without it.
+   */
+  loadSpinner?: () => Promise<typeof createOra>;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   apiUrl: string;
@@ -24,6 +27,12 @@ export interface ListenOutputOptions {
   now?: () => Date;
 }
 
+/**
+ * A connection made sooner shows no spinner: a spinner that flashes for a moment says nothing, and
+ * ora (about 40 modules) then stays unloaded while `dev`'s server starts beside the CLI.
+ */
+export const SPINNER_DELAY_MS = 250;
+
 /** Holding a message: say so at once, then about every 30 s, not at every retry. */
 const HOLD_REPEAT_MS = 30_000;
 
@@ -33,6 +42,9 @@ const HOLD_REPEAT_MS = 30_000;
  */
 export class ListenOutput implements ListenerEvents {
   private spinnerInstance: Ora | undefined;
+  /** What the spinner shows, or will once shown; undefined when it is stopped. */
+  private spinnerText: string | undefined;
+  private spinnerTimer: NodeJS.Timeout | undefined;
   private connecting_ = false;
   private holdShownAt = new Map<string, number>();
 
@@ -62,16 +74,36 @@ export class ListenOutput implements ListenerEvents {
   }
 
   private spinner(text: string): void {
-    const ora = this.options.spinner;
-    if (ora === undefined) return;
-    if (this.spinnerInstance === undefined) {
-      this.spinnerInstance = ora({ stream: this.options.stderr as NodeJS.WriteStream, discardStdin: false, isEnabled: true });
+    const load = this.options.loadSpinner;
+    if (load === undefined) return;
+    this.spinnerText = text;
+    if (this.spinnerInstance?.isSpinning === true) {
+      this.spinnerInstance.text = text;
+      return;
     }
-    if (this.spinnerInstance.isSpinning) this.spinnerInstance.text = text;
-    else this.spinnerInstance.start(text);
+    if (this.spinnerTimer !== undefined) return;
+    this.spinnerTimer = setTimeout(() => {
+      this.spinnerTimer = undefined;
+      load().then(
+        (ora) => {
+          const shown = this.spinnerText;
+          if (shown === undefined) return; // connected (or stopped) meanwhile
+          this.spinnerInstance ??= ora({ stream: this.options.stderr as NodeJS.WriteStream, discardStdin: false, isEnabled: true });
+          if (this.spinnerInstance.isSpinning) this.spinnerInstance.text = shown;
+          else this.spinnerInstance.start(shown);
+        },
+        () => {}, // without ora (a broken install) no spinner; the connected line and the warnings still come
+      );
+    }, SPINNER_DELAY_MS);
+    this.spinnerTimer.unref();
   }
 
   private stopSpinner(): void {
+    this.spinnerText = undefined;
+    if (this.spinnerTimer !== undefined) {
+      clearTimeout(this.spinnerTimer);
+      this.spinnerTimer = undefined;
+    }
     if (this.spinnerInstance?.isSpinning === true) this.spinnerInstance.stop();
   }
 
@@ -84,7 +116,7 @@ export class ListenOutput implements ListenerEvents {
     if (this.options.json || this.connecting_) return;
     this.connecting_ = true;
     const text = `connecting to ${this.options.apiUrl} (${info.transport})…`;
-    if (this.options.spinner !== undefined) this.spinner(text);
+    if (this.options.loadSpinner !== undefined) this.spinner(text);
     else this.line(this.style.dim(text));
   }
 
@@ -102,7 +134,7 @@ export class ListenOutput implements ListenerEvents {
   reconnecting(info: { delayMs: number; reason: string }): void {
     if (this.options.json) return;
     const text = `reconnecting in ${formatDuration(info.delayMs)}`;
-    if (this.options.spinner !== undefined) this.spinner(`${text} (${info.reason})…`);
+    if (this.options.loadSpinner !== undefined) this.spinner(`${text} (${info.reason})…`);
     else this.line(this.style.dim(`${text} (${info.reason})`));
   }
 

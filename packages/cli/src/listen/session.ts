@@ -65,13 +65,7 @@ function describeStart(start: ListenStart, stored: string | null, cursor: string
   return 'first run on this endpoint: starting from now';
 }
 
-/**
- * ora and its dependencies (about 40 modules, 50-90 ms of CPU) load only where a spinner can show, and
- * with this module: `dev` imports it while its server starts, which is then the only other work on
- * the machine's cores.
- */
-const spinnerModule = process.stderr.isTTY === true ? import('ora') : undefined;
-spinnerModule?.catch(() => {}); // awaited in runListenSession; a failure to load is reported there
+const loadOra = async () => (await import('ora')).default;
 
 /**
  * The listen engine as a command runs it: claims a cursor slot, forwards every message of the
@@ -92,7 +86,7 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
     json: options.json,
     style: options.style,
     // A terminal that reports no width (some CI pseudo-terminals) would make ora clear lines endlessly.
-    spinner: !options.json && (process.stderr.columns ?? 0) > 0 ? (await spinnerModule)?.default : undefined,
+    loadSpinner: !options.json && process.stderr.isTTY === true && (process.stderr.columns ?? 0) > 0 ? loadOra : undefined,
     stdout: process.stdout,
     stderr: process.stderr,
     apiUrl: options.apiUrl,

@@ -1,0 +1,109 @@
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { plainStyle } from '../src/format/style.js';
+import { ListenOutput, SPINNER_DELAY_MS, type ListenOutputOptions } from '../src/listen/output.js';
+
+/** A stand-in for ora: records what it was asked to show. */
+function fakeOra() {
+  const calls: string[] = [];
+  const spinner = {
+    isSpinning: false,
+    text: '',
+    start(text: string) {
+      calls.push(`start ${text}`);
+      this.isSpinning = true;
+      this.text = text;
+      return this;
+    },
+    stop() {
+      calls.push(`stop ${this.text}`);
+      this.isSpinning = false;
+      return this;
+    },
+  };
+  const load = vi.fn(async () => () => spinner);
+  return { calls, spinner, load };
+}
+
+function output(load?: () => Promise<unknown>) {
+  // The fake stands in for ora's factory: only start, stop, text and isSpinning are used.
+  const loadSpinner = load as ListenOutputOptions['loadSpinner'];
+  const stderr = new PassThrough();
+  let text = '';
+  stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  const out = new ListenOutput({
+    json: false,
+    style: plainStyle,
+    loadSpinner,
+    stdout: new PassThrough(),
+    stderr,
+    apiUrl: 'http://127.0.0.1:8787',
+    target: 'http://localhost:3000',
+    now: () => new Date('2026-11-25T10:00:00Z'),
+  });
+  return { out, stderr: () => text };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('listen output: the spinner on a terminal', () => {
+  it('a connection made within the delay shows no spinner and does not load ora', async () => {
+    const ora = fakeOra();
+    const { out, stderr } = output(ora.load);
+    out.connecting({ transport: 'websocket' });
+    await vi.advanceTimersByTimeAsync(SPINNER_DELAY_MS - 50);
+    out.connected({ transport: 'websocket' });
+    await vi.advanceTimersByTimeAsync(SPINNER_DELAY_MS * 4);
+    expect(ora.load).not.toHaveBeenCalled();
+    expect(ora.calls).toEqual([]);
+    expect(stderr()).toContain('connected (websocket), forwarding to http://localhost:3000');
+    expect(stderr()).not.toContain('connecting to');
+  });
+
+  it('a longer wait loads ora and spins with the latest state until connected', async () => {
+    const ora = fakeOra();
+    const { out, stderr } = output(ora.load);
+    out.connecting({ transport: 'websocket' });
+    out.reconnecting({ delayMs: 1000, reason: 'could not reach http://127.0.0.1:8787' });
+    await vi.advanceTimersByTimeAsync(SPINNER_DELAY_MS);
+    expect(ora.load).toHaveBeenCalledTimes(1);
+    expect(ora.calls).toEqual(['start reconnecting in 1s (could not reach http://127.0.0.1:8787)…']);
+    out.reconnecting({ delayMs: 2000, reason: 'could not reach http://127.0.0.1:8787' });
+    expect(ora.spinner.text).toBe('reconnecting in 2s (could not reach http://127.0.0.1:8787)…');
+    out.connected({ transport: 'websocket' });
+    expect(ora.calls.at(-1)).toBe('stop reconnecting in 2s (could not reach http://127.0.0.1:8787)…');
+    expect(stderr()).toContain('connected (websocket)');
+  });
+
+  it('connected while ora loads: the spinner never starts', async () => {
+    const ora = fakeOra();
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const load = vi.fn(async () => {
+      await gate;
+      return ora.load();
+    });
+    const { out } = output(load);
+    out.connecting({ transport: 'websocket' });
+    await vi.advanceTimersByTimeAsync(SPINNER_DELAY_MS);
+    expect(load).toHaveBeenCalledTimes(1);
+    out.connected({ transport: 'websocket' });
+    release();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(ora.calls).toEqual([]);
+  });
+
+  it('without a terminal: a line for each state, no spinner', async () => {
+    const { out, stderr } = output(undefined);
+    out.connecting({ transport: 'websocket' });
+    out.connected({ transport: 'websocket' });
+    expect(stderr()).toContain('connecting to http://127.0.0.1:8787 (websocket)…');
+    expect(stderr()).toContain('connected (websocket)');
+  });
+});
