@@ -137,8 +137,8 @@ function pruneCacheDir(dir: string, keep: string): void {
 
 /**
  * Writes the code cache of what this process has compiled so far, when it started without a usable
- * one: called once the server listens, so the cache holds the start's functions. A no-op outside
- * the launcher (tests, dist/main.js).
+ * one: called a second after the server's worker and sweepers start, so the cache holds the start's
+ * functions and their first round's. A no-op outside the launcher (tests, dist/main.js).
  */
 export function saveCodeCache(): void {
   state()?.save();

@@ -134,29 +134,24 @@ async function runStart(config: Config): Promise<void> {
     // The embedded database runs every query on one connection: the sweepers' and the worker's first
     // round (first queries, on cold catalogs) would queue ahead of the first requests, such as the
     // CLI of `hookrelay dev` reading its endpoint and opening its stream. PostgreSQL has a pool.
+    // Either way they start from a timer, after the stop-signal handlers below are in place.
     const backgroundDelayMs = config.databaseUrl === undefined ? EMBEDDED_BACKGROUND_DELAY_MS : 0;
-    let backgroundTimer: NodeJS.Timeout | undefined;
     let background: Promise<void> = Promise.resolve();
-    if (backgroundDelayMs === 0) {
-      await startBackground();
-    } else {
-      backgroundTimer = setTimeout(() => {
-        backgroundTimer = undefined;
-        background = startBackground().catch((error: unknown) => {
-          app.log.error({ err: error }, 'the delivery worker could not start');
-          void shutdown('worker start failure', 1);
-        });
-      }, backgroundDelayMs);
-      backgroundTimer.unref();
-    }
+    let backgroundTimer: NodeJS.Timeout | undefined = setTimeout(() => {
+      backgroundTimer = undefined;
+      background = startBackground().catch((error: unknown) => {
+        app.log.error({ err: error }, 'the delivery worker could not start');
+        void shutdown('worker start failure', 1);
+      });
+    }, backgroundDelayMs);
     // A second after the background work started: the cache then also holds the worker's and the
     // sweepers' first round, and writing it (a few tens of ms) does not hold up the first requests.
     setTimeout(saveCodeCache, backgroundDelayMs + 1000).unref();
 
-    const shutdown = async (signal: string, exitCode = 0) => {
+    const shutdown = async (reason: string, exitCode = 0) => {
       if (closing) return;
       closing = true;
-      app.log.info({ signal }, 'shutting down');
+      app.log.info({ reason }, 'shutting down');
       const force = setTimeout(() => process.exit(1), 30_000);
       force.unref();
       try {
