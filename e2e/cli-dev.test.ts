@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -55,6 +56,21 @@ async function serverPid(): Promise<number> {
   const pid = Number.parseInt((await readFile(join(configDir, 'dev', 'hookrelay.pid'), 'utf8')).split('\n')[0] ?? '', 10);
   serverPids.add(pid);
   return pid;
+}
+
+/** The live processes whose environment names the dev data dir: its servers, early-started or not. */
+function devServers(): number[] {
+  const marker = `\0HOOKRELAY_DATA_DIR=${join(configDir, 'dev')}\0`;
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/u.test(name))
+    .filter((pid) => {
+      try {
+        return `\0${readFileSync(`/proc/${pid}/environ`, 'latin1')}`.includes(marker);
+      } catch {
+        return false; // gone, or not ours to read
+      }
+    })
+    .map(Number);
 }
 
 async function refused(url: string): Promise<boolean> {
@@ -184,11 +200,16 @@ describe('hookrelay dev', () => {
     await expect(readFile(join(configDir, 'dev', 'hookrelay.pid'), 'utf8')).rejects.toThrow(/ENOENT/u);
   });
 
-  it('bad flags exit 2 before anything starts', async () => {
+  it('bad flags exit 2, and leave no server running', async () => {
     for (const args of [[], ['--forward-to', 'not a target'], ['--forward-to', '3000', '--port', '70000'], ['--forward-to', '3000', '--timeout', 'soon'], ['--forward-to', '3000', '--public-url', 'nope']]) {
-      const result = await runCli(['dev', ...args, '--json'], { configDir });
+      // On the test's free port: an early-started server must not take 8787 from anything else.
+      const withPort = args.includes('--port') ? args : [...args, '--port', String(port)];
+      const result = await runCli(['dev', ...withPort, '--json'], { configDir });
       expect(result.code, result.stderr).toBe(2);
       expect(parseJsonError(result).error.code).toBe('INVALID_ARGUMENTS');
+      // The data dir was used before, so bin/run.js started its server early (src/dev/early-start.ts);
+      // the failed command stopped it.
+      await until(() => devServers().length === 0, 'no server of the dev data dir', 20_000, () => `still running: ${devServers().join(', ')}`);
     }
   });
 });

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ensureFreshManifest } from '../dist/manifest-cache.js';
 
@@ -6,6 +7,13 @@ import { ensureFreshManifest } from '../dist/manifest-cache.js';
 // files, ~20 ms of every command's start). The CLI's own requirement is its package.json's
 // `engines`, which the package manager checks at install.
 process.env.OCLIF_DISABLE_ENGINE_WARNING ??= '1';
+
+// `hookrelay dev` on a data dir it has used before: its server starts now, while oclif loads, and
+// the command takes it over when its flags give the same server (src/dev/early-start.ts).
+if (process.argv[2] === 'dev') {
+  const [{ startServerEarly }, { processEnvironment }] = await Promise.all([import('../dist/dev/early-start.js'), import('../dist/config.js')]);
+  startServerEarly(process.argv.slice(3), processEnvironment(), homedir());
+}
 const { execute } = await import('@oclif/core');
 
 // oclif starts from a manifest of the commands when one exists; it is rebuilt when the compiled

@@ -7,7 +7,8 @@ import { newApiKey } from '@hookrelay/shared/ids';
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { CONFIG_DIR_MODE, configDirectory } from '../config.js';
-import { EmbeddedServer, EmbeddedServerError } from '../dev/embedded-server.js';
+import { launchEmbeddedServer } from '../dev/early-start.js';
+import { EmbeddedServerError, type EmbeddedServer } from '../dev/embedded-server.js';
 import { readDevState, readServerBootstrapKey, SERVER_DATABASE_DIR, writeDevState, type DevState } from '../dev/state.js';
 import { CliErrorCode, CliFailure, usageFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -92,7 +93,8 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
     let listening = false;
     try {
       this.note(styleErr.dim(`starting the embedded server on 127.0.0.1:${port} (data in ${dataDir})…`));
-      server = EmbeddedServer.spawn({ dataDir, port, apiKey, publicUrl, env: this.env, logFile });
+      // The server bin/run.js started for this command line, if it did (src/dev/early-start.ts).
+      server = await launchEmbeddedServer({ dataDir, port, apiKey, publicUrl, env: this.env, logFile });
       // Loaded while the server starts (in its own process, on another core), not before it.
       const listenSession = import('../listen/session.js');
       listenSession.catch(() => {}); // awaited below; a failure to load is reported there

@@ -51,6 +51,41 @@ export function embeddedServerEnv(options: Pick<EmbeddedServerOptions, 'dataDir'
   return env;
 }
 
+/** What starts the server: its script and its environment. */
+export interface ServerCommand {
+  main: string;
+  env: Record<string, string>;
+}
+
+export function serverCommand(options: Pick<EmbeddedServerOptions, 'dataDir' | 'port' | 'apiKey' | 'publicUrl' | 'env' | 'serverMain'>): ServerCommand {
+  return { main: options.serverMain ?? resolveServerMain(), env: embeddedServerEnv(options) };
+}
+
+export function sameServerCommand(a: ServerCommand, b: ServerCommand): boolean {
+  const names = Object.keys(a.env);
+  return a.main === b.main && names.length === Object.keys(b.env).length && names.every((name) => a.env[name] === b.env[name]);
+}
+
+/** What was seen of a server process before an `EmbeddedServer` took it over. */
+export interface StartedServerProcess {
+  output: Buffer[];
+  closed?: { code: number | null; signal: NodeJS.Signals | null };
+}
+
+/** `hookrelay-server start` as a child process, for `EmbeddedServer.launch` or an early start. */
+export function spawnServerProcess(command: ServerCommand): ChildProcess {
+  const child = spawn(process.execPath, [command.main, 'start'], {
+    env: command.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: a Ctrl-C in the terminal reaches only the CLI, which stops the
+    // listener first (it may still report a result) and then the server.
+    detached: true,
+  });
+  // An error event (spawn failure) also ends in 'close' or is reported by waitUntilListening.
+  child.on('error', () => {});
+  return child;
+}
+
 /** Why the server did not come up, in one line, with what to do about it. */
 export class EmbeddedServerError extends Error {
   override readonly name = 'EmbeddedServerError';
@@ -103,6 +138,7 @@ export class EmbeddedServer {
   private constructor(
     private readonly child: ChildProcess,
     readonly options: EmbeddedServerOptions,
+    started?: StartedServerProcess,
   ) {
     this.log = createWriteStream(options.logFile, { flags: 'w', mode: 0o600 });
     this.log.on('error', () => {
@@ -112,31 +148,28 @@ export class EmbeddedServer {
       this.output = (this.output + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
       this.log.write(chunk);
     };
+    // What an early-started server printed before the command took it over.
+    started?.output.forEach(append);
     child.stdout?.on('data', append);
     child.stderr?.on('data', append);
     this.exited = new Promise((resolve) => {
-      child.once('close', (code, signal) => {
+      const onClose = (code: number | null, signal: NodeJS.Signals | null): void => {
         this.exitInfo = { code, signal };
         process.off('exit', this.killOnExit);
         resolve(this.exitInfo);
-      });
+      };
+      if (started?.closed !== undefined) onClose(started.closed.code, started.closed.signal);
+      else child.once('close', onClose);
     });
     process.on('exit', this.killOnExit);
   }
 
-  /** Spawns `hookrelay-server start`; call `waitUntilListening` next. */
-  static spawn(options: EmbeddedServerOptions): EmbeddedServer {
-    const main = options.serverMain ?? resolveServerMain();
-    const child = spawn(process.execPath, [main, 'start'], {
-      env: embeddedServerEnv(options),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Its own process group: a Ctrl-C in the terminal reaches only the CLI, which stops the
-      // listener first (it may still report a result) and then the server.
-      detached: true,
-    });
-    // An error event (spawn failure) also ends in 'exit' or is reported by waitUntilListening.
-    child.on('error', () => {});
-    return new EmbeddedServer(child, options);
+  /**
+   * The command's handle on a server process (`spawnServerProcess`); `started` is what an early
+   * start (src/dev/early-start.ts) saw of it before the command took it over.
+   */
+  static of(child: ChildProcess, options: EmbeddedServerOptions, started?: StartedServerProcess): EmbeddedServer {
+    return new EmbeddedServer(child, options, started);
   }
 
   get pid(): number | undefined {
@@ -159,7 +192,8 @@ export class EmbeddedServer {
    */
   waitUntilListening(timeoutMs: number, signal: AbortSignal): Promise<string | undefined> {
     return new Promise((resolve, reject) => {
-      let seen = '';
+      // An early-started server may have printed the line before the command took it over.
+      let seen = this.output;
       let settled = false;
       const settle = (finish: () => void): void => {
         if (settled) return;
@@ -189,6 +223,8 @@ export class EmbeddedServer {
         });
       });
       if (signal.aborted) onAbort();
+      const url = LISTENING_LINE.exec(seen)?.[1];
+      if (url !== undefined) settle(() => resolve(url));
     });
   }
 

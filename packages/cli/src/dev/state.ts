@@ -4,6 +4,9 @@ import { API_KEY_PATTERN, isUuid } from '@hookrelay/shared/ids';
 import { CONFIG_DIR_MODE, CONFIG_FILE_MODE } from '../config.js';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { DEV_STATE_FILE, SERVER_BOOTSTRAP_KEY_FILE } from './layout.js';
+
+export { DEV_STATE_FILE, SERVER_BOOTSTRAP_KEY_FILE, SERVER_DATABASE_DIR } from './layout.js';
 
 /**
  * What `hookrelay dev` keeps in its data dir beside the embedded server's database, so that a
@@ -14,12 +17,6 @@ export interface DevState {
   api_key?: string;
   inbound_endpoint_id?: string;
 }
-
-export const DEV_STATE_FILE = 'dev.json';
-/** Written by the server when it generated the bootstrap key itself (decisions.md §2). */
-export const SERVER_BOOTSTRAP_KEY_FILE = 'bootstrap-api-key';
-/** The embedded database's directory inside the data dir (the server's layout). */
-export const SERVER_DATABASE_DIR = 'pgdata';
 
 export function devStatePath(dataDir: string): string {
   return join(dataDir, DEV_STATE_FILE);
