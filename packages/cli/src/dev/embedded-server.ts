@@ -72,7 +72,7 @@ export interface StartedServerProcess {
   closed?: { code: number | null; signal: NodeJS.Signals | null };
 }
 
-/** `hookrelay-server start` as a child process, for `EmbeddedServer.launch` or an early start. */
+/** `hookrelay-server start` as a child process, for `launchEmbeddedServer` (src/dev/early-start.ts) or an early start. */
 export function spawnServerProcess(command: ServerCommand): ChildProcess {
   const child = spawn(process.execPath, [command.main, 'start'], {
     env: command.env,
