@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,5 +71,35 @@ describe('the start of a server on the embedded database', () => {
     expect(code).toBe(0);
     expect(output).toContain('shutting down');
     expect(output).not.toContain('delivery worker started');
+  });
+
+  it('ends a start told to stop before listening: exit 0, the database closed and the data dir free', async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-start-'));
+    const dataDir = join(workDir, 'data');
+    const apiKey = `hr_${'c'.repeat(40)}`;
+    const child = spawn(process.execPath, [SERVER_MAIN, 'start', '--port', '0', '--data-dir', dataDir], {
+      env: { PATH: process.env.PATH ?? '', HOOKRELAY_LOG_LEVEL: 'info', HOOKRELAY_BOOTSTRAP_API_KEY: apiKey },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // The lock is taken as the database starts to open, a second or more before listening.
+    const lockFile = join(dataDir, 'hookrelay.pid');
+    for (let i = 0; i < 1_000 && !existsSync(lockFile); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(existsSync(lockFile), output).toBe(true);
+    child.kill('SIGTERM');
+    const code = await Promise.race([exit, new Promise<string>((resolve) => setTimeout(() => resolve('timeout'), 30_000))]);
+    if (code === 'timeout') child.kill('SIGKILL');
+    expect(code, output).toBe(0);
+    expect(output).toContain('hookrelay-server: stopped by SIGTERM before listening');
+    expect(output).not.toContain('listening on');
+    expect(existsSync(lockFile)).toBe(false);
+
+    // The data dir opens again as usual.
+    server = await startServer({ dataDir, apiKey });
+    const response = await fetch(`${server.url}/v1/inbound-endpoints`, { headers: { authorization: `Bearer ${server.apiKey}` } });
+    expect(response.status).toBe(200);
   });
 });

@@ -97,7 +97,47 @@ async function serverModules() {
  */
 const EMBEDDED_BACKGROUND_DELAY_MS = 500;
 
+/** How long a start told to stop may take to reach its next step before the process just exits. */
+const STOP_DURING_START_TIMEOUT_MS = 10_000;
+
+/** The start was told to stop (SIGTERM, SIGINT) before its listening line: it ends at its next step. */
+class StopDuringStart extends Error {}
+
 async function runStart(config: Config): Promise<void> {
+  // A stop signal before the listening line (a `hookrelay dev` that gave up, Ctrl-C) ends the start
+  // at its next step, with the database closed and the data dir's lock released, rather than
+  // killing the process in the middle of opening the database. A second signal, or a step that takes
+  // longer than the timeout, exits at once.
+  let stopSignal: NodeJS.Signals | undefined;
+  const onStopDuringStart = (signal: NodeJS.Signals): void => {
+    if (stopSignal !== undefined) process.exit(1);
+    stopSignal = signal;
+    setTimeout(() => process.exit(1), STOP_DURING_START_TIMEOUT_MS).unref();
+  };
+  process.on('SIGTERM', onStopDuringStart);
+  process.on('SIGINT', onStopDuringStart);
+  const checkStop = (): void => {
+    if (stopSignal !== undefined) throw new StopDuringStart();
+  };
+  try {
+    await startServer(config, checkStop, () => {
+      process.off('SIGTERM', onStopDuringStart);
+      process.off('SIGINT', onStopDuringStart);
+      return stopSignal;
+    });
+  } catch (error) {
+    if (!(error instanceof StopDuringStart)) throw error;
+    process.stderr.write(`hookrelay-server: stopped by ${stopSignal} before listening\n`);
+    process.exit(0);
+  }
+}
+
+/**
+ * Opens the database, builds the app and listens; `checkStop` throws between the steps when a stop
+ * was requested. `onListening` hands the stop signals over to the running server's shutdown, and
+ * answers a signal that came while it listened.
+ */
+async function startServer(config: Config, checkStop: () => void, onListening: () => NodeJS.Signals | undefined): Promise<void> {
   // Before the database: a missing or malformed key must stop the process before it changes anything.
   const secretBox = new SecretBox(await loadEncryptionKey(config));
   const modules = serverModules();
@@ -105,11 +145,17 @@ async function runStart(config: Config): Promise<void> {
   let prepared: PrepareDataDirResult | undefined;
   const db = await openDatabase(config, undefined, (result) => (prepared = result));
   let closing = false;
+  // Closed with the database when the start fails after building it.
+  let builtApp: { close(): Promise<unknown> } | undefined;
   try {
+    checkStop();
     const { buildApp, bootstrapProject, DeliveryWorker, DEFAULT_SWEEPERS, DELIVERY_SWEEPERS, startSweepers } = await modules;
     await migrate(db);
+    checkStop();
     const boot = await bootstrapProject(db, config);
     const app = await buildApp(config, { db, secretBox });
+    builtApp = app;
+    checkStop();
     if (prepared?.origin === 'initdb') app.log.warn({ reason: prepared.reason }, 'new embedded database made by initdb, not from the template');
     else if (prepared) app.log.info({ origin: prepared.origin }, 'embedded database opened');
     if (boot.generatedKey) {
@@ -118,6 +164,7 @@ async function runStart(config: Config): Promise<void> {
     }
     // Built before listening, so that a bad delivery setting (an unreadable CA file) stops the start.
     const worker = config.roles.has('worker') ? new DeliveryWorker({ ...app.services, log: app.log }) : undefined;
+    checkStop();
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -169,7 +216,10 @@ async function runStart(config: Config): Promise<void> {
     };
     process.once('SIGTERM', () => void shutdown('SIGTERM'));
     process.once('SIGINT', () => void shutdown('SIGINT'));
+    const pending = onListening();
+    if (pending !== undefined) void shutdown(pending);
   } catch (error) {
+    await builtApp?.close().catch(() => {});
     await db.close().catch(() => {});
     throw error;
   }
