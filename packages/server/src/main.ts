@@ -109,10 +109,11 @@ async function runStart(config: Config): Promise<void> {
   // killing the process in the middle of opening the database. A second signal, or a step that takes
   // longer than the timeout, exits at once.
   let stopSignal: NodeJS.Signals | undefined;
+  let forceExit: NodeJS.Timeout | undefined;
   const onStopDuringStart = (signal: NodeJS.Signals): void => {
     if (stopSignal !== undefined) process.exit(1);
     stopSignal = signal;
-    setTimeout(() => process.exit(1), STOP_DURING_START_TIMEOUT_MS).unref();
+    forceExit = setTimeout(() => process.exit(1), STOP_DURING_START_TIMEOUT_MS).unref();
   };
   process.on('SIGTERM', onStopDuringStart);
   process.on('SIGINT', onStopDuringStart);
@@ -123,6 +124,8 @@ async function runStart(config: Config): Promise<void> {
     await startServer(config, checkStop, () => {
       process.off('SIGTERM', onStopDuringStart);
       process.off('SIGINT', onStopDuringStart);
+      // The running server's shutdown has a timeout of its own.
+      clearTimeout(forceExit);
       return stopSignal;
     });
   } catch (error) {

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { HookrelayApiError, type HookrelayClient } from '@hookrelay/shared/client';
 import { newApiKey } from '@hookrelay/shared/ids';
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import { CONFIG_DIR_MODE, configDirectory } from '../config.js';
-import { launchEmbeddedServer } from '../dev/early-start.js';
+import { CONFIG_DIR_MODE } from '../config.js';
+import { DEV_DEFAULT_PORT, devDataDir, devPublicUrl, launchEmbeddedServer } from '../dev/early-start.js';
 import { EmbeddedServerError, type EmbeddedServer } from '../dev/embedded-server.js';
 import { readDevState, readServerBootstrapKey, SERVER_DATABASE_DIR, writeDevState, type DevState } from '../dev/state.js';
 import { CliErrorCode, CliFailure, usageFailure } from '../errors.js';
@@ -69,7 +69,7 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
 
   static override flags = {
     ...forwardingFlags,
-    port: Flags.integer({ summary: 'Port of the embedded server on 127.0.0.1.', default: 8787, min: 1, max: 65_535 }),
+    port: Flags.integer({ summary: 'Port of the embedded server on 127.0.0.1.', default: DEV_DEFAULT_PORT, min: 1, max: 65_535 }),
     'data-dir': Flags.string({ summary: 'Where the embedded server keeps its data. Default: $HOOKRELAY_CONFIG_DIR/dev.' }),
     'public-url': Flags.string({ summary: 'Base of ingest URLs when a tunnel or proxy forwards to the server (default http://127.0.0.1:PORT).' }),
   };
@@ -78,8 +78,11 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
   public async run(): Promise<void> {
     const forwarding = forwardingSettings(this.flags);
     const port = this.flags.port;
-    const publicUrl = this.publicUrl(port);
-    const dataDir = resolve(this.flags['data-dir'] ?? join(configDirectory(this.env, homedir()), 'dev'));
+    const publicUrl = devPublicUrl(this.flags['public-url'], port);
+    if (publicUrl === undefined) {
+      throw usageFailure(`--public-url: "${this.flags['public-url']}" is not an http or https URL`, "Give the tunnel's address, such as https://abc123.ngrok.app.");
+    }
+    const dataDir = devDataDir(this.flags['data-dir'], this.env, homedir());
     await mkdir(dataDir, { recursive: true, mode: CONFIG_DIR_MODE });
     const state = await this.loadState(dataDir);
     const apiKey = state.api_key ?? '';
@@ -171,19 +174,6 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
         `Its output is in ${logFile}.`,
       );
     }
-  }
-
-  private publicUrl(port: number): string {
-    const given = this.flags['public-url'];
-    if (given === undefined) return `http://127.0.0.1:${port}`;
-    let parsed: URL;
-    try {
-      parsed = new URL(given);
-    } catch {
-      throw usageFailure(`--public-url: "${given}" is not a URL`, 'Give the tunnel\'s address, such as https://abc123.ngrok.app.');
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw usageFailure('--public-url must be an http or https URL');
-    return given.replace(/\/+$/u, '');
   }
 
   /**

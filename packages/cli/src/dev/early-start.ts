@@ -7,6 +7,7 @@ import {
   sameServerCommand,
   serverCommand,
   spawnServerProcess,
+  terminateProcess,
   type EmbeddedServerOptions,
   type ServerCommand,
   type StartedServerProcess,
@@ -25,9 +26,25 @@ import { DEV_STATE_FILE, SERVER_DATABASE_DIR } from './layout.js';
  * in dev.json) starts early: a new one is set up by the command, and nothing is created before it.
  */
 
-const DEFAULT_PORT = 8787;
+/** `--port`'s default. */
+export const DEV_DEFAULT_PORT = 8787;
 /** How long a server that was not taken over may take to stop before it is killed. */
 const STOP_TIMEOUT_MS = 10_000;
+
+/** The dev data dir: `--data-dir`, else `dev` in the CLI's configuration directory. */
+export function devDataDir(given: string | undefined, env: Env, homeDir: string): string {
+  return resolve(given ?? join(configDirectory(env, homeDir), 'dev'));
+}
+
+/**
+ * The base of ingest URLs: `--public-url` without trailing slashes, else the server's own address;
+ * undefined when `given` is not an http or https URL.
+ */
+export function devPublicUrl(given: string | undefined, port: number): string | undefined {
+  if (given === undefined) return `http://127.0.0.1:${port}`;
+  if (!URL.canParse(given) || !/^https?:$/u.test(new URL(given).protocol)) return undefined;
+  return given.replace(/\/+$/u, '');
+}
 
 /** The server options of `hookrelay dev <args>`, when they can be read without oclif; else undefined (no early start). */
 export function earlyServerOptions(args: readonly string[], env: Env, homeDir: string, serverMain?: string): Omit<EmbeddedServerOptions, 'logFile'> | undefined {
@@ -44,15 +61,11 @@ export function earlyServerOptions(args: readonly string[], env: Env, homeDir: s
     given.set(name, value);
   }
   const portText = given.get('port');
-  const port = portText === undefined ? DEFAULT_PORT : /^\d{1,5}$/u.test(portText) ? Number(portText) : NaN;
+  const port = portText === undefined ? DEV_DEFAULT_PORT : /^\d{1,5}$/u.test(portText) ? Number(portText) : NaN;
   if (!(port >= 1 && port <= 65_535)) return undefined;
-  let publicUrl = `http://127.0.0.1:${port}`;
-  const publicUrlText = given.get('public-url');
-  if (publicUrlText !== undefined) {
-    if (!URL.canParse(publicUrlText) || !/^https?:$/u.test(new URL(publicUrlText).protocol)) return undefined;
-    publicUrl = publicUrlText.replace(/\/+$/u, '');
-  }
-  const dataDir = resolve(given.get('data-dir') ?? join(configDirectory(env, homeDir), 'dev'));
+  const publicUrl = devPublicUrl(given.get('public-url'), port);
+  if (publicUrl === undefined) return undefined;
+  const dataDir = devDataDir(given.get('data-dir'), env, homeDir);
   if (!existsSync(join(dataDir, SERVER_DATABASE_DIR))) return undefined;
   // Read here without the state module's checks (and its imports): the command checks the key
   // (src/dev/state.ts) and takes this server over only when it was given the same one.
@@ -69,6 +82,8 @@ export function earlyServerOptions(args: readonly string[], env: Env, homeDir: s
 interface EarlyServer extends StartedServerProcess {
   command: ServerCommand;
   child: ChildProcess;
+  /** Settles when the process has closed. */
+  exited: Promise<void>;
   /** Hands the process over: its output and its stop go to the caller from now on. */
   release(): void;
 }
@@ -103,6 +118,12 @@ export function startServerEarly(args: readonly string[], env: Env, homeDir: str
     command,
     child,
     output,
+    exited: new Promise((resolve) =>
+      child.once('close', (code, signal) => {
+        started.closed = { code, signal };
+        resolve();
+      }),
+    ),
     release() {
       child.stdout?.off('data', keep);
       child.stderr?.off('data', keep);
@@ -112,7 +133,6 @@ export function startServerEarly(args: readonly string[], env: Env, homeDir: str
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  child.once('close', (code, signal) => (started.closed = { code, signal }));
   process.once('exit', stopOnExit);
   for (const signal of STOP_SIGNALS) process.once(signal, stopOnSignal);
   early = started;
@@ -129,20 +149,7 @@ export async function launchEmbeddedServer(options: EmbeddedServerOptions): Prom
   if (started !== undefined) {
     started.release();
     if (sameServerCommand(started.command, command)) return EmbeddedServer.of(started.child, options, started);
-    await stopProcess(started);
+    await terminateProcess(started.child, started.exited, STOP_TIMEOUT_MS);
   }
   return EmbeddedServer.of(spawnServerProcess(command), options);
-}
-
-async function stopProcess(started: EarlyServer): Promise<void> {
-  if (started.closed !== undefined) return;
-  const closed = new Promise<void>((resolve) => started.child.once('close', () => resolve()));
-  started.child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([closed.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS)))]);
-  clearTimeout(timer);
-  if (timedOut) {
-    started.child.kill('SIGKILL');
-    await closed;
-  }
 }

@@ -86,6 +86,23 @@ export function spawnServerProcess(command: ServerCommand): ChildProcess {
   return child;
 }
 
+/** SIGTERM, then SIGKILL when `closed` has not settled after `timeoutMs`; resolves once it has. */
+export async function terminateProcess(child: ChildProcess, closed: Promise<unknown>, timeoutMs: number): Promise<void> {
+  child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = await Promise.race([
+    closed.then(() => false),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), timeoutMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (timedOut) {
+    child.kill('SIGKILL');
+    await closed;
+  }
+}
+
 /** Why the server did not come up, in one line, with what to do about it. */
 export class EmbeddedServerError extends Error {
   override readonly name = 'EmbeddedServerError';
@@ -230,18 +247,7 @@ export class EmbeddedServer {
 
   /** SIGTERM (the server finishes in-flight work and exits 0), then SIGKILL after `timeoutMs`. */
   async stop(timeoutMs = 20_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    if (this.running) {
-      this.child.kill('SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = await Promise.race([
-        this.exited.then(() => false),
-        new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(true), timeoutMs);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (timedOut && this.running) this.child.kill('SIGKILL');
-    }
+    if (this.running) await terminateProcess(this.child, this.exited, timeoutMs);
     const info = await this.exited;
     await new Promise<void>((resolve) => this.log.end(() => resolve()));
     return info;
