@@ -28,9 +28,15 @@ export const DEFAULT_API_RATE_LIMIT = 200;
 /**
  * PostgreSQL settings of the embedded database (PGlite), chosen by measurement (docs/operating.md):
  * PGlite's own default of 128 MB shared buffers is resident from the start and is most of its memory.
+ * PGlite runs PostgreSQL single-user, one backend and no autovacuum workers, yet PostgreSQL sizes its
+ * shared memory for 100 connections and 16 worker slots: 4 MB more to allocate and zero at each start.
  * HOOKRELAY_PGLITE_OPTIONS adds to these and wins over them, name by name.
  */
-export const DEFAULT_PGLITE_SETTINGS: Readonly<Record<string, string>> = Object.freeze({ shared_buffers: '16MB' });
+export const DEFAULT_PGLITE_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
+  shared_buffers: '16MB',
+  max_connections: '2',
+  autovacuum_worker_slots: '1',
+});
 
 /**
  * How V8 compiles PGlite's WebAssembly, set in HOOKRELAY_PGLITE_OPTIONS as `wasm_tier`: `baseline`

@@ -115,6 +115,21 @@ describe.skipIf(backend() !== 'pglite')('the PGlite template data dir', () => {
     const reopened = await openPGlite({ dataDir: byInitdb.pgdata, settings: DEFAULT_PGLITE_SETTINGS });
     open.push(reopened);
     expect(await reopened.sql`SELECT name FROM projects WHERE id = ${'01900000-0000-7000-8000-00000000abcd'}`).toEqual([{ name: 'kept' }]);
+
+    // The defaults reach PostgreSQL, and its shared memory is what they size: 16 MB of buffers in a
+    // segment of 20 MB (24 MB when PostgreSQL sizes it for its default 100 connections).
+    const settings = await reopened.sql<{ name: string; setting: string; unit: string | null }>`
+      SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'max_connections', 'autovacuum_worker_slots') ORDER BY name`;
+    expect(settings).toEqual([
+      { name: 'autovacuum_worker_slots', setting: '1', unit: null },
+      { name: 'max_connections', setting: '2', unit: null },
+      { name: 'shared_buffers', setting: '2048', unit: '8kB' },
+    ]);
+    const [shmem] = await reopened.sql<{ buffers: number; segment: number }>`
+      SELECT sum(allocated_size) FILTER (WHERE name = 'Buffer Blocks')::float8 AS buffers, sum(allocated_size)::float8 AS segment
+      FROM pg_shmem_allocations`;
+    expect(shmem!.buffers).toBeGreaterThanOrEqual(16 * 1024 * 1024);
+    expect(shmem!.segment).toBeLessThanOrEqual(21 * 1024 * 1024);
   });
 
   it('a data dir whose unpacking was cut off is unpacked afresh', async () => {

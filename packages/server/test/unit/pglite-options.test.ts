@@ -5,13 +5,13 @@ describe('HOOKRELAY_PGLITE_OPTIONS', () => {
   it('unset: the measured defaults, WebAssembly on the baseline compiler', () => {
     const config = parseConfig({});
     expect(config.pgliteSettings).toEqual(DEFAULT_PGLITE_SETTINGS);
-    expect(config.pgliteSettings).toEqual({ shared_buffers: '16MB' });
+    expect(config.pgliteSettings).toEqual({ shared_buffers: '16MB', max_connections: '2', autovacuum_worker_slots: '1' });
     expect(config.pgliteWasmTier).toBe('baseline');
   });
 
   it('adds PostgreSQL settings and wins over the defaults name by name, separated by spaces or commas', () => {
     const config = parseConfig({ HOOKRELAY_PGLITE_OPTIONS: 'shared_buffers=128MB, work_mem=2MB  max_wal_size=64MB,wasm_tier=optimizing' });
-    expect(config.pgliteSettings).toEqual({ shared_buffers: '128MB', work_mem: '2MB', max_wal_size: '64MB' });
+    expect(config.pgliteSettings).toEqual({ ...DEFAULT_PGLITE_SETTINGS, shared_buffers: '128MB', work_mem: '2MB', max_wal_size: '64MB' });
     expect(config.pgliteWasmTier).toBe('optimizing');
     expect(parseConfig({ HOOKRELAY_PGLITE_OPTIONS: '' }).pgliteSettings).toEqual(DEFAULT_PGLITE_SETTINGS);
   });
