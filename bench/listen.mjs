@@ -28,7 +28,7 @@
 // PostgreSQL (all its processes) and this process, commits and WAL flushes per message, and
 // /proc/loadavg; with --loop-stats also the CLI's and the server's event loops. --tap adds a passive stream subscriber in this process (it records when
 // the server pushed each message: server part vs CLI part of the latency; it doubles the server's
-// stream reads). --cpu-prof / --cpu-prof-server profile the CLI / the server. --pg-socket: the
+// stream reads), and one on each floor's relay (relay part vs client part). --cpu-prof / --cpu-prof-server profile the CLI / the server. --pg-socket: the
 // server reaches PostgreSQL over its Unix socket (DATABASE_URL ?host=<dir>), as on one host.
 // Exit 1 on a lost, duplicated, reordered or damaged message, a failed latency phase or catch-up,
 // or a timeout; with --enforce also when a target is missed.
@@ -448,6 +448,17 @@ async function main() {
       APP_URL: `http://127.0.0.1:${appPort}`,
       RELAY_URL: relay.url,
     });
+    if (args.tap) {
+      // The same passive subscriber as hookrelay's: the relay sends the raw body to every client.
+      const tap = new WebSocket(relay.url.replace(/^http/, 'ws'), { perMessageDeflate: false });
+      cleanups.push(() => tap.terminate());
+      tap.on('message', (data) => {
+        const t = performance.now();
+        const seq = seqOf(Buffer.from(data));
+        if (seq >= 0 && seq < capacity && tapAt[seq] === 0) tapAt[seq] = t;
+      });
+      await withTimeout(new Promise((resolve, reject) => (tap.once('open', resolve), tap.once('error', reject))), 10_000, `${floor} tap subscriber ready`);
+    }
     const floorPool = new Pool(relay.url, { connections, pipelining: 1, keepAliveTimeout: 60_000, connect: { timeout: 10_000 } });
     cleanups.push(() => floorPool.destroy());
     const system = {
@@ -689,7 +700,12 @@ async function main() {
     );
     const loopText = (l) =>
       l ? `loop ${fmt(l.utilization * 100)} % busy, delay p99 ${fmt(l.delayP99Ms, 1)} / max ${fmt(l.delayMaxMs, 1)} ms, GC ${fmt(l.gc.ms, 0)} ms in ${l.gc.count} pauses` : 'n/a';
-    if (!isHookrelay) return r;
+    if (!isHookrelay) {
+      if (args.tap && !Number.isNaN(r.tapServer.p50)) {
+        log(`  tap: sender → relay push p50 ${fmt(r.tapServer.p50, 2)} p99 ${fmt(r.tapServer.p99, 2)} ms, relay push → app (the client) p50 ${fmt(r.tapCli.p50, 2)} p99 ${fmt(r.tapCli.p99, 2)} ms`);
+      }
+      return r;
+    }
     log(
       `  ingest POST ms p50 ${fmt(r.ingest.p50, 2)} p99 ${fmt(r.ingest.p99, 2)}; CLI → app (its latency_ms) p50 ${fmt(r.cliForward.p50)} p99 ${fmt(r.cliForward.p99)}; ` +
         `sender lag max ${fmt(r.maxLagMs, 1)} ms, ${r.maxInFlight} in flight max; CLI ${loopText(cliLoop)}; server ${loopText(serverLoop)}` +
