@@ -7,6 +7,7 @@
 //   node bench/commit-parts.mjs [--rate 50] [--calls 500] [--only a,b] [--sql file.sql,…] [--functions f,…]
 //
 // Variants: SELECT 1 (a round trip); the floor's INSERT of a 1 KiB body (bench/floor); the message
+// row alone, and with the body in it (a copy of inbound_messages with a body column); the message
 // row and its payload; the same plus the endpoint's last id; hookrelay_store_inbound_batch with one
 // webhook and with two; its one-webhook path with typed arguments instead of jsonb items
 // (bench/sql/typed-store-one.sql, created here). --sql runs files first (say, an older body of the function under another
@@ -54,6 +55,9 @@ async function main() {
   const sql = postgres(pg.url, { max: 10, onnotice: () => {} });
   cleanups.push(() => sql.end({ timeout: 5 }));
   await sql`CREATE TABLE floor_messages (id bigserial PRIMARY KEY, body bytea NOT NULL)`;
+  // inbound_messages as it is (columns, defaults, indexes) with the body in the row.
+  await sql`CREATE TABLE bench_message_rows (LIKE inbound_messages INCLUDING ALL)`;
+  await sql`ALTER TABLE bench_message_rows ADD COLUMN body bytea`;
   await sql.unsafe(readFileSync(new URL('./sql/typed-store-one.sql', import.meta.url), 'utf8'));
   for (const file of list(args.sql)) await sql.unsafe(readFileSync(file, 'utf8'));
   const [{ project_id: projectId }] = await sql`SELECT project_id FROM inbound_endpoints WHERE id = ${endpointId}`;
@@ -80,6 +84,12 @@ async function main() {
   const variants = {
     'SELECT 1': () => sql`SELECT 1`,
     'floor INSERT': () => sql`INSERT INTO floor_messages (body) VALUES (${body}) RETURNING id`,
+    'message row': () =>
+      sql`INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
+        VALUES (${nextId()}, ${projectId}, ${endpointId}, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, NULL, now(), now()) RETURNING id`,
+    'message row with the body in it': () =>
+      sql`INSERT INTO bench_message_rows (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at, body)
+        VALUES (${nextId()}, ${projectId}, ${endpointId}, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, NULL, now(), now(), ${body}) RETURNING id`,
     'message + payload': () => {
       const id = nextId();
       return sql`WITH m AS (
@@ -103,6 +113,9 @@ async function main() {
       FROM bench_store_inbound_one(${nextId()}::uuid, ${endpointId}::uuid, ${projectId}::uuid, 'POST', '', '', 'application/json',
         ${body.length}::integer, ${sha256}, ${rawHeaders}::jsonb, ${new Date()}::timestamptz, ${null}::text, ${'[]'}::jsonb, ${body}::bytea)`,
     ...Object.fromEntries(list(args.functions).map((fn) => [`${fn} (1 webhook)`, () => storeBatch(fn, [batchItem(0, endpointId, nextId())])])),
+    ...Object.fromEntries(
+      list(args.functions).map((fn) => [`${fn} (2 webhooks)`, () => storeBatch(fn, [batchItem(0, endpointId, nextId()), batchItem(1, otherEndpointId, nextId())])]),
+    ),
   };
   const only = list(args.only);
   const entries = Object.entries(variants).filter(([name]) => only.length === 0 || only.includes(name));
