@@ -5,14 +5,18 @@
 // call every 1/--rate s, the variants in turn, so that the machine's drift hits all of them alike.
 //
 //   node bench/commit-parts.mjs [--rate 50] [--calls 500] [--only a,b] [--sql file.sql,…] [--functions f,…]
+//   node bench/commit-parts.mjs --cpu [--workers 2] [--seconds 4] [--rounds 2] [--only a,b]
 //
 // Variants: SELECT 1 (a round trip); the floor's INSERT of a 1 KiB body (bench/floor); the message
 // row alone, and with the body in it (a copy of inbound_messages with a body column); the message
 // row and its payload; the same plus the endpoint's last id; hookrelay_store_inbound_batch with one
-// webhook and with two; its one-webhook path with typed arguments instead of jsonb items
+// webhook, with two and with four; its one-webhook path with typed arguments instead of jsonb items
 // (bench/sql/typed-store-one.sql, created here). --sql runs files first (say, an older body of the function under another
 // name) and --functions names functions of hookrelay_store_inbound_batch's signature to call with
-// one webhook. --only keeps the variants named. Prints p50, p90 and mean per variant, in ms.
+// one webhook (and with two). --only keeps the variants named. Prints p50, p90 and mean per variant,
+// in ms. --cpu measures throughput instead: each variant for --seconds, --workers calls at a time
+// back to back, variants in turn for --rounds; it prints calls/s and PostgreSQL's CPU per webhook
+// (all its processes, /proc), what a busy ingest pays per webhook for each part of the commit.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -20,7 +24,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { bodyFor, build, cleanup, cleanups, createInboundEndpoint, delay, fail, startDurablePg, startServer, usageText, watchdog } from './lib.mjs';
+import { bodyFor, build, cleanup, cleanups, createInboundEndpoint, delay, fail, startDurablePg, startServer, treeCpuMs, usageText, watchdog } from './lib.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -29,29 +33,38 @@ const { values: args } = parseArgs({
     only: { type: 'string', default: '' },
     sql: { type: 'string', default: '' },
     functions: { type: 'string', default: '' },
+    cpu: { type: 'boolean', default: false },
+    workers: { type: 'string', default: '2' },
+    seconds: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '2' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 13));
+  process.stdout.write(usageText(import.meta.url, 19));
   process.exit(0);
 }
 const list = (text) => text.split(',').map((s) => s.trim()).filter(Boolean);
 const rate = Number(args.rate);
 const calls = Number(args.calls);
-if (!(rate > 0) || !(Number.isInteger(calls) && calls > 0)) {
-  process.stderr.write('usage: --rate R (>0) --calls N (>0)\n');
+const workers = Number(args.workers);
+const seconds = Number(args.seconds);
+const rounds = Number(args.rounds);
+const positiveInts = [calls, workers, rounds].every((n) => Number.isInteger(n) && n > 0);
+if (!(rate > 0) || !(seconds > 0) || !positiveInts) {
+  process.stderr.write('usage: --rate R (>0) --calls N (>0); --cpu --workers W (>0) --seconds S (>0) --rounds N (>0)\n');
   process.exit(2);
 }
 
 async function main() {
   build(['packages/shared', 'packages/server']);
-  const { pg } = await startDurablePg();
+  const { pg, postmasterPid } = await startDurablePg();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-bench-parts-'));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   const server = await startServer({ databaseUrl: pg.url, dataDir });
   const { id: endpointId } = await createInboundEndpoint(server.url, server.apiKey, 'cli');
   const { id: otherEndpointId } = await createInboundEndpoint(server.url, server.apiKey, 'cli');
+  const moreEndpointIds = [(await createInboundEndpoint(server.url, server.apiKey, 'cli')).id, (await createInboundEndpoint(server.url, server.apiKey, 'cli')).id];
   const sql = postgres(pg.url, { max: 10, onnotice: () => {} });
   cleanups.push(() => sql.end({ timeout: 5 }));
   await sql`CREATE TABLE floor_messages (id bigserial PRIMARY KEY, body bytea NOT NULL)`;
@@ -108,6 +121,11 @@ async function main() {
     'store_inbound_batch (1 webhook)': () => storeBatch('hookrelay_store_inbound_batch', [batchItem(0, endpointId, nextId())]),
     'store_inbound_batch (2 webhooks)': () =>
       storeBatch('hookrelay_store_inbound_batch', [batchItem(0, endpointId, nextId()), batchItem(1, otherEndpointId, nextId())]),
+    'store_inbound_batch (4 webhooks)': () =>
+      storeBatch(
+        'hookrelay_store_inbound_batch',
+        [endpointId, otherEndpointId, ...moreEndpointIds].map((endpoint, n) => batchItem(n, endpoint, nextId())),
+      ),
     'typed one-webhook function': () => sql`
       SELECT outcome, message_id, previous_last_id
       FROM bench_store_inbound_one(${nextId()}::uuid, ${endpointId}::uuid, ${projectId}::uuid, 'POST', '', '', 'application/json',
@@ -123,6 +141,10 @@ async function main() {
 
   // Every statement prepared on every connection of the pool before the clock starts.
   for (const [, run] of entries) await Promise.all(Array.from({ length: 20 }, () => run()));
+  if (args.cpu) {
+    await measureCpu(entries, postmasterPid);
+    return;
+  }
   const times = new Map(entries.map(([name]) => [name, []]));
   const gapMs = 1000 / rate;
   const start = performance.now();
@@ -141,6 +163,36 @@ async function main() {
     const sorted = [...xs].sort((a, b) => a - b);
     const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
     process.stdout.write(`${name.padEnd(36)} p50 ${pct(sorted, 50).toFixed(3)}  p90 ${pct(sorted, 90).toFixed(3)}  mean ${mean.toFixed(3)}\n`);
+  }
+}
+
+/** --cpu: each variant back to back from `workers` callers, in turn; PostgreSQL's CPU per webhook. */
+async function measureCpu(entries, postmasterPid) {
+  const webhooksPerCall = (name) => Number(/\((\d+) webhooks\)/.exec(name)?.[1] ?? 1);
+  const results = new Map(entries.map(([name]) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, run] of entries) {
+      let callsDone = 0;
+      const cpuBefore = treeCpuMs(postmasterPid);
+      const started = performance.now();
+      const end = started + seconds * 1000;
+      await Promise.all(
+        Array.from({ length: workers }, async () => {
+          while (performance.now() < end) {
+            await run();
+            callsDone += 1;
+          }
+        }),
+      );
+      const elapsedS = (performance.now() - started) / 1000;
+      const webhooks = callsDone * webhooksPerCall(name);
+      results.get(name).push({ callsPerS: callsDone / elapsedS, cpuUsPerWebhook: ((treeCpuMs(postmasterPid) - cpuBefore) * 1000) / webhooks });
+    }
+  }
+  process.stdout.write(`${workers} callers back to back, ${seconds} s per variant, ${rounds} rounds, durable PostgreSQL: calls/s and PostgreSQL CPU µs per webhook, per round\n`);
+  for (const [name, rs] of results) {
+    const text = rs.map((r) => `${r.callsPerS.toFixed(0).padStart(5)} calls/s ${r.cpuUsPerWebhook.toFixed(0).padStart(4)} µs`).join('   ');
+    process.stdout.write(`${name.padEnd(36)} ${text}\n`);
   }
 }
 
