@@ -26,10 +26,12 @@
 // CLI is started again: its catch-up rate (no ingestion meanwhile). Per phase: sent, received, lost,
 // duplicates, out of order, latency p50/p90/p99/max, CPU ms per message of the CLI, the server,
 // PostgreSQL (all its processes) and this process, commits and WAL flushes per message, and
-// /proc/loadavg; with --loop-stats also the CLI's and the server's event loops. --tap adds a passive stream subscriber in this process (it records when
-// the server pushed each message: server part vs CLI part of the latency; it doubles the server's
-// stream reads), and one on each floor's relay (relay part vs client part). --cpu-prof / --cpu-prof-server profile the CLI / the server. --pg-socket: the
-// server reaches PostgreSQL over its Unix socket (DATABASE_URL ?host=<dir>), as on one host.
+// /proc/loadavg; with --loop-stats also the CLI's and the server's event loops. --tap adds a passive
+// stream subscriber in this process (it records when the server pushed each message: server part vs
+// CLI part of the latency; it doubles the server's stream reads), and one on each floor's relay
+// (relay part vs client part). --cpu-prof / --cpu-prof-server profile the CLI / the server.
+// --pg-socket: the server reaches PostgreSQL over its Unix socket (DATABASE_URL ?host=<dir>), as on
+// one host.
 // Exit 1 on a lost, duplicated, reordered or damaged message, a failed latency phase or catch-up,
 // or a timeout; with --enforce also when a target is missed.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -115,7 +117,7 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 34));
+  process.stdout.write(usageText(import.meta.url, 36));
   process.exit(0);
 }
 const list = (text) => (text.trim() === '' ? [] : text.split(',').map(Number));

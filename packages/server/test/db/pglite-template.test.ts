@@ -47,6 +47,8 @@ describe.skipIf(backend() !== 'pglite')('the PGlite template data dir', () => {
   let byInitdb: Awaited<ReturnType<typeof openDataDir>>;
   let fromTemplate: Awaited<ReturnType<typeof openDataDir>>;
   let olderTemplateDir: string;
+  /** The initdb data dir, closed and opened again with the embedded defaults. */
+  let reopenedDb: Database;
 
   it('without a template, a new data dir is made by initdb; one with fewer migrations is saved from it', async () => {
     const none = path.join(tmp, 'no-template');
@@ -115,9 +117,13 @@ describe.skipIf(backend() !== 'pglite')('the PGlite template data dir', () => {
     const reopened = await openPGlite({ dataDir: byInitdb.pgdata, settings: DEFAULT_PGLITE_SETTINGS });
     open.push(reopened);
     expect(await reopened.sql`SELECT name FROM projects WHERE id = ${'01900000-0000-7000-8000-00000000abcd'}`).toEqual([{ name: 'kept' }]);
+    reopenedDb = reopened;
+  });
 
-    // The defaults reach PostgreSQL, and its shared memory is what they size: 16 MB of buffers in a
-    // segment of 20 MB (24 MB when PostgreSQL sizes it for its default 100 connections).
+  it("runs PostgreSQL with the embedded defaults, its shared memory sized for PGlite's one backend", async () => {
+    const reopened = reopenedDb;
+    // 16 MB of buffers in a segment of 20 MB (24 MB when PostgreSQL sizes it for its default 100
+    // connections and 16 autovacuum worker slots).
     const settings = await reopened.sql<{ name: string; setting: string; unit: string | null }>`
       SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'max_connections', 'autovacuum_worker_slots') ORDER BY name`;
     expect(settings).toEqual([
