@@ -121,17 +121,16 @@ describe.skipIf(backend() !== 'pglite')('the PGlite template data dir', () => {
   });
 
   it("runs PostgreSQL with the embedded defaults, its shared memory sized for PGlite's one backend", async () => {
-    const reopened = reopenedDb;
     // 16 MB of buffers in a segment of 20 MB (24 MB when PostgreSQL sizes it for its default 100
     // connections and 16 autovacuum worker slots).
-    const settings = await reopened.sql<{ name: string; setting: string; unit: string | null }>`
+    const settings = await reopenedDb.sql<{ name: string; setting: string; unit: string | null }>`
       SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'max_connections', 'autovacuum_worker_slots') ORDER BY name`;
     expect(settings).toEqual([
       { name: 'autovacuum_worker_slots', setting: '1', unit: null },
       { name: 'max_connections', setting: '2', unit: null },
       { name: 'shared_buffers', setting: '2048', unit: '8kB' },
     ]);
-    const [shmem] = await reopened.sql<{ buffers: number; segment: number }>`
+    const [shmem] = await reopenedDb.sql<{ buffers: number; segment: number }>`
       SELECT sum(allocated_size) FILTER (WHERE name = 'Buffer Blocks')::float8 AS buffers, sum(allocated_size)::float8 AS segment
       FROM pg_shmem_allocations`;
     expect(shmem!.buffers).toBeGreaterThanOrEqual(16 * 1024 * 1024);
