@@ -7,7 +7,8 @@
 //   node bench/commit-parts.mjs [--rate 50] [--calls 500] [--only a,b] [--sql file.sql,…] [--functions f,…]
 //   node bench/commit-parts.mjs --cpu [--workers 2] [--seconds 4] [--rounds 2] [--only a,b]
 //
-// Variants: SELECT 1 (a round trip); the floor's INSERT of a 1 KiB body (bench/floor); the message
+// Variants: SELECT 1 (a round trip); the floor's INSERT of a 1 KiB body (bench/floor); the ordered
+// floor's store (bench/floor/ordered-store.mjs: the endpoint's order and a message row); the message
 // row alone, and with the body in it (a copy of inbound_messages with a body column); the message
 // row and its payload; the same plus the endpoint's last id; hookrelay_store_inbound_batch with one
 // webhook, with two and with four; its one-webhook path with typed arguments instead of jsonb items
@@ -24,6 +25,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
+import { createOrderedTables, storeOrdered } from './floor/ordered-store.mjs';
 import { bodyFor, build, cleanup, cleanups, createInboundEndpoint, delay, fail, startDurablePg, startServer, treeCpuMs, usageText, watchdog } from './lib.mjs';
 
 const { values: args } = parseArgs({
@@ -41,7 +43,7 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 19));
+  process.stdout.write(usageText(import.meta.url, 20));
   process.exit(0);
 }
 const list = (text) => text.split(',').map((s) => s.trim()).filter(Boolean);
@@ -68,6 +70,7 @@ async function main() {
   const sql = postgres(pg.url, { max: 10, onnotice: () => {} });
   cleanups.push(() => sql.end({ timeout: 5 }));
   await sql`CREATE TABLE floor_messages (id bigserial PRIMARY KEY, body bytea NOT NULL)`;
+  await createOrderedTables(sql, 1);
   // inbound_messages as it is (columns, defaults, indexes) with the body in the row.
   await sql`CREATE TABLE bench_message_rows (LIKE inbound_messages INCLUDING ALL)`;
   await sql`ALTER TABLE bench_message_rows ADD COLUMN body bytea`;
@@ -97,6 +100,8 @@ async function main() {
   const variants = {
     'SELECT 1': () => sql`SELECT 1`,
     'floor INSERT': () => sql`INSERT INTO floor_messages (body) VALUES (${body}) RETURNING id`,
+    'ordered floor store': () =>
+      storeOrdered(sql, 1, { method: 'POST', path: '/', query: '', content_type: 'application/json', raw_headers: rawHeaders, payload_sha256: sha256 }, body),
     'message row': () =>
       sql`INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
         VALUES (${nextId()}, ${projectId}, ${endpointId}, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, NULL, now(), now()) RETURNING id`,

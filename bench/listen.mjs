@@ -1,19 +1,23 @@
 #!/usr/bin/env node
 // Listen latency and throughput benchmark: sender POST → local app received, through the real
 // server process (durable throwaway PostgreSQL) and the real CLI (`hookrelay listen --json`, a child
-// process), side by side with two floors run interleaved with it, same sender, same app:
+// process), side by side with three floors run interleaved with it, same sender, same app:
 //   - durable floor: bench/floor/relay.mjs with DATABASE_URL (Fastify, one INSERT per webhook in its
 //     own synchronous commit, then the body over WebSocket) and bench/floor/client.mjs (POSTs each
 //     body to the app): the least code that relays durably;
+//   - ordered floor: the same relay and client doing the least that hookrelay's guarantees need (the
+//     endpoint's head row locked to commit for its order, a message row with the CLI message's
+//     metadata, the frame with the body in base64 and its SHA-256 checked by the client, which
+//     forwards one at a time in order, reports each answer and saves its cursor);
 //   - no-database floor: the same relay storing nothing, as a relay that keeps nothing (smee) does.
 // The sender and the local app run in this process, so both use one clock.
 //
 //   pnpm bench:listen [--duration 10] [--rates 50,500] [--repeat 5] [--ramp 1000,1500,2000,2500,3000]
-//                     [--floors nodb,durable] [--filtered] [--drain 1] [--backlog 20000] [--connections 128] [--warmup 3]
+//                     [--floors nodb,durable,ordered] [--filtered] [--drain 1] [--backlog 20000] [--connections 128] [--warmup 3]
 //                     [--cpu-prof] [--cpu-prof-server] [--loop-stats] [--tap] [--pg-socket] [--enforce] [--no-build]
 //
 // Each latency rate runs --repeat times; every phase runs on each system in turn (hookrelay, then the
-// floors), so machine drift hits all three alike. --floors "" runs hookrelay alone. --filtered adds
+// floors), so machine drift hits them all alike. --floors "" runs hookrelay alone. --filtered adds
 // one more system: a second endpoint and CLI listening with `--events invoice.paid`, which half the
 // bodies carry (the server skips the other half before the CLI): its figures beside the unfiltered
 // ones show what a filter costs.
@@ -99,7 +103,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     rates: { type: 'string', default: '50,500' },
     repeat: { type: 'string', default: '5' },
-    floors: { type: 'string', default: 'nodb,durable' },
+    floors: { type: 'string', default: 'nodb,durable,ordered' },
     filtered: { type: 'boolean', default: false },
     ramp: { type: 'string', default: '1000,1500,2000,2500,3000' },
     drain: { type: 'string', default: '1' },
@@ -117,7 +121,7 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 36));
+  process.stdout.write(usageText(import.meta.url, 40));
   process.exit(0);
 }
 const list = (text) => (text.trim() === '' ? [] : text.split(',').map(Number));
@@ -130,12 +134,14 @@ const backlogCount = Number(args.backlog);
 const BACKLOG_RATE = 4000;
 const rampRates = list(args.ramp);
 const repeat = Number(args.repeat);
+/** The floors, by their --floors name: the system's name in the tables. */
+const FLOOR_NAMES = { nodb: 'floor, no database', durable: 'floor, durable', ordered: 'floor, ordered' };
 const floorNames = args.floors.split(',').map((name) => name.trim()).filter(Boolean);
 if (
   !(Number.isInteger(repeat) && repeat > 0) ||
-  floorNames.some((name) => name !== 'nodb' && name !== 'durable')
+  floorNames.some((name) => !FLOOR_NAMES[name])
 ) {
-  process.stderr.write('usage: --repeat N (>0) --floors nodb,durable (either, both or "")\n');
+  process.stderr.write('usage: --repeat N (>0) --floors nodb,durable,ordered (any of them, or "")\n');
   process.exit(2);
 }
 const systemCount = 1 + floorNames.length + (args.filtered ? 1 : 0);
@@ -440,23 +446,26 @@ async function main() {
     cleanups.push(() => filteredCli.stop());
   }
   for (const floor of floorNames) {
-    const durable = floor === 'durable';
+    const usesPg = floor !== 'nodb';
     const relay = await startChild(`relay-${floor}`, [path.join(here, 'floor/relay.mjs')], {
       ...process.env,
-      DATABASE_URL: durable ? (args['pg-socket'] ? pgSocketUrl(pg) : pg.url) : '',
+      FLOOR_MODE: floor,
+      DATABASE_URL: usesPg ? (args['pg-socket'] ? pgSocketUrl(pg) : pg.url) : '',
     });
     const client = await startChild(`client-${floor}`, [path.join(here, 'floor/client.mjs')], {
       ...process.env,
       APP_URL: `http://127.0.0.1:${appPort}`,
       RELAY_URL: relay.url,
+      FLOOR_CLIENT: floor === 'ordered' ? 'framed' : '',
     });
     if (args.tap) {
-      // The same passive subscriber as hookrelay's: the relay sends the raw body to every client.
+      // The same passive subscriber as hookrelay's: the relay sends the raw body (or, ordered, its
+      // frame) to every client; it ignores the result frames that never come from this one.
       const tap = new WebSocket(relay.url.replace(/^http/, 'ws'), { perMessageDeflate: false });
       cleanups.push(() => tap.terminate());
       tap.on('message', (data) => {
         const t = performance.now();
-        const seq = seqOf(Buffer.from(data));
+        const seq = floor === 'ordered' ? seqOf(Buffer.from(JSON.parse(data.toString()).message.body, 'base64')) : seqOf(Buffer.from(data));
         if (seq >= 0 && seq < capacity && tapAt[seq] === 0) tapAt[seq] = t;
       });
       await withTimeout(new Promise((resolve, reject) => (tap.once('open', resolve), tap.once('error', reject))), 10_000, `${floor} tap subscriber ready`);
@@ -464,11 +473,12 @@ async function main() {
     const floorPool = new Pool(relay.url, { connections, pipelining: 1, keepAliveTimeout: 60_000, connect: { timeout: 10_000 } });
     cleanups.push(() => floorPool.destroy());
     const system = {
-      name: durable ? 'floor, durable' : 'floor, no database',
+      name: FLOOR_NAMES[floor],
       pool: floorPool,
       ingestPath: '/in',
-      ordered: false,
-      usesPg: durable,
+      // The ordered floor, like hookrelay, must hand the app its messages in id order.
+      ordered: floor === 'ordered',
+      usesPg,
       recordsCli: false,
       expects: () => true,
       cliPid: () => client.child.pid,
@@ -822,8 +832,10 @@ async function main() {
       sustained: phases.every((r) => r.sustained),
     };
   };
-  const noDb = systems.find((sys) => sys.name === 'floor, no database');
-  const durableFloor = systems.find((sys) => sys.name === 'floor, durable');
+  const noDb = systems.find((sys) => sys.name === FLOOR_NAMES.nodb);
+  const durableFloor = systems.find((sys) => sys.name === FLOOR_NAMES.durable);
+  const orderedFloor = systems.find((sys) => sys.name === FLOOR_NAMES.ordered);
+  const overDurable = (x, floor) => (x && floor ? `${x.p50 - floor.p50 >= 0 ? '+' : ''}${fmt(x.p50 - floor.p50, 2)} ms` : '–');
   const filtered = systems.find((sys) => sys.name === 'hookrelay, filter passes half');
   const sideRows = [];
   for (const [kind, rates] of [['latency', latencyRates], ['ramp', rampRates]]) {
@@ -832,15 +844,18 @@ async function main() {
       if (mine === undefined) continue;
       const bare = noDb && summary(noDb, kind, rate);
       const floor = durableFloor && summary(durableFloor, kind, rate);
+      const ordered = orderedFloor && summary(orderedFloor, kind, rate);
       const half = filtered && summary(filtered, kind, rate);
       const cell = (x) => (x ? `${fmt(x.p50, 2)} / ${fmt(x.p99, 2)} / ${fmt(x.cpu, 3)}${x.sustained ? '' : ' (not held)'}` : '–');
       sideRows.push([
         `${kind} ${fmt(rate)}`,
         cell(mine),
         cell(floor),
+        ...(orderedFloor ? [cell(ordered)] : []),
         cell(bare),
         bare ? `${fmt(mine.p50 / bare.p50, 2)}×` : '–',
-        floor ? `${mine.p50 - floor.p50 >= 0 ? '+' : ''}${fmt(mine.p50 - floor.p50, 2)} ms` : '–',
+        overDurable(mine, floor),
+        ...(orderedFloor ? [overDurable(ordered, floor)] : []),
         bare ? `${fmt(mine.cpu / bare.cpu, 2)}×` : '–',
         ...(filtered ? [cell(half)] : []),
       ]);
@@ -850,7 +865,16 @@ async function main() {
   log(`side by side (median p50 / worst p99 over ${repeat} round(s), ms / CPU ms per webhook of server + database + CLI):`);
   log(
     table([
-      ['phase msg/s', 'hookrelay', 'floor, durable', 'floor, no database', 'p50 ÷ no database', 'p50 − durable', 'CPU ÷ no database', ...(filtered ? ['hookrelay, filter passes half'] : [])],
+      [
+        'phase msg/s',
+        'hookrelay',
+        'floor, durable',
+        ...(orderedFloor ? ['floor, ordered'] : []),
+        'floor, no database',
+        'p50 ÷ no database',
+        'p50 − durable',
+        ...(orderedFloor ? ['ordered floor p50 − durable'] : []),
+        'CPU ÷ no database', ...(filtered ? ['hookrelay, filter passes half'] : [])],
       ...sideRows,
     ]),
   );
@@ -862,6 +886,7 @@ async function main() {
   const at = summary(hookrelay, 'latency', TARGETS.atRate);
   const bareAt = noDb && summary(noDb, 'latency', TARGETS.atRate);
   const floorAt = durableFloor && summary(durableFloor, 'latency', TARGETS.atRate);
+  const orderedAt = orderedFloor && summary(orderedFloor, 'latency', TARGETS.atRate);
   const verdict = (met) => (met === undefined ? 'not measured' : met ? 'met' : 'NOT met');
   const checks = [
     [
@@ -872,7 +897,10 @@ async function main() {
     [
       `p50 at ${TARGETS.atRate} msg/s ≤ the durable floor + ${TARGETS.p50OverDurableMs} ms`,
       at && floorAt ? at.p50 <= floorAt.p50 + TARGETS.p50OverDurableMs : undefined,
-      at && floorAt ? `${fmt(at.p50, 2)} vs ${fmt(floorAt.p50 + TARGETS.p50OverDurableMs, 2)} ms` : '',
+      at && floorAt
+        ? `${fmt(at.p50, 2)} vs ${fmt(floorAt.p50 + TARGETS.p50OverDurableMs, 2)} ms` +
+          (orderedAt ? `; the ordered floor ${fmt(orderedAt.p50, 2)} ms, ${overDurable(orderedAt, floorAt)} over the durable one` : '')
+        : '',
     ],
     (() => {
       const rounds = phasesOf(hookrelay, 'latency', TARGETS.atRate);
