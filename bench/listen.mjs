@@ -13,14 +13,16 @@
 // The sender and the local app run in this process, so both use one clock.
 //
 //   pnpm bench:listen [--duration 10] [--rates 50,500] [--repeat 5] [--ramp 1000,1500,2000,2500,3000]
-//                     [--floors nodb,durable,ordered] [--filtered] [--drain 1] [--backlog 20000] [--connections 128] [--warmup 3]
+//                     [--floors nodb,durable,ordered] [--filtered] [--hybrid] [--drain 1] [--backlog 20000] [--connections 128] [--warmup 3]
 //                     [--cpu-prof] [--cpu-prof-server] [--loop-stats] [--tap] [--pg-socket] [--enforce] [--no-build]
 //
 // Each latency rate runs --repeat times; every phase runs on each system in turn (hookrelay, then the
 // floors), so machine drift hits them all alike. --floors "" runs hookrelay alone. --filtered adds
 // one more system: a second endpoint and CLI listening with `--events invoice.paid`, which half the
 // bodies carry (the server skips the other half before the CLI): its figures beside the unfiltered
-// ones show what a filter costs.
+// ones show what a filter costs. --hybrid adds the ordered floor's client on hookrelay's stream (a
+// second endpoint): hookrelay's server with the least client, which splits hookrelay's distance to
+// the ordered floor into the server's part and the CLI's.
 
 // Open-loop sender (undici, message i sent at t0 + i/rate, 1 KiB JSON carrying a sequence number).
 // Phases: each of --rates for --duration s (latency), then --ramp, stopping at the first rate that
@@ -105,6 +107,7 @@ const { values: args } = parseArgs({
     repeat: { type: 'string', default: '5' },
     floors: { type: 'string', default: 'nodb,durable,ordered' },
     filtered: { type: 'boolean', default: false },
+    hybrid: { type: 'boolean', default: false },
     ramp: { type: 'string', default: '1000,1500,2000,2500,3000' },
     drain: { type: 'string', default: '1' },
     connections: { type: 'string', default: '128' },
@@ -121,7 +124,7 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 40));
+  process.stdout.write(usageText(import.meta.url, 42));
   process.exit(0);
 }
 const list = (text) => (text.trim() === '' ? [] : text.split(',').map(Number));
@@ -144,7 +147,7 @@ if (
   process.stderr.write('usage: --repeat N (>0) --floors nodb,durable,ordered (any of them, or "")\n');
   process.exit(2);
 }
-const systemCount = 1 + floorNames.length + (args.filtered ? 1 : 0);
+const systemCount = 1 + floorNames.length + (args.filtered ? 1 : 0) + (args.hybrid ? 1 : 0);
 if (
   !(duration > 0) ||
   !(drainS > 0) ||
@@ -444,6 +447,36 @@ async function main() {
     }
     systems.push(system);
     cleanups.push(() => filteredCli.stop());
+  }
+  if (args.hybrid) {
+    const hybridEndpoint = await createInboundEndpoint(server.url, server.apiKey, 'cli');
+    const client = await startChild('client-hybrid', [path.join(here, 'floor/client.mjs')], {
+      ...process.env,
+      APP_URL: `http://127.0.0.1:${appPort}`,
+      RELAY_URL: `${server.url}/v1/inbound-endpoints/${hybridEndpoint.id}/stream`,
+      STREAM_AUTH: `Bearer ${server.apiKey}`,
+      FLOOR_CLIENT: 'framed',
+    });
+    const system = {
+      name: 'hookrelay, floor client',
+      pool,
+      ingestPath: `/in/${hybridEndpoint.token}`,
+      ordered: true,
+      usesPg: true,
+      recordsCli: false,
+      expects: () => true,
+      cliPid: () => client.child.pid,
+      serverPid: () => server.child.pid,
+    };
+    // The stream starts from "now": probe until a message gets through.
+    const arrivalsBefore = arrivals.length;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (Date.now() > deadline) throw new Error('no probe reached the app through the floor client on hookrelay within 30 s');
+      send(pool, system.ingestPath, nextSeq++);
+      if (await waitUntil(() => arrivals.length > arrivalsBefore, 300)) break;
+    }
+    systems.push(system);
   }
   for (const floor of floorNames) {
     const usesPg = floor !== 'nodb';

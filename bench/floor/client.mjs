@@ -5,6 +5,7 @@
 //     and checked against its SHA-256, and the message is POSTed with its own header lines (less
 //     those of the connection) to the app, one at a time in the stream's order, as `hookrelay
 //     listen` does; then the app's answer goes back as a result frame and the id to a cursor file.
+//     Its frames are those of hookrelay's stream, so it also runs on it (bench/listen.mjs --hybrid).
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -20,7 +21,11 @@ const WebSocket = cliRequire('ws');
 const { Client } = cliRequire('undici');
 
 const app = new Client(process.env.APP_URL);
-const socket = new WebSocket(process.env.RELAY_URL.replace(/^http/, 'ws'), { perMessageDeflate: false });
+// STREAM_AUTH: the framed client on hookrelay's own stream (bench/listen.mjs --hybrid) sends its API key.
+const socket = new WebSocket(process.env.RELAY_URL.replace(/^http/, 'ws'), {
+  perMessageDeflate: false,
+  headers: process.env.STREAM_AUTH ? { authorization: process.env.STREAM_AUTH } : {},
+});
 socket.on('open', () => process.stdout.write(`client listening on http://connected\n`));
 socket.on('close', () => process.exit(0));
 process.once('SIGTERM', () => process.exit(0));
