@@ -6,14 +6,15 @@
 //     every client. No ordering guarantee, no metadata, no verification, no framing;
 //   - ordered (DATABASE_URL): what hookrelay's guarantees need at the least (decisions.md §5): the
 //     store of ./ordered-store.mjs (the endpoint's order and a message row with what a CLI message
-//     carries, one statement in its own synchronous commit), then the stream's frame (JSON, body in
-//     base64) to every client; a client's result frame is recorded in a commit of its own.
+//     carries, one statement in its own synchronous commit; what arrives while a commit is under
+//     way waits for the next one, a group commit), then the stream's frames (JSON, body in base64)
+//     in sequence order to every client; a client's result frame is recorded in a commit of its own.
 // The sender gets 200 with the id once the commit is durable. Prints `relay … listening on URL`.
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createOrderedTables, recordOrderedResult, storeOrdered } from './ordered-store.mjs';
+import { createOrderedTables, recordOrderedResult, storeOrderedBatch } from './ordered-store.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { WebSocketServer } = createRequire(path.join(root, 'packages/cli/package.json'))('ws');
@@ -33,8 +34,16 @@ if (mode === 'ordered') await createOrderedTables(sql, ENDPOINT);
 /** A sequence number as an id that sorts as text (the benchmark checks order on ids). */
 const idOf = (seq) => String(seq).padStart(16, '0');
 
-/** Stores the webhook as the ordered floor does; its id and the stream's frame. */
-async function storeAndFrame(request, body) {
+/**
+ * Webhooks waiting for the ordered store. One batch is stored at a time, as one group commit of all
+ * that arrived meanwhile, and its frames go out in sequence order before the next batch starts: so
+ * every client gets the endpoint's messages in order.
+ */
+const waiting = [];
+let storing = false;
+
+/** Stores the webhook as the ordered floor does, then sends its frame; resolves to its id. */
+function storeAndSend(request, body) {
   const raw = request.raw.rawHeaders;
   const headers = [];
   for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i], raw[i + 1]]);
@@ -47,9 +56,31 @@ async function storeAndFrame(request, body) {
     raw_headers: headers,
     payload_sha256: createHash('sha256').update(body).digest('hex'),
     size_bytes: body.length,
+    body,
   };
-  const id = idOf(await storeOrdered(sql, ENDPOINT, message, body));
-  return { id, frame: JSON.stringify({ type: 'message', message: { message_id: id, ...message, body: body.toString('base64'), body_encoding: 'base64' } }) };
+  return new Promise((resolve, reject) => {
+    waiting.push({ message, resolve, reject });
+    if (!storing) void storeWaiting();
+  });
+}
+
+async function storeWaiting() {
+  storing = true;
+  while (waiting.length > 0) {
+    const batch = waiting.splice(0);
+    try {
+      const seqs = await storeOrderedBatch(sql, ENDPOINT, batch.map((w) => w.message));
+      batch.forEach(({ message: { body, ...message }, resolve }, i) => {
+        const id = idOf(seqs[i]);
+        const frame = JSON.stringify({ type: 'message', message: { message_id: id, ...message, body: body.toString('base64'), body_encoding: 'base64' } });
+        for (const client of sockets.clients) client.send(frame);
+        resolve(id);
+      });
+    } catch (error) {
+      batch.forEach((w) => w.reject(error));
+    }
+  }
+  storing = false;
 }
 
 async function recordResult(data) {
@@ -70,8 +101,7 @@ let nextId = 0;
 app.post('/in', async (request, reply) => {
   const body = request.body;
   if (mode === 'ordered') {
-    const { id, frame } = await storeAndFrame(request, body);
-    for (const client of sockets.clients) client.send(frame);
+    const id = await storeAndSend(request, body);
     return reply.header('content-type', 'application/json').send(`{"data":{"message_id":"${id}"}}`);
   }
   const id = sql ? (await sql`INSERT INTO floor_messages (body) VALUES (${body}) RETURNING id`)[0].id : ++nextId;
