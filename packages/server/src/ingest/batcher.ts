@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import { storeInboundBatch, type IngestBatchItem } from '../db/ingest.js';
+import { storeInboundBatch, storeInboundOne, type IngestBatchItem } from '../db/ingest.js';
 import { notifyAfterCommit } from '../db/notify.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { nextOrderedId } from './ordered-id.js';
@@ -67,9 +67,10 @@ export interface CommittedMessages {
 
 /**
  * Stores webhooks in group commits: while a batch is being stored, new arrivals queue, and the next
- * batch takes them all. A batch is one autocommit statement (`storeInboundBatch`, one round
- * trip). It locks its endpoints' rows (in id order) until its commit and stores only ids above each
- * endpoint's last committed id, so one endpoint's messages become visible strictly in id order across
+ * batch takes them all. A batch is one autocommit statement (`storeInboundBatch`, or
+ * `storeInboundOne` for a webhook alone without an idempotency key; one round trip). It locks its
+ * endpoints' rows (in id order) until its commit and stores only ids above each endpoint's last
+ * committed id, so one endpoint's messages become visible strictly in id order across
  * any number of processes (decisions.md §5). A request is answered only after the commit that holds
  * its message.
  *
@@ -175,7 +176,8 @@ export class IngestBatcher {
       sent.push(i);
     });
 
-    const bodies = this.payloadStore.kind === 'database' ? Buffer.concat(sent.map((i) => items[i]!.body)) : null;
+    // The bodies concatenated, as the batch's call takes them (one webhook's own body needs no copy).
+    const bodies = this.payloadStore.kind !== 'database' ? null : sent.length === 1 ? items[sent[0]!]!.body : Buffer.concat(sent.map((i) => items[i]!.body));
     let offset = 0;
     const batchItems: IngestBatchItem[] = sent.map((i, n) => {
       const item = items[i]!;
@@ -207,7 +209,10 @@ export class IngestBatcher {
       await this.payloadStore.putMany(this.db.sql, batchItems.map((b) => ({ key: `inbound/${b.id}`, data: items[b.ord]!.body })));
     }
 
-    const rows = await storeInboundBatch(this.db.sql, batchItems, bodies, new Date(Date.now() + IDEMPOTENCY_WINDOW_MS));
+    const alone = batchItems.length === 1 && batchItems[0]!.idempotency_key === null ? batchItems[0]! : undefined;
+    const rows = alone
+      ? [await storeInboundOne(this.db.sql, alone, bodies)]
+      : await storeInboundBatch(this.db.sql, batchItems, bodies, new Date(Date.now() + IDEMPOTENCY_WINDOW_MS));
 
     const outcomes: (IngestOutcome | undefined)[] = new Array(items.length);
     let committed: Map<string, CommittedMessages> | undefined;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecretToken, newUuidv7, uuidv7AtTime } from '@hookrelay/shared';
 import type { Database } from '../../src/db/database.js';
 import { DELIVERIES_CHANNEL } from '../../src/db/deliveries.js';
-import { storeInboundBatch, type IngestBatchItem, type IngestBatchResultRow } from '../../src/db/ingest.js';
+import { storeInboundBatch, storeInboundOne, type IngestBatchItem, type IngestBatchResultRow } from '../../src/db/ingest.js';
 import { insertProject } from '../../src/db/projects.js';
 import { INBOUND_MESSAGES_CHANNEL, IngestBatcher, type IngestItem } from '../../src/ingest/batcher.js';
 import { DatabasePayloadStore } from '../../src/storage/payload-store.js';
@@ -177,8 +177,9 @@ describe('IngestBatcher and endpoints that changed after the lookup', () => {
 
 /**
  * A batch of one webhook without an idempotency key has a path of its own in
- * hookrelay_store_inbound_batch (migration 007). Each case runs alone (that path) and as the first of
- * a two-webhook batch (the set-based path): the answers and rows must be the same.
+ * hookrelay_store_inbound_batch (migration 007), and the batcher of this version stores it with
+ * `storeInboundOne` instead. Each case runs alone (the function's path), as the first of a
+ * two-webhook batch (the set-based path) and as one statement: the answers and rows must be the same.
  */
 describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as in a larger batch', () => {
   const keyExpiry = () => new Date(Date.now() + 86_400_000);
@@ -219,6 +220,7 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
       items.push(batchItem(1, await endpoint(), newUuidv7(), other, body.length));
       bodies = Buffer.concat([body, other]);
     }
+    if (shape === 'as one statement') return storeInboundOne(db.sql, items[0]!, withBodies ? bodies : null);
     const rows = await storeInboundBatch(db.sql, items, withBodies ? bodies : null, keyExpiry());
     expect(rows).toHaveLength(items.length);
     return rows.find((r) => r.ord === 10)!;
@@ -227,7 +229,7 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
   const lastIdOf = async (endpointId: string) =>
     (await db.sql<{ last_message_id: string | null }>`SELECT last_message_id FROM inbound_endpoints WHERE id = ${endpointId}`)[0]?.last_message_id ?? null;
 
-  describe.each(['alone', 'in a batch'])('%s', (shape) => {
+  describe.each(['alone', 'in a batch', 'as one statement'])('%s', (shape) => {
     it('stores a live endpoint’s webhook under its proposed id, with every field, its payload and the new last id', async () => {
       const endpointId = await endpoint();
       const first = newUuidv7();
