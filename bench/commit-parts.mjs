@@ -74,6 +74,7 @@ async function main() {
   // inbound_messages as it is (columns, defaults, indexes) with the body in the row.
   await sql`CREATE TABLE bench_message_rows (LIKE inbound_messages INCLUDING ALL)`;
   await sql`ALTER TABLE bench_message_rows ADD COLUMN body bytea`;
+  await sql`CREATE TABLE bench_message_rows_no_fk (LIKE inbound_messages INCLUDING ALL)`;
   await sql.unsafe(readFileSync(new URL('./sql/typed-store-one.sql', import.meta.url), 'utf8'));
   for (const file of list(args.sql)) await sql.unsafe(readFileSync(file, 'utf8'));
   const [{ project_id: projectId }] = await sql`SELECT project_id FROM inbound_endpoints WHERE id = ${endpointId}`;
@@ -122,6 +123,68 @@ async function main() {
           INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
           SELECT ${id}, ${projectId}, e.id, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, ${'inbound/' + id}, now(), now() FROM e RETURNING id)
         INSERT INTO payloads (key, data) SELECT 'inbound/' || m.id, ${body} FROM m RETURNING key`;
+    },
+    'message row without its foreign key': () =>
+      sql`INSERT INTO bench_message_rows_no_fk (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
+        VALUES (${nextId()}, ${projectId}, ${endpointId}, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, NULL, now(), now()) RETURNING id`,
+    'endpoint row lock + last id': () => sql`
+      WITH e AS (SELECT id FROM inbound_endpoints WHERE id = ${endpointId} FOR UPDATE)
+      UPDATE inbound_endpoints x SET last_message_id = ${nextId()} FROM e WHERE x.id = e.id RETURNING x.id`,
+    'endpoint last id (update alone)': () => sql`UPDATE inbound_endpoints SET last_message_id = ${nextId()} WHERE id = ${endpointId} RETURNING id`,
+    'one statement: lock + message + payload + last id': () => {
+      const id = nextId();
+      return sql`
+        WITH e AS (
+          SELECT id, mode, paused, last_message_id, (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS gone
+          FROM inbound_endpoints WHERE id = ${endpointId} FOR UPDATE
+        ), f AS (
+          SELECT e.id, CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${id}::uuid THEN ${id}::uuid ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END AS final_id
+          FROM e WHERE NOT e.gone AND NOT e.paused
+        ), m AS (
+          INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
+          SELECT f.final_id, ${projectId}, f.id, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, ${'inbound/' + id}, now(), now() FROM f RETURNING id
+        ), p AS (
+          INSERT INTO payloads (key, data) SELECT ${'inbound/' + id}, ${body}::bytea FROM f
+        ), u AS (
+          UPDATE inbound_endpoints x SET last_message_id = f.final_id FROM f WHERE x.id = f.id
+        )
+        SELECT f.final_id, e.last_message_id FROM e LEFT JOIN f ON true`;
+    },
+    'one statement into a table without the foreign key': () => {
+      const id = nextId();
+      return sql`
+        WITH e AS (
+          SELECT id, mode, paused, last_message_id, (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS gone
+          FROM inbound_endpoints WHERE id = ${endpointId} FOR UPDATE
+        ), f AS (
+          SELECT e.id, CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${id}::uuid THEN ${id}::uuid ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END AS final_id
+          FROM e WHERE NOT e.gone AND NOT e.paused
+        ), m AS (
+          INSERT INTO bench_message_rows_no_fk (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
+          SELECT f.final_id, ${projectId}, f.id, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, ${'inbound/' + id}, now(), now() FROM f RETURNING id
+        ), p AS (
+          INSERT INTO payloads (key, data) SELECT ${'inbound/' + id}, ${body}::bytea FROM f
+        ), u AS (
+          UPDATE inbound_endpoints x SET last_message_id = f.final_id FROM f WHERE x.id = f.id
+        )
+        SELECT f.final_id, e.last_message_id FROM e LEFT JOIN f ON true`;
+    },
+    'one statement with the body in the message row': () => {
+      const id = nextId();
+      return sql`
+        WITH e AS (
+          SELECT id, mode, paused, last_message_id, (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS gone
+          FROM inbound_endpoints WHERE id = ${endpointId} FOR UPDATE
+        ), f AS (
+          SELECT e.id, CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${id}::uuid THEN ${id}::uuid ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END AS final_id
+          FROM e WHERE NOT e.gone AND NOT e.paused
+        ), m AS (
+          INSERT INTO bench_message_rows (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at, body)
+          SELECT f.final_id, ${projectId}, f.id, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, NULL, now(), now(), ${body}::bytea FROM f RETURNING id
+        ), u AS (
+          UPDATE inbound_endpoints x SET last_message_id = f.final_id FROM f WHERE x.id = f.id
+        )
+        SELECT f.final_id, e.last_message_id FROM e LEFT JOIN f ON true`;
     },
     'store_inbound_batch (1 webhook)': () => storeBatch('hookrelay_store_inbound_batch', [batchItem(0, endpointId, nextId())]),
     'store_inbound_batch (2 webhooks)': () =>

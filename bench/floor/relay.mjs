@@ -9,7 +9,8 @@
 //     carries, one statement in its own synchronous commit; what arrives while a commit is under
 //     way waits for the next one, a group commit), then the stream's frames (JSON, body in base64)
 //     in sequence order to every client; a client's result frame is recorded in a commit of its own.
-// The sender gets 200 with the id once the commit is durable. Prints `relay … listening on URL`.
+// The sender gets 200 with the id once the commit is durable (at once without a database). Prints
+// `relay (<mode>) listening on URL`.
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
