@@ -226,7 +226,9 @@ export class Forwarder {
     }
     const route = choice.route;
     const target = route.target;
-    const body = await this.body(message, signal);
+    const first = messageBody(message);
+    // Only a body the server could not give is asked for again (an await the usual message skips).
+    const body = 'error' in first && first.refetch && this.options.refetch !== undefined ? await this.refetchBody(message, first, signal) : first;
     if (body === null) return null;
     if ('error' in body) return { status: null, latencyMs: 0, error: body.error, attempt: 0, target: target.display };
     const actual = sha256Hex(body.bytes);
@@ -278,8 +280,8 @@ export class Forwarder {
     }
   }
 
-  private async body(message: ForwardableMessage, signal: AbortSignal): Promise<{ bytes: Buffer } | { error: string } | null> {
-    let body = messageBody(message);
+  private async refetchBody(message: ForwardableMessage, first: Body, signal: AbortSignal): Promise<{ bytes: Buffer } | { error: string } | null> {
+    let body = first;
     // A storage hiccup on the server: ask for the message again a few times before giving up.
     for (let tries = 0; 'error' in body && body.refetch && this.options.refetch !== undefined && tries < 3; tries++) {
       if (tries > 0 && !(await this.sleep(1000 * tries, signal))) return null;

@@ -131,11 +131,18 @@ type WorkItem =
   /** The server skipped messages up to `id` (a filter): the cursor moves there once what came before is done. */
   | { kind: 'cursor'; id: string };
 
-/** The messages received and not yet forwarded, in order. */
+/**
+ * The messages received and not yet forwarded, in order. Waits end when `halt` aborts: one listener
+ * for the queue's life, since a wait for every message would add and remove one each time.
+ */
 class WorkQueue {
   private items: WorkItem[] = [];
   private head = 0;
   private waiters: (() => void)[] = [];
+
+  constructor(private readonly halt: AbortSignal) {
+    halt.addEventListener('abort', () => this.wake(), { once: true });
+  }
 
   get length(): number {
     return this.items.length - this.head;
@@ -158,6 +165,7 @@ class WorkQueue {
   }
 
   private wake(): void {
+    if (this.waiters.length === 0) return;
     const waiters = this.waiters;
     this.waiters = [];
     for (const waiter of waiters) waiter();
@@ -175,30 +183,23 @@ class WorkQueue {
     return item;
   }
 
-  private wait(signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      this.waiters.push(done);
-      signal.addEventListener('abort', done, { once: true });
-    });
+  private wait(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** The next item; null once `signal` aborts. */
-  async next(signal: AbortSignal): Promise<WorkItem | null> {
+  /** The next item; null once the queue's `halt` signal aborts. */
+  async next(): Promise<WorkItem | null> {
     for (;;) {
-      if (signal.aborted) return null;
+      if (this.halt.aborted) return null;
       const item = this.shift();
       if (item !== undefined) return item;
-      await this.wait(signal);
+      await this.wait();
     }
   }
 
-  /** Resolves once at most `count` items wait (or `signal` aborts). */
-  async drainTo(count: number, signal: AbortSignal): Promise<void> {
-    while (!signal.aborted && this.length > count) await this.wait(signal);
+  /** Resolves once at most `count` items wait (or the queue's `halt` signal aborts). */
+  async drainTo(count: number): Promise<void> {
+    while (!this.halt.aborted && this.length > count) await this.wait();
   }
 }
 
@@ -221,7 +222,7 @@ export class Listener {
   private readonly sleep: Sleep;
   private readonly now: () => number;
   private readonly halt = new AbortController();
-  private readonly queue = new WorkQueue();
+  private readonly queue = new WorkQueue(this.halt.signal);
   private failure: unknown;
 
   /** The last message forwarded (what the cursor file says). */
@@ -350,7 +351,7 @@ export class Listener {
   private async process(): Promise<void> {
     for (;;) {
       await this.waitWhilePaused();
-      const item = await this.queue.next(this.halt.signal);
+      const item = await this.queue.next();
       if (item === null) return;
       if (item.kind === 'cursor') {
         if (this.processed === null || item.id > this.processed) await this.commit(item.id);
@@ -550,7 +551,7 @@ export class Listener {
         case 'closed': {
           if (end.cause === 'client') {
             // We closed it to let the queue drain (a long backlog, a slow app): resume when it has.
-            await this.queue.drainTo(this.timing.queueLow, this.halt.signal);
+            await this.queue.drainTo(this.timing.queueLow);
             continue;
           }
           const reason =
@@ -720,7 +721,7 @@ export class Listener {
     while (!this.halted) {
       if (this.options.mode === 'auto' && this.now() >= this.wsRetryAt) return;
       if (this.queue.length >= this.timing.queueLow) {
-        await this.queue.drainTo(this.timing.queueLow - 1, this.halt.signal);
+        await this.queue.drainTo(this.timing.queueLow - 1);
         continue;
       }
       if (this.fetchCursor === null) {
