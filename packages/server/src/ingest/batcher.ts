@@ -11,6 +11,13 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 const MAX_REMEMBERED_ENDPOINTS = 10_000;
 
+/**
+ * How long the NOTIFY of a commit waits when this process's streams got its messages in memory: a
+ * CLI forwards a message in well under a millisecond, and another process's streams hear of the
+ * commit this much later (BENCHMARKS.md, Listen latency).
+ */
+export const ANNOUNCE_AFTER_LOCAL_STREAMS_MS = 5;
+
 export interface IngestItem {
   endpointId: string;
   projectId: string;
@@ -57,6 +64,8 @@ export interface IngestBatcherOptions {
    */
   onCommitted?: (commit: CommittedMessages) => void;
   wantsCommitted?: (endpointId: string) => boolean;
+  /** How long the NOTIFY waits when `onCommitted` took some of the commit's messages (ANNOUNCE_AFTER_LOCAL_STREAMS_MS). */
+  announceAfterLocalStreamsMs?: number;
 }
 
 export interface CommittedMessages {
@@ -91,6 +100,7 @@ export class IngestBatcher {
   private readonly maxBatch: number;
   private readonly maxBatchBytes: number;
   private readonly maxConcurrent: number;
+  private readonly announceAfterLocalStreamsMs: number;
 
   constructor(
     private readonly db: Database,
@@ -100,6 +110,7 @@ export class IngestBatcher {
     this.maxBatch = options.maxBatch ?? 500;
     this.maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
     this.maxConcurrent = options.maxConcurrent ?? 2;
+    this.announceAfterLocalStreamsMs = options.announceAfterLocalStreamsMs ?? ANNOUNCE_AFTER_LOCAL_STREAMS_MS;
   }
 
   submit(item: IngestItem): Promise<IngestOutcome> {
@@ -145,20 +156,26 @@ export class IngestBatcher {
   }
 
   private async flush(batch: Pending[]): Promise<void> {
+    let handedToStreams = false;
     try {
-      const outcomes = await this.store(batch.map((p) => p.item));
-      batch.forEach((p, i) => p.resolve(outcomes[i]!));
+      const stored = await this.store(batch.map((p) => p.item));
+      handedToStreams = stored.handedToStreams;
+      batch.forEach((p, i) => p.resolve(stored.outcomes[i]!));
     } catch (error) {
       batch.forEach((p) => p.reject(error));
     }
     if (this.unannounced.size > 0 && !this.announcing) {
       this.announcing = true;
-      // After the answers above have gone out.
-      setImmediate(() => void this.announce());
+      // After the answers above have gone out; and when this process's own streams have the
+      // messages to forward, after those too: the NOTIFY's transaction and the wake-up of every
+      // listening process would take the cores from them.
+      if (handedToStreams) setTimeout(() => void this.announce(), this.announceAfterLocalStreamsMs);
+      else setImmediate(() => void this.announce());
     }
   }
 
-  private async store(items: IngestItem[]): Promise<IngestOutcome[]> {
+  /** `handedToStreams`: some of the messages went to this process's streams (`onCommitted`). */
+  private async store(items: IngestItem[]): Promise<{ outcomes: IngestOutcome[]; handedToStreams: boolean }> {
     // Only the first webhook of an idempotency key in the batch is sent; the others share its fate.
     const firstOfKey = new Map<string, number>();
     const sent: number[] = [];
@@ -252,7 +269,7 @@ export class IngestBatcher {
       const unused = batchItems.filter((b) => outcomes[b.ord]?.kind !== 'stored').map((b) => `inbound/${b.id}`);
       if (unused.length > 0) await this.payloadStore.deleteMany(this.db.sql, unused).catch(() => undefined);
     }
-    return outcomes as IngestOutcome[];
+    return { outcomes: outcomes as IngestOutcome[], handedToStreams: committed !== undefined };
   }
 
   /**

@@ -131,6 +131,43 @@ describe('hookrelay_uuidv7_after', () => {
 });
 
 describe('IngestBatcher announcements', () => {
+  it('announces a commit this process’s streams took once they have had time to forward it, and any other at once', async () => {
+    const [local, remote] = [await endpoint(), await endpoint()];
+    const heardAt = new Map<string, number>();
+    const unlisten = await db.listen(INBOUND_MESSAGES_CHANNEL, (payload) => {
+      for (const entry of payload.split(',')) heardAt.set(entry.split(':')[0]!, performance.now());
+    });
+    const heard = async (endpointId: string) => {
+      const deadline = Date.now() + 10_000;
+      while (!heardAt.has(endpointId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      return heardAt.get(endpointId);
+    };
+    // A wait far above a NOTIFY's round trip, so that the two cases cannot be mistaken for each other.
+    const waitMs = 1_000;
+    try {
+      let handedAt = 0;
+      const withStream = new IngestBatcher(db, new DatabasePayloadStore(), {
+        announceAfterLocalStreamsMs: waitMs,
+        wantsCommitted: (endpointId) => endpointId === local,
+        onCommitted: (commit) => {
+          if (commit.endpointId === local) handedAt = performance.now();
+        },
+      });
+      expect((await withStream.submit(item(local, 1))).kind).toBe('stored');
+      expect(handedAt).toBeGreaterThan(0);
+      // Timers may fire up to a millisecond early (they count whole milliseconds).
+      expect((await heard(local))! - handedAt).toBeGreaterThanOrEqual(waitMs - 1);
+
+      const withoutStream = new IngestBatcher(db, new DatabasePayloadStore(), { announceAfterLocalStreamsMs: waitMs });
+      expect((await withoutStream.submit(item(remote, 2))).kind).toBe('stored');
+      const answeredAt = performance.now();
+      expect((await heard(remote))! - answeredAt).toBeLessThan(waitMs);
+      await Promise.all([withStream.idle(), withoutStream.idle()]);
+    } finally {
+      await unlisten();
+    }
+  });
+
   it('announces, after the commit, every endpoint of a batch over 150 endpoints with its last id, in NOTIFYs under the payload limit', async () => {
     const endpoints: string[] = [];
     for (let i = 0; i < 150; i++) endpoints.push(await endpoint());
