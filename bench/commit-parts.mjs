@@ -9,8 +9,10 @@
 //
 // Variants: SELECT 1 (a round trip); the floor's INSERT of a 1 KiB body (bench/floor); the ordered
 // floor's store (bench/floor/ordered-store.mjs: the endpoint's order and a message row); the message
-// row alone, and with the body in it (a copy of inbound_messages with a body column); the message
-// row and its payload; the same plus the endpoint's last id; hookrelay_store_inbound_batch with one
+// row alone, without its foreign key, and with the body in it (copies of inbound_messages); the
+// endpoint's last id alone and after its row lock; the message row and its payload; the same plus
+// the endpoint's last id; storeInboundOne's statement (src/db/ingest.ts: the row lock, message,
+// payload and last id), also into the copies; hookrelay_store_inbound_batch with one
 // webhook, with two and with four; its one-webhook path with typed arguments instead of jsonb items
 // (bench/sql/typed-store-one.sql, created here). --sql runs files first (say, an older body of the function under another
 // name) and --functions names functions of hookrelay_store_inbound_batch's signature to call with
@@ -43,7 +45,7 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 20));
+  process.stdout.write(usageText(import.meta.url, 22));
   process.exit(0);
 }
 const list = (text) => text.split(',').map((s) => s.trim()).filter(Boolean);
@@ -98,6 +100,29 @@ async function main() {
     SELECT ord, outcome, message_id, endpoint_id, previous_last_id
     FROM ${sql(fn)}(${items}::jsonb, ${Buffer.concat(items.map(() => body))}::bytea, ${keyExpiry()}::text::timestamptz)`;
 
+  // storeInboundOne's statement (src/db/ingest.ts) with the message row in `table`, and its body in
+  // that row (`bodyInRow`, a table with a body column) instead of a payload row.
+  const oneStatementStore = (table, bodyInRow) => {
+    const id = nextId();
+    const message = bodyInRow
+      ? sql`INSERT INTO ${sql(table)} (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at, body)
+          SELECT f.final_id, ${projectId}, f.id, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, NULL, now(), now(), ${body}::bytea FROM f RETURNING id`
+      : sql`INSERT INTO ${sql(table)} (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
+          SELECT f.final_id, ${projectId}, f.id, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, ${'inbound/' + id}, now(), now() FROM f RETURNING id`;
+    const payload = bodyInRow ? sql`` : sql`, p AS (INSERT INTO payloads (key, data) SELECT ${'inbound/' + id}, ${body}::bytea FROM f)`;
+    return sql`
+      WITH e AS (
+        SELECT id, mode, paused, last_message_id, (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS gone
+        FROM inbound_endpoints WHERE id = ${endpointId} FOR UPDATE
+      ), f AS (
+        SELECT e.id, CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${id}::uuid THEN ${id}::uuid ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END AS final_id
+        FROM e WHERE NOT e.gone AND NOT e.paused
+      ), m AS (${message})${payload}, u AS (
+        UPDATE inbound_endpoints x SET last_message_id = f.final_id FROM f WHERE x.id = f.id
+      )
+      SELECT f.final_id, e.last_message_id FROM e LEFT JOIN f ON true`;
+  };
+
   const variants = {
     'SELECT 1': () => sql`SELECT 1`,
     'floor INSERT': () => sql`INSERT INTO floor_messages (body) VALUES (${body}) RETURNING id`,
@@ -131,61 +156,9 @@ async function main() {
       WITH e AS (SELECT id FROM inbound_endpoints WHERE id = ${endpointId} FOR UPDATE)
       UPDATE inbound_endpoints x SET last_message_id = ${nextId()} FROM e WHERE x.id = e.id RETURNING x.id`,
     'endpoint last id (update alone)': () => sql`UPDATE inbound_endpoints SET last_message_id = ${nextId()} WHERE id = ${endpointId} RETURNING id`,
-    'one statement: lock + message + payload + last id': () => {
-      const id = nextId();
-      return sql`
-        WITH e AS (
-          SELECT id, mode, paused, last_message_id, (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS gone
-          FROM inbound_endpoints WHERE id = ${endpointId} FOR UPDATE
-        ), f AS (
-          SELECT e.id, CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${id}::uuid THEN ${id}::uuid ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END AS final_id
-          FROM e WHERE NOT e.gone AND NOT e.paused
-        ), m AS (
-          INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
-          SELECT f.final_id, ${projectId}, f.id, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, ${'inbound/' + id}, now(), now() FROM f RETURNING id
-        ), p AS (
-          INSERT INTO payloads (key, data) SELECT ${'inbound/' + id}, ${body}::bytea FROM f
-        ), u AS (
-          UPDATE inbound_endpoints x SET last_message_id = f.final_id FROM f WHERE x.id = f.id
-        )
-        SELECT f.final_id, e.last_message_id FROM e LEFT JOIN f ON true`;
-    },
-    'one statement into a table without the foreign key': () => {
-      const id = nextId();
-      return sql`
-        WITH e AS (
-          SELECT id, mode, paused, last_message_id, (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS gone
-          FROM inbound_endpoints WHERE id = ${endpointId} FOR UPDATE
-        ), f AS (
-          SELECT e.id, CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${id}::uuid THEN ${id}::uuid ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END AS final_id
-          FROM e WHERE NOT e.gone AND NOT e.paused
-        ), m AS (
-          INSERT INTO bench_message_rows_no_fk (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
-          SELECT f.final_id, ${projectId}, f.id, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, ${'inbound/' + id}, now(), now() FROM f RETURNING id
-        ), p AS (
-          INSERT INTO payloads (key, data) SELECT ${'inbound/' + id}, ${body}::bytea FROM f
-        ), u AS (
-          UPDATE inbound_endpoints x SET last_message_id = f.final_id FROM f WHERE x.id = f.id
-        )
-        SELECT f.final_id, e.last_message_id FROM e LEFT JOIN f ON true`;
-    },
-    'one statement with the body in the message row': () => {
-      const id = nextId();
-      return sql`
-        WITH e AS (
-          SELECT id, mode, paused, last_message_id, (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS gone
-          FROM inbound_endpoints WHERE id = ${endpointId} FOR UPDATE
-        ), f AS (
-          SELECT e.id, CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${id}::uuid THEN ${id}::uuid ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END AS final_id
-          FROM e WHERE NOT e.gone AND NOT e.paused
-        ), m AS (
-          INSERT INTO bench_message_rows (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at, body)
-          SELECT f.final_id, ${projectId}, f.id, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, NULL, now(), now(), ${body}::bytea FROM f RETURNING id
-        ), u AS (
-          UPDATE inbound_endpoints x SET last_message_id = f.final_id FROM f WHERE x.id = f.id
-        )
-        SELECT f.final_id, e.last_message_id FROM e LEFT JOIN f ON true`;
-    },
+    'one statement: lock + message + payload + last id': () => oneStatementStore('inbound_messages', false),
+    'one statement into a table without the foreign key': () => oneStatementStore('bench_message_rows_no_fk', false),
+    'one statement with the body in the message row': () => oneStatementStore('bench_message_rows', true),
     'store_inbound_batch (1 webhook)': () => storeBatch('hookrelay_store_inbound_batch', [batchItem(0, endpointId, nextId())]),
     'store_inbound_batch (2 webhooks)': () =>
       storeBatch('hookrelay_store_inbound_batch', [batchItem(0, endpointId, nextId()), batchItem(1, otherEndpointId, nextId())]),
