@@ -228,7 +228,7 @@ export class Forwarder {
     const target = route.target;
     const first = messageBody(message);
     // Only a body the server could not give is asked for again (an await the usual message skips).
-    const body = 'error' in first && first.refetch && this.options.refetch !== undefined ? await this.refetchBody(message, first, signal) : first;
+    const body = 'error' in first && first.refetch ? await this.refetchBody(message, first, signal) : first;
     if (body === null) return null;
     if ('error' in body) return { status: null, latencyMs: 0, error: body.error, attempt: 0, target: target.display };
     const actual = sha256Hex(body.bytes);

@@ -153,11 +153,10 @@ export async function storeInboundOne(sql: Sql, item: IngestBatchItem, body: Buf
     )
     SELECT ${item.ord}::integer AS ord,
            CASE WHEN e.id IS NULL OR e.gone THEN 'gone' WHEN e.paused THEN 'paused' ELSE 'stored' END AS outcome,
-           p.final_id AS message_id, ${item.endpoint_id}::uuid AS endpoint_id, e.last_message_id AS previous_last_id,
-           (SELECT count(pg_notify(${DELIVERIES_CHANNEL}, '')) FROM (SELECT 1 FROM job LIMIT 1) AS any_job)::int AS jobs_announced
-    FROM (SELECT 1) AS one LEFT JOIN endpoint e ON true LEFT JOIN placed p ON true`;
-  const { jobs_announced: _announced, ...answer } = row as IngestBatchResultRow & { jobs_announced: number };
-  return answer as IngestBatchResultRow;
+           p.final_id AS message_id, ${item.endpoint_id}::uuid AS endpoint_id, e.last_message_id AS previous_last_id
+    FROM (SELECT 1) AS one LEFT JOIN endpoint e ON true LEFT JOIN placed p ON true,
+         (SELECT count(pg_notify(${DELIVERIES_CHANNEL}, '')) FROM (SELECT 1 FROM job LIMIT 1) AS any_job) AS announced`;
+  return row!;
 }
 
 export async function deleteExpiredIdempotencyKeys(sql: Sql, now: Date, batchSize = 5000): Promise<number> {
