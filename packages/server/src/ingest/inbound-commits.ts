@@ -1,8 +1,10 @@
-import type { CommittedMessages } from './batcher.js';
+import type { CommittedMessages, IngestItem } from './batcher.js';
 
 /** What takes the messages this process's ingestion has just committed: the stream hub of this process. */
 export interface InboundCommitSink {
   wants(endpointId: string): boolean;
+  /** What `publish` will send of a message, made while its commit is in flight (see `IngestBatcherOptions.renderCommitted`). */
+  render(message: { id: string; item: IngestItem }): string;
   publish(commit: CommittedMessages): void;
 }
 
@@ -23,6 +25,10 @@ export class InboundCommitBus {
 
   wants(endpointId: string): boolean {
     return this.sink?.wants(endpointId) ?? false;
+  }
+
+  render(message: { id: string; item: IngestItem }): string | undefined {
+    return this.sink?.render(message);
   }
 
   publish(commit: CommittedMessages): void {

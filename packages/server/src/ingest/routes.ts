@@ -47,6 +47,7 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
   const { services } = app;
   const batcher = new IngestBatcher(services.db, services.payloadStore, {
     wantsCommitted: (endpointId) => services.inboundCommits.wants(endpointId),
+    renderCommitted: (message) => services.inboundCommits.render(message),
     onCommitted: (commit) => services.inboundCommits.publish(commit),
   });
   app.addHook('onClose', async () => {

@@ -25,9 +25,10 @@ import {
 } from '../db/stream-connections.js';
 import { AppError, endpointNotFound, notFound } from '../errors.js';
 import { principalOf } from '../plugins/auth.js';
-import { readCliMessagesAfter } from '../stream/cli-message.js';
+import type { IngestItem } from '../ingest/batcher.js';
+import { readCliMessagesAfter, type CommittedInboundMessage } from '../stream/cli-message.js';
 import { keepAlive } from '../stream/heartbeat.js';
-import { StreamHub } from '../stream/hub.js';
+import { committedFrame, StreamHub } from '../stream/hub.js';
 import { ResultBatcher } from '../stream/result-batcher.js';
 import { listenFilterOf } from '../stream/listen-filter.js';
 import { loadAnswers, toInboundMessageOut } from './inbound-messages.js';
@@ -66,26 +67,31 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
   const hub = new StreamHub(services.db, services.payloadStore, fastify.log);
   await hub.start();
   services.metrics.trackConnectedClis(() => hub.connectedCount);
-  // With the ingest role in this process too, a connected CLI gets a new message straight from its commit.
+  /** A message this process's ingestion is committing, as the hub sends it. */
+  const committedRow = (id: string, item: IngestItem, frame?: string): CommittedInboundMessage => ({
+    id,
+    method: item.method,
+    path: item.path,
+    query: item.query,
+    content_type: item.contentType,
+    size_bytes: item.body.length,
+    payload_sha256: item.sha256,
+    raw_headers: item.rawHeaders,
+    received_at: item.receivedAt,
+    event_type: item.eventType,
+    payload: item.body,
+    frame,
+  });
+  // With the ingest role in this process too, a connected CLI gets a new message straight from its
+  // commit, its frame rendered while the commit was in flight.
   const detachCommits = services.inboundCommits.attach({
     wants: (endpointId) => hub.hasSubscribers(endpointId),
+    render: ({ id, item }) => committedFrame(committedRow(id, item)),
     publish: ({ endpointId, previousLastId, messages }) =>
       hub.publishCommitted(
         endpointId,
         previousLastId,
-        messages.map(({ id, item }) => ({
-          id,
-          method: item.method,
-          path: item.path,
-          query: item.query,
-          content_type: item.contentType,
-          size_bytes: item.body.length,
-          payload_sha256: item.sha256,
-          raw_headers: item.rawHeaders,
-          received_at: item.receivedAt,
-          event_type: item.eventType,
-          payload: item.body,
-        })),
+        messages.map(({ id, item, rendered }) => committedRow(id, item, rendered)),
       ),
   });
   // Results of all CLIs (stream frames and HTTP reports) share one group commit per batch.

@@ -20,6 +20,8 @@ export const PAYLOAD_UNAVAILABLE = Symbol('payload unavailable');
  */
 export interface CommittedInboundMessage extends Omit<ListenMessageRow, 'payload_key'> {
   payload: Uint8Array;
+  /** Its stream frame, when it was rendered while the commit was in flight (`committedFrame`). */
+  frame?: string | undefined;
 }
 
 const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));

@@ -20,6 +20,9 @@ const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 const messageFrame = (message: CliMessageOut): string => JSON.stringify({ type: 'message', message });
 
+/** The stream frame of a message this process has just committed (or is committing). */
+export const committedFrame = (row: CommittedInboundMessage): string => messageFrame(toCliMessage(row, row.payload, true));
+
 /** How often, at most, a filtered stream tells its CLI that it skipped live messages (a `cursor` frame). */
 export const CURSOR_FRAME_INTERVAL_MS = 1000;
 
@@ -274,9 +277,9 @@ export class StreamHub {
       targets.forEach((s) => s.wake());
       return;
     }
-    // Rendered once, for the first stream that sends it.
+    // Rendered once, for the first stream that sends it, unless the ingest rendered it already.
     const frames: (string | undefined)[] = new Array(rows.length);
-    const frame = (i: number) => (frames[i] ??= messageFrame(toCliMessage(rows[i]!, rows[i]!.payload, true)));
+    const frame = (i: number) => (frames[i] ??= rows[i]!.frame ?? committedFrame(rows[i]!));
     targets.forEach((s) => s.deliverCommitted(after, rows, frame));
   }
 

@@ -5,7 +5,7 @@ import type { Database } from '../../src/db/database.js';
 import { INBOUND_MESSAGES_CHANNEL } from '../../src/ingest/batcher.js';
 import { DatabasePayloadStore } from '../../src/storage/payload-store.js';
 import type { CommittedInboundMessage } from '../../src/stream/cli-message.js';
-import { StreamHub, type StreamSubscriber } from '../../src/stream/hub.js';
+import { committedFrame, StreamHub, type StreamSubscriber } from '../../src/stream/hub.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { interceptSql } from '../helpers/database.js';
 
@@ -138,6 +138,23 @@ describe('StreamHub.publishCommitted', () => {
     await settle();
     expect(stream.ids()).toEqual([b, c, d, e, f, g]);
     expect(queries.started).toBe(reads + 1);
+    hub.unsubscribe(stream.subscriber);
+  });
+
+  it('sends a frame the ingest rendered during the commit as it is, and renders the others as the ingest does', async () => {
+    const { id, token } = await createCli();
+    const [a] = await ingest(token, 1);
+    const stream = await startedSubscriber(id, a!);
+    const [b, c] = await ingest(token, 2);
+    const [rowB, rowC] = await committedRows([b!, c!]);
+    // B's frame carries a mark the hub could not have made itself.
+    const rendered = JSON.parse(committedFrame(rowB!)) as SentFrame;
+    rendered.message.path = '/rendered-during-the-commit';
+    hub.publishCommitted(id, a!, [{ ...rowB!, frame: JSON.stringify(rendered) }, rowC!]);
+    expect(stream.ids()).toEqual([b, c]);
+    expect(stream.frames[0]).toEqual(rendered);
+    expect(stream.frames[1]).toEqual(JSON.parse(committedFrame(rowC!)));
+    expect(stream.frames[1]!.message).toMatchObject({ message_id: c, path: '/n1', body_encoding: 'base64' });
     hub.unsubscribe(stream.subscriber);
   });
 

@@ -4,10 +4,10 @@ import type { Database } from '../../src/db/database.js';
 import { DELIVERIES_CHANNEL } from '../../src/db/deliveries.js';
 import { storeInboundBatch, storeInboundOne, type IngestBatchItem, type IngestBatchResultRow } from '../../src/db/ingest.js';
 import { insertProject } from '../../src/db/projects.js';
-import { INBOUND_MESSAGES_CHANNEL, IngestBatcher, type IngestItem } from '../../src/ingest/batcher.js';
+import { INBOUND_MESSAGES_CHANNEL, IngestBatcher, type CommittedMessages, type IngestItem } from '../../src/ingest/batcher.js';
 import { DatabasePayloadStore } from '../../src/storage/payload-store.js';
 import { sha256Hex } from '../../src/security/crypto.js';
-import { createTestDatabase } from '../helpers/database.js';
+import { createTestDatabase, interceptSql } from '../helpers/database.js';
 
 let db: Database;
 let projectId: string;
@@ -127,6 +127,77 @@ describe('hookrelay_uuidv7_after', () => {
       b: '01a203db-a5ba-7123-8456-ffffffffffff',
       c: '01a203db-a5bb-7000-8000-000000000002',
     });
+  });
+});
+
+describe('IngestBatcher and the streams of this process', () => {
+  /**
+   * A batcher whose store statements reach the database 50 ms late, with the order of what happens
+   * in `events`: the statement sent, each rendering, each commit handed to the streams.
+   */
+  function slowBatcher(wanted: string) {
+    const events: string[] = [];
+    const renders: { id: string; endpointId: string }[] = [];
+    const commits: CommittedMessages[] = [];
+    const sql = interceptSql(db.sql, async (strings, _values, run) => {
+      if (!/inbound_messages|hookrelay_store_inbound_batch/.test(strings.join(''))) return run();
+      events.push('sent');
+      await new Promise((r) => setTimeout(r, 50));
+      return run();
+    });
+    const batcher = new IngestBatcher({ ...db, sql }, new DatabasePayloadStore(), {
+      wantsCommitted: (endpointId) => endpointId === wanted,
+      renderCommitted: ({ id, item: rendered }) => {
+        events.push('rendered');
+        renders.push({ id, endpointId: rendered.endpointId });
+        return `frame of ${id}`;
+      },
+      onCommitted: (commit) => {
+        events.push('committed');
+        commits.push(commit);
+      },
+    });
+    return { batcher, events, renders, commits };
+  }
+  const idOf = (outcome: { kind: string; messageId?: string }) => (outcome.kind === 'stored' ? outcome.messageId! : '');
+
+  it('renders what the streams want while the commit is in flight and hands it over with the commit, alone and in a batch', async () => {
+    const [local, other] = [await endpoint(), await endpoint()];
+    const alone = slowBatcher(local);
+    const one = idOf(await alone.batcher.submit(item(local, 1)));
+    expect(alone.events).toEqual(['sent', 'rendered', 'committed']);
+    expect(alone.renders).toEqual([{ id: one, endpointId: local }]);
+    expect(alone.commits[0]!.messages.map((m) => [m.id, m.rendered])).toEqual([[one, `frame of ${one}`]]);
+
+    // Submitted in one turn: one batch over both endpoints; only the wanted one is rendered.
+    const batch = slowBatcher(local);
+    const outcomes = await Promise.all([batch.batcher.submit(item(local, 2)), batch.batcher.submit(item(other, 3)), batch.batcher.submit(item(local, 4))]);
+    const [two, , four] = outcomes.map(idOf);
+    expect(outcomes.map((o) => o.kind)).toEqual(['stored', 'stored', 'stored']);
+    expect(batch.events).toEqual(['sent', 'rendered', 'rendered', 'committed']);
+    expect(batch.renders).toEqual([
+      { id: two, endpointId: local },
+      { id: four, endpointId: local },
+    ]);
+    expect(batch.commits.map((c) => c.endpointId)).toEqual([local]);
+    expect(batch.commits[0]!.messages.map((m) => [m.id, m.rendered])).toEqual([
+      [two, `frame of ${two}`],
+      [four, `frame of ${four}`],
+    ]);
+    await Promise.all([alone.batcher.idle(), batch.batcher.idle()]);
+  });
+
+  it('hands over no rendering when the database gave the message another id than the one rendered', async () => {
+    const local = await endpoint();
+    const ahead = uuidv7AtTime(Date.now() + 3_600_000);
+    await db.sql`UPDATE inbound_endpoints SET last_message_id = ${ahead}::uuid WHERE id = ${local}`;
+    const { batcher, renders, commits } = slowBatcher(local);
+    const stored = idOf(await batcher.submit(item(local, 1)));
+    expect(stored > ahead).toBe(true);
+    expect(renders).toHaveLength(1);
+    expect(renders[0]!.id).not.toBe(stored);
+    expect(commits[0]!.messages.map((m) => [m.id, m.rendered])).toEqual([[stored, undefined]]);
+    await batcher.idle();
   });
 });
 
