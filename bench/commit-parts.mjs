@@ -11,8 +11,8 @@
 // floor's store (bench/floor/ordered-store.mjs: the endpoint's order and a message row); the message
 // row alone, without its foreign key, and with the body in it (copies of inbound_messages); the
 // endpoint's last id alone and after its row lock; the message row and its payload; the same plus
-// the endpoint's last id; storeInboundOne's statement (src/db/ingest.ts: the row lock, message,
-// payload and last id), also into the copies; hookrelay_store_inbound_batch with one
+// the endpoint's last id; storeInboundOne's statement (src/db/ingest.ts: the last id with its row
+// lock, message and payload), also into the copies, and with the lock taken first; hookrelay_store_inbound_batch with one
 // webhook, with two and with four; its one-webhook path with typed arguments instead of jsonb items
 // (bench/sql/typed-store-one.sql, created here). --sql runs files first (say, an older body of the function under another
 // name) and --functions names functions of hookrelay_store_inbound_batch's signature to call with
@@ -100,9 +100,11 @@ async function main() {
     SELECT ord, outcome, message_id, endpoint_id, previous_last_id
     FROM ${sql(fn)}(${items}::jsonb, ${Buffer.concat(items.map(() => body))}::bytea, ${keyExpiry()}::text::timestamptz)`;
 
-  // storeInboundOne's statement (src/db/ingest.ts) with the message row in `table`, and its body in
-  // that row (`bodyInRow`, a table with a body column) instead of a payload row.
-  const oneStatementStore = (table, bodyInRow) => {
+  // storeInboundOne's statement (src/db/ingest.ts), simplified, with the message row in `table`, and
+  // its body in that row (`bodyInRow`, a table with a body column) instead of a payload row. The
+  // endpoint row is locked by the UPDATE of its last id, which answers the id before it (migration
+  // 009), or with `lockFirst` by a SELECT … FOR UPDATE before that UPDATE, as before migration 009.
+  const oneStatementStore = (table, bodyInRow, lockFirst = false) => {
     const id = nextId();
     const message = bodyInRow
       ? sql`INSERT INTO ${sql(table)} (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at, body)
@@ -110,17 +112,27 @@ async function main() {
       : sql`INSERT INTO ${sql(table)} (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
           SELECT f.final_id, ${projectId}, f.id, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, ${'inbound/' + id}, now(), now() FROM f RETURNING id`;
     const payload = bodyInRow ? sql`` : sql`, p AS (INSERT INTO payloads (key, data) SELECT ${'inbound/' + id}, ${body}::bytea FROM f)`;
+    if (lockFirst) {
+      return sql`
+        WITH e AS (
+          SELECT id, mode, paused, last_message_id, (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS gone
+          FROM inbound_endpoints WHERE id = ${endpointId} FOR UPDATE
+        ), f AS (
+          SELECT e.id, CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${id}::uuid THEN ${id}::uuid ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END AS final_id
+          FROM e WHERE NOT e.gone AND NOT e.paused
+        ), m AS (${message})${payload}, u AS (
+          UPDATE inbound_endpoints x SET last_message_id = f.final_id FROM f WHERE x.id = f.id
+        )
+        SELECT f.final_id, e.last_message_id FROM e LEFT JOIN f ON true`;
+    }
     return sql`
-      WITH e AS (
-        SELECT id, mode, paused, last_message_id, (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS gone
-        FROM inbound_endpoints WHERE id = ${endpointId} FOR UPDATE
-      ), f AS (
-        SELECT e.id, CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${id}::uuid THEN ${id}::uuid ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END AS final_id
-        FROM e WHERE NOT e.gone AND NOT e.paused
-      ), m AS (${message})${payload}, u AS (
-        UPDATE inbound_endpoints x SET last_message_id = f.final_id FROM f WHERE x.id = f.id
-      )
-      SELECT f.final_id, e.last_message_id FROM e LEFT JOIN f ON true`;
+      WITH f AS (
+        UPDATE inbound_endpoints e SET previous_last_message_id = e.last_message_id,
+          last_message_id = CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${id}::uuid THEN ${id}::uuid ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END
+        WHERE e.id = ${endpointId} AND e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now()) AND NOT e.paused
+        RETURNING e.id, e.last_message_id AS final_id, e.previous_last_message_id
+      ), m AS (${message})${payload}
+      SELECT f.final_id, f.previous_last_message_id FROM f`;
   };
 
   const variants = {
@@ -157,6 +169,7 @@ async function main() {
       UPDATE inbound_endpoints x SET last_message_id = ${nextId()} FROM e WHERE x.id = e.id RETURNING x.id`,
     'endpoint last id (update alone)': () => sql`UPDATE inbound_endpoints SET last_message_id = ${nextId()} WHERE id = ${endpointId} RETURNING id`,
     'one statement: lock + message + payload + last id': () => oneStatementStore('inbound_messages', false),
+    'one statement with the lock taken first': () => oneStatementStore('inbound_messages', false, true),
     'one statement into a table without the foreign key': () => oneStatementStore('bench_message_rows_no_fk', false),
     'one statement with the body in the message row': () => oneStatementStore('bench_message_rows', true),
     'store_inbound_batch (1 webhook)': () => storeBatch('hookrelay_store_inbound_batch', [batchItem(0, endpointId, nextId())]),

@@ -266,6 +266,51 @@ describe('IngestBatcher announcements', () => {
   });
 });
 
+describe('storeInboundOne from several connections at once', () => {
+  it('chains every answer to the one committed before it, whatever order the proposed ids came in', async () => {
+    const endpointId = await endpoint();
+    // Proposed ids in descending order, sent at once: stores that wait on the row lock must still
+    // place theirs above the id committed meanwhile, and answer that id as the previous one.
+    const proposed = Array.from({ length: 40 }, (_, n) => uuidv7AtTime(Date.now() + 60_000 - n * 1000));
+    const answers = await Promise.all(
+      proposed.map((id, n) => {
+        const body = Buffer.from(`{"n":${n}}`);
+        return storeInboundOne(
+          db.sql,
+          {
+            n: 0,
+            ord: n,
+            id,
+            endpoint_id: endpointId,
+            project_id: projectId,
+            method: 'POST',
+            path: '/',
+            query: '',
+            content_type: 'application/json',
+            size_bytes: body.length,
+            sha256: sha256Hex(body),
+            raw_headers: [],
+            idempotency_key: null,
+            received_at: new Date(),
+            body_offset: 0,
+            event_type: null,
+            verified: [],
+          },
+          body,
+        );
+      }),
+    );
+    expect(answers.every((a) => a.outcome === 'stored')).toBe(true);
+    const chain = [...answers].sort((a, b) => (a.message_id! < b.message_id! ? -1 : 1));
+    expect(new Set(chain.map((a) => a.message_id)).size).toBe(40);
+    chain.forEach((answer, i) => expect(answer.previous_last_id).toBe(i === 0 ? null : chain[i - 1]!.message_id));
+    const rows = await db.sql<{ id: string }>`SELECT id FROM inbound_messages WHERE inbound_endpoint_id = ${endpointId} ORDER BY id`;
+    expect(rows.map((r) => r.id)).toEqual(chain.map((a) => a.message_id));
+    const [last] = await db.sql<{ last_message_id: string }>`SELECT last_message_id FROM inbound_endpoints WHERE id = ${endpointId}`;
+    expect(last!.last_message_id).toBe(chain[39]!.message_id);
+  });
+});
+
 describe('IngestBatcher and endpoints that changed after the lookup', () => {
   it('answers paused and gone from the locked row and stores nothing for them, in a batch with a live endpoint', async () => {
     const [live, paused, deleted] = [await endpoint(), await endpoint(), await endpoint()];
