@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonError, parseJsonOutput, runCli } from './helpers/cli.js';
 import { testResources } from './helpers/fixture.js';
 import { startHttpsReceiver } from './helpers/https-receiver.js';
-import { api, createCliEndpoint, sendWebhook, until, type ListenProcess, type ReceivedRequest } from './helpers/listen.js';
+import { api, createCliEndpoint, delay, sendWebhook, until, type ListenProcess, type ReceivedRequest } from './helpers/listen.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
 /**
@@ -180,13 +180,15 @@ describe('--timeout 0', () => {
     expect(record!.latency_ms).toBeGreaterThanOrEqual(59_000);
     expect(Buffer.from(record!.response_body, 'base64').toString()).toBe('took its time');
     expect(await cli.stop()).toBe(0);
-    // The answer reached the server too, under the listener's name.
-    const stored = await api<{ answers: { listener: string; status: number; response_body: string; response_headers: [string, string][] }[] }>(
-      server.url,
-      server.apiKey,
-      'GET',
-      `/v1/inbound-messages/${messageId}`,
-    );
+    // The answer reached the server too, under the listener's name (the server records a stream's
+    // reports within its linger, RESULT_LINGER_MS).
+    type Stored = { answers: { listener: string; status: number; response_body: string; response_headers: [string, string][] }[] };
+    const storedAnswer = () => api<Stored>(server.url, server.apiKey, 'GET', `/v1/inbound-messages/${messageId}`);
+    let stored = await storedAnswer();
+    for (let tries = 0; tries < 100 && stored.answers.length === 0; tries++) {
+      await delay(50);
+      stored = await storedAnswer();
+    }
     expect(stored.answers).toHaveLength(1);
     expect(stored.answers[0]).toMatchObject({ listener: 'default', status: 201, response_body: Buffer.from('took its time').toString('base64') });
     expect(stored.answers[0]!.response_headers).toContainEqual(['x-debug', 'breakpoint']);

@@ -179,7 +179,7 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
         };
         // The protocol has no answer to a result frame: a report that cannot be recorded is logged.
         results
-          .record(report)
+          .record(report, { canWait: true })
           .then((row) => row && services.metrics.countDelivery('cli', row.status))
           .catch((error: unknown) => request.log.warn({ err: error }, 'could not record a stream result'));
       });

@@ -5,6 +5,8 @@ import { recordInboundResults, type InboundMessageRow, type InboundResultReport 
 
 interface Pending {
   report: InboundResultReport;
+  /** Nobody waits on it (a stream's result frame, which has no answer): it may wait for company. */
+  canWait: boolean;
   resolve(row: InboundMessageRow | undefined): void;
   reject(error: unknown): void;
 }
@@ -12,13 +14,24 @@ interface Pending {
 export interface ResultBatcherOptions {
   /** Most reports recorded in one statement. */
   maxBatch?: number;
+  /** How long reports nobody waits on are held for others to share their commit (RESULT_LINGER_MS). */
+  lingerMs?: number;
 }
+
+/**
+ * How long a stream's result frames wait for others before their commit: at a few hundred webhooks
+ * per second and more, each report would otherwise be a commit and a WAL flush of its own (BENCHMARKS.md,
+ * Listen latency). Nothing a CLI does waits on them, and the inspector shows an answer this much later.
+ */
+export const RESULT_LINGER_MS = 10;
 
 /**
  * Records the CLIs' result reports in group commits: while one statement runs, new reports queue,
  * and the next statement takes them all (one durable commit for many results instead of one each).
- * Nothing waits on a timer: an idle batcher starts a batch in the turn after the first report, so
- * that the frames of one socket read go together.
+ * A report someone waits on (an HTTP report, answered after its commit) starts a batch in the turn
+ * after it arrives, so that the reports of one socket read go together; reports nobody waits on
+ * (stream result frames) are held up to `lingerMs` first, so that a busy listener's reports share
+ * commits.
  *
  * Reports of one message are recorded in the order they arrived, each in its own statement (a
  * batch stops before a second report of a message it already holds), so attempt numbers and the
@@ -31,9 +44,13 @@ export interface ResultBatcherOptions {
  */
 export class ResultBatcher {
   private queue: Pending[] = [];
+  /** Queued reports someone waits on. */
+  private waitedOn = 0;
   private scheduled = false;
+  private lingering: NodeJS.Timeout | null = null;
   private running = false;
   private readonly maxBatch: number;
+  private readonly lingerMs: number;
 
   constructor(
     private readonly sql: Sql,
@@ -41,34 +58,59 @@ export class ResultBatcher {
     options: ResultBatcherOptions = {},
   ) {
     this.maxBatch = options.maxBatch ?? 500;
+    this.lingerMs = options.lingerMs ?? RESULT_LINGER_MS;
   }
 
-  /** Resolves after the commit that holds the report: the updated row, or undefined (no such live message). */
-  record(report: InboundResultReport): Promise<InboundMessageRow | undefined> {
+  /**
+   * Resolves after the commit that holds the report: the updated row, or undefined (no such live
+   * message). `canWait`: nobody waits on the answer, so the report may be held up to `lingerMs`.
+   */
+  record(report: InboundResultReport, { canWait = false }: { canWait?: boolean } = {}): Promise<InboundMessageRow | undefined> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ report, resolve, reject });
-      if (!this.running && !this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => {
-          this.scheduled = false;
-          void this.run();
-        });
-      }
+      this.queue.push({ report, canWait, resolve, reject });
+      if (!canWait) this.waitedOn++;
+      this.schedule();
     });
   }
 
-  /** Resolves once every report queued so far is settled (graceful shutdown). */
+  /** Resolves once every report queued so far is settled (graceful shutdown): held reports go at once. */
   async idle(): Promise<void> {
-    while (this.scheduled || this.running || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    while (this.scheduled || this.running || this.queue.length > 0 || this.lingering !== null) {
+      this.schedule(true);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
+  /** Starts a batch in the next turn when a queued report is waited on (or `now`), else after the linger. */
+  private schedule(now = false): void {
+    if (this.running || this.scheduled || this.queue.length === 0) return;
+    if (now || this.waitedOn > 0 || this.queue.length >= this.maxBatch || this.lingerMs <= 0) {
+      if (this.lingering !== null) clearTimeout(this.lingering);
+      this.lingering = null;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        void this.run();
+      });
+    } else {
+      this.lingering ??= setTimeout(() => {
+        this.lingering = null;
+        void this.run();
+      }, this.lingerMs);
+    }
   }
 
   private async run(): Promise<void> {
-    if (this.running) return;
+    if (this.running || this.queue.length === 0) return;
     this.running = true;
     try {
-      while (this.queue.length > 0) await this.flush(this.takeBatch());
+      // Reports that came during a commit go in the next one at once, as long as one is waited on.
+      do {
+        await this.flush(this.takeBatch());
+      } while (this.queue.length > 0 && (this.waitedOn > 0 || this.queue.length >= this.maxBatch));
     } finally {
       this.running = false;
+      this.schedule();
     }
   }
 
@@ -79,7 +121,9 @@ export class ResultBatcher {
       ids.add(this.queue[count]!.report.messageId);
       count++;
     }
-    return this.queue.splice(0, count);
+    const batch = this.queue.splice(0, count);
+    for (const pending of batch) if (!pending.canWait) this.waitedOn--;
+    return batch;
   }
 
   private async flush(batch: Pending[]): Promise<void> {

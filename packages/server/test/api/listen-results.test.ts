@@ -279,6 +279,64 @@ describe('ResultBatcher', () => {
     );
   });
 
+  const reportOf = (endpointId: string, messageId: string, status: number) => ({
+    projectId: t.main.projectId,
+    endpointId,
+    messageId,
+    result: { status, latencyMs: 1, error: null },
+    answer: { listener: 'default', responseHeaders: [], responseBodyBase64: null, responseBodyTruncated: false },
+  });
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('holds reports nobody waits on for the linger, so that reports coming one by one share a commit', async () => {
+    const { id, token } = await createCli();
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push(await send(token, i));
+    const held = new ResultBatcher(t.db.sql, t.app.log, { lingerMs: 400 });
+    const started = performance.now();
+    const settledAt: number[] = [];
+    const recorded: Promise<unknown>[] = [];
+    for (let i = 0; i < 4; i++) {
+      recorded.push(held.record(reportOf(id, ids[i]!, 200), { canWait: true }).then(() => settledAt.push(performance.now() - started)));
+      await pause(30);
+    }
+    await Promise.all(recorded);
+    expect(Math.min(...settledAt)).toBeGreaterThanOrEqual(399);
+    const heldStates = await states(ids.slice(0, 4));
+    expect(new Set([...heldStates.values()].map((m) => m.updated_at.getTime())).size).toBe(1);
+    expect([...heldStates.values()].every((m) => m.status === 'succeeded' && m.attempt_count === 1)).toBe(true);
+
+    // The same reports, waited on: each goes at once, in a commit of its own.
+    for (let i = 4; i < 8; i++) {
+      await held.record(reportOf(id, ids[i]!, 200));
+      await pause(30);
+    }
+    const waitedStates = await states(ids.slice(4));
+    expect(new Set([...waitedStates.values()].map((m) => m.updated_at.getTime())).size).toBe(4);
+    await held.idle();
+  });
+
+  it('sends the held reports at once with one someone waits on, and at once when the server stops', async () => {
+    const { id, token } = await createCli();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await send(token, i));
+    const held = new ResultBatcher(t.db.sql, t.app.log, { lingerMs: 60_000 });
+    const started = performance.now();
+    const first = [held.record(reportOf(id, ids[0]!, 200), { canWait: true }), held.record(reportOf(id, ids[1]!, 500), { canWait: true })];
+    await pause(30);
+    await Promise.all([...first, held.record(reportOf(id, ids[2]!, 200))]);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    const together = await states(ids.slice(0, 3));
+    expect(new Set([...together.values()].map((m) => m.updated_at.getTime())).size).toBe(1);
+    expect(together.get(ids[1]!)!.status).toBe('failed_permanent');
+
+    const last = held.record(reportOf(id, ids[3]!, 200), { canWait: true });
+    await held.idle();
+    await last;
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect((await states([ids[3]!])).get(ids[3]!)!.status).toBe('succeeded');
+  });
+
   it('answers the HTTP report after its commit, with the recorded row', async () => {
     const { token } = await createCli();
     const ids = await Promise.all([0, 1, 2, 3].map((i) => send(token, i)));
