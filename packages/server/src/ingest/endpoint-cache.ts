@@ -76,9 +76,15 @@ export class IngestEndpointCache {
     private readonly maxEntries = 10_000,
   ) {}
 
-  async get(tokenHash: string, now = Date.now()): Promise<IngestTarget | null> {
+  /** The cached settings of `tokenHash` (null: no such endpoint); undefined when they must be read (`get`). */
+  peek(tokenHash: string, now = Date.now()): IngestTarget | null | undefined {
     const cached = this.entries.get(tokenHash);
-    if (cached && now - cached.loadedAt < this.ttlMs) return cached.target;
+    return cached && now - cached.loadedAt < this.ttlMs ? cached.target : undefined;
+  }
+
+  async get(tokenHash: string, now = Date.now()): Promise<IngestTarget | null> {
+    const cached = this.peek(tokenHash, now);
+    if (cached !== undefined) return cached;
     const row = await findIngestEndpointByTokenHash(this.sql, tokenHash);
     const target = row ? toTarget(row, this.secretBox) : null;
     if (this.entries.size >= this.maxEntries) this.entries.clear();

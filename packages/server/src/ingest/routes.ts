@@ -59,18 +59,26 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
-  const lookup = async (request: FastifyRequest): Promise<{ target: IngestTarget; path: string; query: string }> => {
-    const { token, path, query } = splitIngestUrl(request.raw.url ?? request.url);
-    if (!SECRET_TOKEN_PATTERN.test(token)) throw new AppError('NOT_FOUND', 'no inbound endpoint at this URL');
-    const target = await services.ingestCache.get(sha256Hex(token));
+  type Found = { target: IngestTarget; path: string; query: string };
+  const found = (target: IngestTarget | null, path: string, query: string): Found => {
     if (!target) throw new AppError('NOT_FOUND', 'no inbound endpoint at this URL');
     if (target.gone) throw new AppError('GONE', 'this inbound endpoint has been deleted');
     return { target, path, query };
   };
+  // Synchronous when the endpoint's settings are cached (all but the first webhook of a few
+  // seconds): a webhook then reaches its statement without waiting on a promise.
+  const lookup = (request: FastifyRequest): Found | Promise<Found> => {
+    const { token, path, query } = splitIngestUrl(request.raw.url ?? request.url);
+    if (!SECRET_TOKEN_PATTERN.test(token)) throw new AppError('NOT_FOUND', 'no inbound endpoint at this URL');
+    const tokenHash = sha256Hex(token);
+    const cached = services.ingestCache.peek(tokenHash);
+    return cached === undefined ? services.ingestCache.get(tokenHash).then((target) => found(target, path, query)) : found(cached, path, query);
+  };
 
   const record: RouteHandlerMethod = async (request: FastifyRequest, reply: FastifyReply) => {
     const receivedAt = new Date();
-    const { target, path, query } = await lookup(request);
+    const looked = lookup(request);
+    const { target, path, query } = looked instanceof Promise ? await looked : looked;
     if (target.paused) {
       throw new AppError('ENDPOINT_PAUSED', 'this inbound endpoint is paused; retry later', { retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS });
     }
