@@ -24,8 +24,8 @@ import {
   STALE_AFTER_SECONDS,
 } from '../db/stream-connections.js';
 import { AppError, endpointNotFound, notFound } from '../errors.js';
-import { principalOf } from '../plugins/auth.js';
 import type { IngestItem } from '../ingest/batcher.js';
+import { principalOf } from '../plugins/auth.js';
 import { readCliMessagesAfter, type CommittedInboundMessage } from '../stream/cli-message.js';
 import { keepAlive } from '../stream/heartbeat.js';
 import { committedFrame, StreamHub } from '../stream/hub.js';

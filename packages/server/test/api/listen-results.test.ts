@@ -287,12 +287,16 @@ describe('ResultBatcher', () => {
     answer: { listener: 'default', responseHeaders: [], responseBodyBase64: null, responseBodyTruncated: false },
   });
   const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-  it('holds reports nobody waits on for the linger, so that reports coming one by one share a commit', async () => {
+  const cliWithMessages = async (count: number) => {
     const { id, token } = await createCli();
     const ids: string[] = [];
-    for (let i = 0; i < 8; i++) ids.push(await send(token, i));
-    const held = new ResultBatcher(t.db.sql, t.app.log, { lingerMs: 400 });
+    for (let i = 0; i < count; i++) ids.push(await send(token, i));
+    return { id, ids };
+  };
+
+  it('holds reports nobody waits on for the linger, so that reports coming one by one share a commit', async () => {
+    const { id, ids } = await cliWithMessages(8);
+    const held = new ResultBatcher(t.db.sql, t.app.log, { lingerMs: 1_500 });
     const started = performance.now();
     const settledAt: number[] = [];
     const recorded: Promise<unknown>[] = [];
@@ -301,7 +305,7 @@ describe('ResultBatcher', () => {
       await pause(30);
     }
     await Promise.all(recorded);
-    expect(Math.min(...settledAt)).toBeGreaterThanOrEqual(399);
+    expect(Math.min(...settledAt)).toBeGreaterThanOrEqual(1_499);
     const heldStates = await states(ids.slice(0, 4));
     expect(new Set([...heldStates.values()].map((m) => m.updated_at.getTime())).size).toBe(1);
     expect([...heldStates.values()].every((m) => m.status === 'succeeded' && m.attempt_count === 1)).toBe(true);
@@ -317,9 +321,7 @@ describe('ResultBatcher', () => {
   });
 
   it('sends the held reports at once with one someone waits on, and at once when the server stops', async () => {
-    const { id, token } = await createCli();
-    const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push(await send(token, i));
+    const { id, ids } = await cliWithMessages(4);
     const held = new ResultBatcher(t.db.sql, t.app.log, { lingerMs: 60_000 });
     const started = performance.now();
     const first = [held.record(reportOf(id, ids[0]!, 200), { canWait: true }), held.record(reportOf(id, ids[1]!, 500), { canWait: true })];
