@@ -9,13 +9,14 @@
 //
 // Variants: SELECT 1 (a round trip); the floor's INSERT of a 1 KiB body (bench/floor); the ordered
 // floor's store (bench/floor/ordered-store.mjs: the endpoint's order and a message row); the message
-// row alone, without its foreign key, and with the body in it (copies of inbound_messages); the
-// endpoint's last id alone and after its row lock; the message row and its payload; the same plus
-// the endpoint's last id; storeInboundOne's statement (src/db/ingest.ts: the last id with its row
-// lock, message and payload), also into the copies, and with the lock taken first; hookrelay_store_inbound_batch with one
-// webhook, with two and with four; its one-webhook path with typed arguments instead of jsonb items
-// (bench/sql/typed-store-one.sql, created here). --sql runs files first (say, an older body of the function under another
-// name) and --functions names functions of hookrelay_store_inbound_batch's signature to call with
+// row alone, with the foreign key to its endpoint that migration 010 dropped, and with the body in
+// it (copies of inbound_messages); the endpoint's last id alone and after its row lock; the message
+// row and its payload; the same plus the endpoint's last id; storeInboundOne's statement
+// (src/db/ingest.ts: the last id with its row lock, message and payload), also into the copies, and
+// with the lock taken first; hookrelay_store_inbound_batch with one webhook, with two and with four;
+// its one-webhook path with typed arguments instead of jsonb items (bench/sql/typed-store-one.sql,
+// created here). --sql runs files first (say, an older body of the function under another name)
+// and --functions names functions of hookrelay_store_inbound_batch's signature to call with
 // one webhook (and with two). --only keeps the variants named. Prints p50, p90 and mean per variant,
 // in ms. --cpu measures throughput instead: each variant for --seconds, --workers calls at a time
 // back to back, variants in turn for --rounds; it prints calls/s and PostgreSQL's CPU per webhook
@@ -76,7 +77,8 @@ async function main() {
   // inbound_messages as it is (columns, defaults, indexes) with the body in the row.
   await sql`CREATE TABLE bench_message_rows (LIKE inbound_messages INCLUDING ALL)`;
   await sql`ALTER TABLE bench_message_rows ADD COLUMN body bytea`;
-  await sql`CREATE TABLE bench_message_rows_no_fk (LIKE inbound_messages INCLUDING ALL)`;
+  await sql`CREATE TABLE bench_message_rows_fk (LIKE inbound_messages INCLUDING ALL)`;
+  await sql`ALTER TABLE bench_message_rows_fk ADD FOREIGN KEY (inbound_endpoint_id) REFERENCES inbound_endpoints (id)`;
   await sql.unsafe(readFileSync(new URL('./sql/typed-store-one.sql', import.meta.url), 'utf8'));
   for (const file of list(args.sql)) await sql.unsafe(readFileSync(file, 'utf8'));
   const [{ project_id: projectId }] = await sql`SELECT project_id FROM inbound_endpoints WHERE id = ${endpointId}`;
@@ -161,8 +163,8 @@ async function main() {
           SELECT ${id}, ${projectId}, e.id, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, ${'inbound/' + id}, now(), now() FROM e RETURNING id)
         INSERT INTO payloads (key, data) SELECT 'inbound/' || m.id, ${body} FROM m RETURNING key`;
     },
-    'message row without its foreign key': () =>
-      sql`INSERT INTO bench_message_rows_no_fk (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
+    'message row with the foreign key': () =>
+      sql`INSERT INTO bench_message_rows_fk (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes, payload_sha256, raw_headers, payload_key, received_at, updated_at)
         VALUES (${nextId()}, ${projectId}, ${endpointId}, 'POST', '', '', 'application/json', 1024, ${sha256}, ${rawHeaders}::jsonb, NULL, now(), now()) RETURNING id`,
     'endpoint row lock + last id': () => sql`
       WITH e AS (SELECT id FROM inbound_endpoints WHERE id = ${endpointId} FOR UPDATE)
@@ -170,7 +172,7 @@ async function main() {
     'endpoint last id (update alone)': () => sql`UPDATE inbound_endpoints SET last_message_id = ${nextId()} WHERE id = ${endpointId} RETURNING id`,
     'one statement: lock + message + payload + last id': () => oneStatementStore('inbound_messages', false),
     'one statement with the lock taken first': () => oneStatementStore('inbound_messages', false, true),
-    'one statement into a table without the foreign key': () => oneStatementStore('bench_message_rows_no_fk', false),
+    'one statement with the foreign key': () => oneStatementStore('bench_message_rows_fk', false),
     'one statement with the body in the message row': () => oneStatementStore('bench_message_rows', true),
     'store_inbound_batch (1 webhook)': () => storeBatch('hookrelay_store_inbound_batch', [batchItem(0, endpointId, nextId())]),
     'store_inbound_batch (2 webhooks)': () =>
