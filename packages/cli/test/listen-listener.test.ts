@@ -228,7 +228,10 @@ class FakeApp {
   /** Messages no route takes (the forwarder's outcome for them). */
   unrouted = new Set<string>();
   response: ForwardOutcome['response'];
+  /** Ids in the order their deliveries began (before any await). */
+  started: string[] = [];
   async deliver(message: CliMessageOut, signal: AbortSignal): Promise<ForwardOutcome | null> {
+    this.started.push(message.message_id);
     if (this.delayMs > 0) await wait(this.delayMs);
     while (this.down) {
       if (signal.aborted) return null;
@@ -445,6 +448,23 @@ describe('Listener: never loses, never repeats', () => {
     expect(server.postedResults).toEqual([]);
     expect(saved).toEqual([start, id]);
     expect(next).toBeDefined();
+  });
+
+  it('a message that finds the listener idle is handed to the app before the stream handler returns; one that comes during a delivery waits for it', async () => {
+    const { server, events, app, stop, make } = setup();
+    app.delayMs = 30;
+    const running = make().run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    const [first] = server.add(1);
+    // No await between the frame and this check: the delivery began inside the handler.
+    expect(app.started).toEqual([first]);
+    const [second] = server.add(1);
+    expect(app.started).toEqual([first]);
+    await until(() => events.delivered.length === 2, 'both messages');
+    expect(app.started).toEqual([first, second]);
+    expect(events.delivered).toEqual([first, second]);
+    stop.abort();
+    await running;
   });
 
   it('counts what it caught up', async () => {
