@@ -11,16 +11,17 @@
 // floor's store (bench/floor/ordered-store.mjs: the endpoint's order and a message row); the message
 // row alone, with the foreign key to its endpoint that migration 010 dropped, and with the body in
 // it (copies of inbound_messages); the endpoint's last id alone and after its row lock; the message
-// row and its payload; the same plus the endpoint's last id; storeInboundOne's statement
-// (src/db/ingest.ts: the last id with its row lock, message and payload), also into the copies, and
-// with the lock taken first; hookrelay_store_inbound_batch with one webhook, with two and with four;
-// its one-webhook path with typed arguments instead of jsonb items (bench/sql/typed-store-one.sql,
-// created here). --sql runs files first (say, an older body of the function under another name)
-// and --functions names functions of hookrelay_store_inbound_batch's signature to call with
-// one webhook (and with two). --only keeps the variants named. Prints p50, p90 and mean per variant,
-// in ms. --cpu measures throughput instead: each variant for --seconds, --workers calls at a time
-// back to back, variants in turn for --rounds; it prints calls/s and PostgreSQL's CPU per webhook
-// (all its processes, /proc), what a busy ingest pays per webhook for each part of the commit.
+// row and its payload; the same plus the endpoint's last id; storeInboundOne's statement simplified
+// (src/db/ingest.ts: the last id with its row lock, message and payload), also into the copies and
+// with the lock taken first, and as it is sent for a forward and for a cli endpoint;
+// hookrelay_store_inbound_batch with one webhook, with two and with four; its one-webhook path with
+// typed arguments instead of jsonb items (bench/sql/typed-store-one.sql, created here). --sql runs
+// files first (say, an older body of the function under another name) and --functions names
+// functions of hookrelay_store_inbound_batch's signature to call with one webhook (and with two).
+// --only keeps the variants named. Prints p50, p90 and mean per variant, in ms. --cpu measures
+// throughput instead: each variant for --seconds, --workers calls at a time back to back, variants
+// in turn for --rounds; it prints calls/s and PostgreSQL's CPU per webhook (all its processes,
+// /proc), what a busy ingest pays per webhook for each part of the commit.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -46,7 +47,7 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 22));
+  process.stdout.write(usageText(import.meta.url, 24));
   process.exit(0);
 }
 const list = (text) => text.split(',').map((s) => s.trim()).filter(Boolean);
@@ -137,6 +138,44 @@ async function main() {
       SELECT f.final_id, f.previous_last_message_id FROM f`;
   };
 
+  // storeInboundOne's statement as src/db/ingest.ts sends it for an endpoint read as in forward mode
+  // (`withJob`: its delivery job and the NOTIFY of it), and for one in cli mode.
+  const fullStore = (withJob) => {
+    const id = nextId();
+    const job = withJob
+      ? sql`, job AS (
+          INSERT INTO delivery_jobs (message_id, kind, destination, run_at)
+          SELECT p.final_id, 'inbound', p.endpoint_id::text, now() FROM placed p WHERE p.mode = 'forward'
+          ON CONFLICT (message_id) DO NOTHING
+          RETURNING 1)`
+      : sql``;
+    const announced = withJob ? sql`, (SELECT count(pg_notify('hookrelay_deliveries', '')) FROM (SELECT 1 FROM job LIMIT 1) AS any_job) AS announced` : sql``;
+    return sql`
+    WITH placed AS (
+      UPDATE inbound_endpoints e
+      SET previous_last_message_id = e.last_message_id,
+          last_message_id = CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${id}::uuid THEN ${id}::uuid
+                                 ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END
+      WHERE e.id = ${endpointId}::uuid AND e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now()) AND NOT e.paused
+        ${withJob ? sql`` : sql`AND e.mode = 'cli'`}
+      RETURNING e.id AS endpoint_id, e.mode, e.last_message_id AS final_id, e.previous_last_message_id AS previous_last_id
+    ),
+    stored AS (
+      INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes,
+        payload_sha256, raw_headers, payload_key, received_at, updated_at, event_type, verified)
+      SELECT p.final_id, ${projectId}::uuid, p.endpoint_id, ${'POST'}::text, ${'/'}::text, ${''}::text,
+             ${'application/json'}::text, ${body.length}::integer, ${sha256}::text, ${rawHeaders}::jsonb,
+             'inbound/' || ${id}::text, r.at, r.at, ${null}::text, coalesce(${[]}::jsonb, '[]')
+      FROM placed p, (SELECT ${new Date().toISOString()}::text::timestamptz AS at) AS r
+    ),
+    stored_payload AS (
+      INSERT INTO payloads (key, data)
+      SELECT 'inbound/' || ${id}::text, b.data FROM placed, (SELECT ${body}::bytea AS data) AS b WHERE b.data IS NOT NULL
+    )${job}
+    SELECT ${0}::integer AS ord, 'stored' AS outcome, p.final_id AS message_id, p.endpoint_id, p.previous_last_id
+    FROM placed p${announced}`;
+  };
+
   const variants = {
     'SELECT 1': () => sql`SELECT 1`,
     'floor INSERT': () => sql`INSERT INTO floor_messages (body) VALUES (${body}) RETURNING id`,
@@ -171,6 +210,8 @@ async function main() {
       UPDATE inbound_endpoints x SET last_message_id = ${nextId()} FROM e WHERE x.id = e.id RETURNING x.id`,
     'endpoint last id (update alone)': () => sql`UPDATE inbound_endpoints SET last_message_id = ${nextId()} WHERE id = ${endpointId} RETURNING id`,
     'one statement: lock + message + payload + last id': () => oneStatementStore('inbound_messages', false),
+    'storeInboundOne (forward)': () => fullStore(true),
+    'storeInboundOne (cli)': () => fullStore(false),
     'one statement with the lock taken first': () => oneStatementStore('inbound_messages', false, true),
     'one statement with the foreign key': () => oneStatementStore('bench_message_rows_fk', false),
     'one statement with the body in the message row': () => oneStatementStore('bench_message_rows', true),

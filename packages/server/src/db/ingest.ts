@@ -119,9 +119,30 @@ export async function storeInboundBatch(
  * that takes 1–2 ms (BENCHMARKS.md, Commit parts). An endpoint that is not live (paused, deleted,
  * expired, unknown) updates no row: the function then answers which, under the lock. `body` is null
  * when the payloads live in an object store.
+ *
+ * `mode` is the endpoint's mode as the caller last read it. For `cli` the statement has no delivery
+ * job and no NOTIFY, whose table PostgreSQL would open and lock for nothing (about 0.05 ms of the
+ * commit, 20 µs of its CPU: BENCHMARKS.md, Commit parts), and it stores only while the endpoint is
+ * still in cli mode: one switched to forward meanwhile updates no row and goes to the function too.
  */
-export async function storeInboundOne(sql: Sql, item: IngestBatchItem, body: Buffer | null): Promise<IngestBatchResultRow> {
+export async function storeInboundOne(sql: Sql, item: IngestBatchItem, body: Buffer | null, mode: 'forward' | 'cli'): Promise<IngestBatchResultRow> {
   const receivedAt = item.received_at.toISOString();
+  // A forward endpoint's delivery job, announced on the deliveries channel; a cli endpoint's store
+  // holds only while it is still in cli mode.
+  const forward = mode === 'forward';
+  const modeCheck = forward ? sql.fragment`` : sql.fragment`AND e.mode = 'cli'`;
+  const job = forward
+    ? sql.fragment`,
+    job AS (
+      INSERT INTO delivery_jobs (message_id, kind, destination, run_at)
+      SELECT p.final_id, 'inbound', p.endpoint_id::text, now() FROM placed p WHERE p.mode = 'forward'
+      ON CONFLICT (message_id) DO NOTHING
+      RETURNING 1
+    )`
+    : sql.fragment``;
+  const announced = forward
+    ? sql.fragment`, (SELECT count(pg_notify(${DELIVERIES_CHANNEL}, '')) FROM (SELECT 1 FROM job LIMIT 1) AS any_job) AS announced`
+    : sql.fragment``;
   const [row] = await sql<IngestBatchResultRow>`
     WITH placed AS (
       UPDATE inbound_endpoints e
@@ -129,6 +150,7 @@ export async function storeInboundOne(sql: Sql, item: IngestBatchItem, body: Buf
           last_message_id = CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${item.id}::uuid THEN ${item.id}::uuid
                                  ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END
       WHERE e.id = ${item.endpoint_id}::uuid AND e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now()) AND NOT e.paused
+        ${modeCheck}
       RETURNING e.id AS endpoint_id, e.mode, e.last_message_id AS final_id, e.previous_last_message_id AS previous_last_id
     ),
     stored AS (
@@ -142,16 +164,9 @@ export async function storeInboundOne(sql: Sql, item: IngestBatchItem, body: Buf
     stored_payload AS (
       INSERT INTO payloads (key, data)
       SELECT 'inbound/' || ${item.id}::text, b.data FROM placed, (SELECT ${body}::bytea AS data) AS b WHERE b.data IS NOT NULL
-    ),
-    job AS (
-      INSERT INTO delivery_jobs (message_id, kind, destination, run_at)
-      SELECT p.final_id, 'inbound', p.endpoint_id::text, now() FROM placed p WHERE p.mode = 'forward'
-      ON CONFLICT (message_id) DO NOTHING
-      RETURNING 1
-    )
+    )${job}
     SELECT ${item.ord}::integer AS ord, 'stored' AS outcome, p.final_id AS message_id, p.endpoint_id, p.previous_last_id
-    FROM placed p,
-         (SELECT count(pg_notify(${DELIVERIES_CHANNEL}, '')) FROM (SELECT 1 FROM job LIMIT 1) AS any_job) AS announced`;
+    FROM placed p${announced}`;
   if (row !== undefined) return row;
   // No idempotency key, so the key expiry is never used.
   const [answer] = await storeInboundBatch(sql, [item], body, new Date());

@@ -20,6 +20,8 @@ export const ANNOUNCE_AFTER_LOCAL_STREAMS_MS = 5;
 
 export interface IngestItem {
   endpointId: string;
+  /** The endpoint's mode as last read (it picks the statement; the database has the last word). */
+  endpointMode: 'forward' | 'cli';
   projectId: string;
   method: string;
   path: string;
@@ -235,7 +237,7 @@ export class IngestBatcher {
 
     const alone = batchItems.length === 1 && batchItems[0]!.idempotency_key === null ? batchItems[0]! : undefined;
     const storing = alone
-      ? storeInboundOne(this.db.sql, alone, bodies).then((row) => [row])
+      ? storeInboundOne(this.db.sql, alone, bodies, items[alone.ord]!.endpointMode).then((row) => [row])
       : storeInboundBatch(this.db.sql, batchItems, bodies, new Date(Date.now() + IDEMPOTENCY_WINDOW_MS));
     const rendering = this.renderWhileStoring(batchItems, items);
     let rows: Awaited<typeof storing>;

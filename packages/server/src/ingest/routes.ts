@@ -101,6 +101,7 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
     const rawHeaders = rawHeaderPairs(request.raw.rawHeaders);
     const outcome: IngestOutcome = await batcher.submit({
       endpointId: target.id,
+      endpointMode: target.mode,
       projectId: target.projectId,
       method: request.method,
       path,

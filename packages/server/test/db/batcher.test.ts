@@ -33,6 +33,7 @@ function item(endpointId: string, n: number): IngestItem {
   const body = Buffer.from(`{"n":${n}}`);
   return {
     endpointId,
+    endpointMode: 'cli',
     projectId,
     method: 'POST',
     path: '/',
@@ -297,6 +298,7 @@ describe('storeInboundOne from several connections at once', () => {
             verified: [],
           },
           body,
+          'cli',
         );
       }),
     );
@@ -332,7 +334,8 @@ describe('IngestBatcher and endpoints that changed after the lookup', () => {
  * A batch of one webhook without an idempotency key has a path of its own in
  * hookrelay_store_inbound_batch (migration 007), and the batcher of this version stores it with
  * `storeInboundOne` instead. Each case runs alone (the function's path), as the first of a
- * two-webhook batch (the set-based path) and as one statement: the answers and rows must be the same.
+ * two-webhook batch (the set-based path) and as one statement of each mode: the answers and rows
+ * must be the same.
  */
 describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as in a larger batch', () => {
   const keyExpiry = () => new Date(Date.now() + 86_400_000);
@@ -373,7 +376,8 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
       items.push(batchItem(1, await endpoint(), newUuidv7(), other, body.length));
       bodies = Buffer.concat([body, other]);
     }
-    if (shape === 'as one statement') return storeInboundOne(db.sql, items[0]!, withBodies ? bodies : null);
+    const readAs = /read as (cli|forward)$/.exec(shape)?.[1] as 'cli' | 'forward' | undefined;
+    if (readAs) return storeInboundOne(db.sql, items[0]!, withBodies ? bodies : null, readAs);
     const rows = await storeInboundBatch(db.sql, items, withBodies ? bodies : null, keyExpiry());
     expect(rows).toHaveLength(items.length);
     return rows.find((r) => r.ord === 10)!;
@@ -382,7 +386,9 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
   const lastIdOf = async (endpointId: string) =>
     (await db.sql<{ last_message_id: string | null }>`SELECT last_message_id FROM inbound_endpoints WHERE id = ${endpointId}`)[0]?.last_message_id ?? null;
 
-  describe.each(['alone', 'in a batch', 'as one statement'])('%s', (shape) => {
+  // `read as`: the mode the caller last read, which picks the statement; each case's endpoint is in
+  // cli mode but for the delivery job's, so each statement also meets an endpoint of the other mode.
+  describe.each(['alone', 'in a batch', 'as one statement, the endpoint read as cli', 'as one statement, the endpoint read as forward'])('%s', (shape) => {
     it('stores a live endpoint’s webhook under its proposed id, with every field, its payload and the new last id', async () => {
       const endpointId = await endpoint();
       const first = newUuidv7();
@@ -393,6 +399,7 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
         SELECT project_id, inbound_endpoint_id, status, method, path, query, content_type, size_bytes, payload_sha256, raw_headers,
                payload_key, idempotency_key, received_at, updated_at, event_type, verified
         FROM inbound_messages WHERE id = ${second}`;
+      expect(await db.sql`SELECT 1 FROM delivery_jobs WHERE message_id IN (${first}, ${second})`).toHaveLength(0);
       const received = new Date('2026-11-22T10:00:00.123Z');
       expect(row).toEqual({
         project_id: projectId,
