@@ -1,5 +1,6 @@
 export * from './errors.js';
 export * from './ids.js';
+export * from './digest.js';
 export * from './envelope.js';
 export * from './signing.js';
 export * from './client.js';

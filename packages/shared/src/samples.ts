@@ -1,4 +1,5 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { sha256Hex } from './digest.js';
 import type { InboundSampleOut } from './schemas/samples.js';
 import { signGithub, signShopify, signSlack, signStripe, standardWebhookHeaders } from './signing.js';
 
@@ -567,6 +568,6 @@ export function sampleOutcome(
     ingest_status: answer.status,
     duplicate: answer.duplicate,
     size_bytes: sample.body.length,
-    payload_sha256: createHash('sha256').update(sample.body).digest('hex'),
+    payload_sha256: sha256Hex(sample.body),
   };
 }

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { rootCertificates } from 'node:tls';
 import type { CliMessageOut } from '@hookrelay/shared';
+import { sha256Hex } from '@hookrelay/shared/digest';
 import { Agent, type Dispatcher } from 'undici';
 import { formatDuration } from './duration.js';
 import type { TlsSettings } from './flags.js';
@@ -157,10 +157,6 @@ export function messageBody(message: ForwardableMessage): Body {
   if (message.body_encoding === 'base64' && typeof message.body === 'string') return { bytes: Buffer.from(message.body, 'base64') };
   // A JSON body embedded as a value cannot give back the original bytes: ask for them.
   return { error: 'the payload came as JSON, not as its original bytes', refetch: true };
-}
-
-export function sha256Hex(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }
 
 interface Attempt {

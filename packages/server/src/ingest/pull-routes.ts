@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { newUuidv7, SECRET_TOKEN_PATTERN, UUID_PATTERN, uuidv7Time } from '@hookrelay/shared';
@@ -65,7 +64,7 @@ export async function pullIngestRoutes(app: FastifyInstance): Promise<void> {
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const rawHeaders = rawHeaderPairs(request.raw.rawHeaders);
     const eventType = extractEventType(endpoint.event_type_source, endpoint.event_type_path, body, rawHeaders);
-    const payloadSha256 = createHash('sha256').update(body).digest('hex');
+    const payloadSha256 = sha256Hex(body);
     const outcome = await batcher.submit({
       event: {
         id: eventId,

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { SECRET_TOKEN_PATTERN } from '@hookrelay/shared';
 import { AppError } from '../errors.js';
@@ -109,7 +108,7 @@ export async function ingestRoutes(app: FastifyInstance): Promise<void> {
       contentType: request.headers['content-type'] ?? '',
       rawHeaders,
       body,
-      sha256: createHash('sha256').update(body).digest('hex'),
+      sha256: sha256Hex(body),
       idempotencyKey: idempotencyKeyOf(request, target.idempotencyHeaderNames),
       receivedAt,
       eventType: inboundEventType(target.eventTypeRule, body, rawHeaders),

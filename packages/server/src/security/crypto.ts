@@ -5,9 +5,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export function sha256Hex(input: string | Uint8Array): string {
-  return createHash('sha256').update(input).digest('hex');
-}
+export { sha256Hex } from '@hookrelay/shared';
 
 /**
  * Compares two secrets without leaking where they differ or how long the expected one is:
