@@ -17,7 +17,7 @@ describe('newUuidv7', () => {
     }
   });
 
-  it('draws its random bits afresh: ids of one millisecond differ in more than a counter', () => {
+  it('draws fresh random bits for each id: the random tails of consecutive ids differ', () => {
     const tails = new Set(Array.from({ length: 200 }, () => newUuidv7().slice(-8)));
     expect(tails.size).toBeGreaterThan(190);
   });
