@@ -82,18 +82,36 @@ export function forwardUrl(base: string, path: string, query: string): string {
 }
 
 /**
+ * The header names a sender lists in its `Connection` header(s): they describe the hop between the
+ * sender and hookrelay, so a proxy removes them before passing the request on (RFC 9110 §7.6.1).
+ */
+function connectionOptions(rawHeaders: readonly [string, string][]): Set<string> {
+  const nominated = new Set<string>();
+  for (const [name, value] of rawHeaders) {
+    if (typeof name !== 'string' || typeof value !== 'string' || name.toLowerCase() !== 'connection') continue;
+    for (const token of value.split(',')) {
+      const option = token.trim().toLowerCase();
+      if (option !== '') nominated.add(option);
+    }
+  }
+  return nominated;
+}
+
+/**
  * A forward-mode inbound delivery: the original method, sub-path, query, headers (minus hop-by-hop
- * and framing ones) and exact bytes, to the endpoint's URL; when signing is enabled the Standard
+ * and framing ones, and any the sender named in `Connection`) and exact bytes, to the endpoint's URL; when signing is enabled the Standard
  * Webhooks headers replace any the sender had sent. A stored header line HTTP cannot carry (CR, LF,
  * NUL, a name that is not a token: only a row altered around the ingest path holds one) is left out
  * silently: its value may be a secret, and it cannot be delivered anyway.
  */
 export function buildForwardRequest(input: ForwardRequestInput): OutgoingRequest {
-  const headers: Record<string, string | string[]> = {};
+  const nominated = connectionOptions(input.rawHeaders);
+  // Names come from the sender: a null prototype keeps `__proto__` an ordinary header name.
+  const headers = Object.create(null) as Record<string, string | string[]>;
   for (const [rawName, value] of input.rawHeaders) {
     if (!isSendableHeader(rawName, value)) continue;
     const name = rawName.toLowerCase();
-    if (NOT_FORWARDED.has(name) || name.startsWith('proxy-') || name.startsWith(':')) continue;
+    if (NOT_FORWARDED.has(name) || name.startsWith('proxy-') || name.startsWith(':') || nominated.has(name)) continue;
     if (input.secrets !== null && STANDARD_WEBHOOK_HEADERS.has(name)) continue;
     const previous = headers[name];
     headers[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];

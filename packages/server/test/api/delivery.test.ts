@@ -390,6 +390,26 @@ describe('forward-mode inbound endpoints', () => {
     expect(replayed.replay_count).toBe(1);
   });
 
+  it('drops the headers the sender names in Connection; the bytes and the other headers pass on', async () => {
+    const ep = await inbound();
+    const body = Buffer.from([0x7b, 0x00, 0xff, 0x0d, 0x0a, 0x7d]);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/in/${ep.token}/hop`,
+      payload: body,
+      headers: { 'content-type': 'application/octet-stream', connection: 'X-Foo, keep-alive', 'x-foo': 'for-the-relay-only', 'keep-alive': 'timeout=5', 'x-other': 'kept' },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const id = res.json().data.message_id as string;
+    expect((await waitForMessage(t, id, settled, { inbound: true })).status).toBe('succeeded');
+    const [request] = receiver.received(`${ep.path}/hop`);
+    expect(request!.body.equals(body)).toBe(true);
+    expect(request!.headers['x-other']).toBe('kept');
+    expect(request!.headers['content-type']).toBe('application/octet-stream');
+    expect(request!.headers['x-foo']).toBeUndefined();
+    expect(request!.headers['keep-alive']).toBeUndefined();
+  });
+
   it('messages of a cli-mode endpoint are not delivered; a deleted inbound endpoint fails its pending ones', async () => {
     const cli = await t.request('POST', '/v1/inbound-endpoints', { body: { name: 'cli', mode: 'cli' } });
     const cliId = await ingest(cli.body.data.secret_token, '', '{}', { 'content-type': 'application/json' });

@@ -146,10 +146,11 @@ describe('forward requests', () => {
     expect(forwardUrl('https://app.example', '/a', '')).toBe('https://app.example/a');
   });
 
-  it('forwards the original method and headers minus hop-by-hop ones; signing replaces the sender\'s webhook-* headers', () => {
+  it('forwards the original method and headers minus hop-by-hop ones and those named in Connection; signing replaces the sender\'s webhook-* headers', () => {
     const raw: [string, string][] = [
-      ['Host', 'relay'], ['Content-Type', 'application/json'], ['Content-Length', '7'], ['Connection', 'keep-alive'],
+      ['Host', 'relay'], ['Content-Type', 'application/json'], ['Content-Length', '7'], ['Connection', 'keep-alive, X-Hop'],
       ['X-Dup', 'a'], ['X-Dup', 'b'], ['webhook-id', 'theirs'], ['Proxy-Connection', 'x'], ['Transfer-Encoding', 'chunked'],
+      ['x-hop', 'named in Connection'], ['Connection', ' x-second-hop '], ['X-Second-Hop', 'also named'],
     ];
     const input = { messageId: '01900000-0000-7000-8000-000000000002', url: 'https://app.example/in', method: 'put', path: '/', query: '', rawHeaders: raw, body: Buffer.from('{"a":1}'), timestamp: 1 };
     const unsigned = buildForwardRequest({ ...input, secrets: null });
