@@ -67,7 +67,7 @@ export interface FailureJson {
 }
 
 const FORBIDDEN_HEADERS_TEXT =
-  'Host, Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer, Proxy-* and webhook-*';
+  'Host, Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer, Expect, Content-Type, hookrelay-event-type, Proxy-* and webhook-*';
 
 function hintForApiError(error: HookrelayApiError): string | undefined {
   const retry = error.retryAfterSeconds !== undefined ? ` Retry in ${error.retryAfterSeconds} s.` : '';

@@ -20,8 +20,8 @@ function isSendableHeader(name: unknown, value: unknown): name is string {
 }
 
 /**
- * An endpoint's custom headers as they may be sent: each is checked again with the create-time rules
- * (decisions.md §6), so a forbidden name (Host, Content-Length, Proxy-*, webhook-* …) is never sent
+ * An endpoint's custom headers as they may be sent: each is checked again with the create-time rules,
+ * so a forbidden name (Host, Content-Length, Content-Type, Proxy-*, webhook-* …) is never sent
  * even if one reached the database some other way.
  */
 export function allowedCustomHeaders(headers: Record<string, string> | null | undefined): [string, string][] {

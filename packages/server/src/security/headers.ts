@@ -1,11 +1,14 @@
 /**
- * Validation of an outbound endpoint's custom headers (decisions §6, INVALID_HEADERS).
- *
- * Beyond the forbidden list in §6, two rules keep a stored endpoint from failing every delivery:
- * - `Expect` is refused too: undici rejects it on every request.
- * - Values may hold only what HTTP and undici accept (tab, printable ASCII, Latin-1); CR, LF and
- *   NUL get their own message because they are the header-injection case.
- * Names that differ only in case are refused as duplicates, since only one of them could be sent.
+ * Validation of an outbound endpoint's custom headers (INVALID_HEADERS). A stored header must be one
+ * that is actually sent as given, so these are refused:
+ * - the ones HTTP or hookrelay controls: Host, framing, hop-by-hop, Proxy-*, the webhook-* signature;
+ * - `Expect`: undici rejects it on every request;
+ * - `Content-Type` and `hookrelay-event-type`: each message states its own (its `content_type` and
+ *   `event_type`), so an endpoint-wide value would be overwritten on every send. `User-Agent` stays
+ *   allowed: a custom one replaces hookrelay's;
+ * - values HTTP and undici cannot carry (only tab, printable ASCII and Latin-1 can); CR, LF and NUL
+ *   get their own message because they are the header-injection case;
+ * - names that differ only in case, since only one of them could be sent.
  */
 
 export const MAX_CUSTOM_HEADERS = 50;
@@ -29,6 +32,8 @@ function forbiddenReason(name: string): string | null {
   if (SET_BY_HOOKRELAY.has(lower)) return `the ${name} header is set by hookrelay and cannot be overridden`;
   if (HOP_BY_HOP.has(lower)) return `${name} is a hop-by-hop header and cannot be set`;
   if (lower === 'expect') return 'the Expect header is not supported';
+  if (lower === 'content-type') return "the Content-Type header is each message's content_type and cannot be set on the endpoint";
+  if (lower === 'hookrelay-event-type') return "the hookrelay-event-type header is each message's event_type and cannot be set on the endpoint";
   if (lower.startsWith('proxy-')) return 'Proxy-* headers cannot be set';
   if (lower.startsWith('webhook-')) return 'webhook-* headers are reserved for the webhook signature';
   return null;

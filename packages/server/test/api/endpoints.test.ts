@@ -386,6 +386,9 @@ describe('custom headers', () => {
     'webhook-id',
     'Webhook-Signature',
     'WEBHOOK-TIMESTAMP',
+    'Content-Type',
+    'content-type',
+    'Hookrelay-Event-Type',
   ];
 
   it.each(forbidden)('refuses %s at create with INVALID_HEADERS, storing nothing', async (name) => {

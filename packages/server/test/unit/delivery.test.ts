@@ -124,7 +124,7 @@ describe('outbound requests', () => {
       url: 'https://example.com/hook',
       contentType: 'text/plain',
       eventType: null,
-      customHeaders: { Host: 'x', 'Content-Length': '1', Connection: 'close', 'Proxy-Authorization': 'x', 'webhook-signature': 'v1,forged', TE: 'x', 'Content-Type': 'application/evil', 'User-Agent': 'custom' },
+      customHeaders: { Host: 'x', 'Content-Length': '1', Connection: 'close', 'Proxy-Authorization': 'x', 'webhook-signature': 'v1,forged', TE: 'x', 'Content-Type': 'application/evil', 'Hookrelay-Event-Type': 'forged', 'User-Agent': 'custom' },
       secrets: [generateSigningSecret()],
       body,
       timestamp: 1,

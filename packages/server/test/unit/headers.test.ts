@@ -41,6 +41,9 @@ describe('validateCustomHeaders', () => {
     'Webhook-Signature',
     'WEBHOOK-TIMESTAMP',
     'webhook-custom',
+    'Content-Type',
+    'content-type',
+    'Hookrelay-Event-Type',
   ])('refuses the forbidden header %s, naming it', (name) => {
     const result = validateCustomHeaders({ 'X-Fine': 'ok', [name]: 'v' });
     expect(result.ok).toBe(false);
@@ -51,7 +54,7 @@ describe('validateCustomHeaders', () => {
   });
 
   it('allows names that merely resemble forbidden ones', () => {
-    for (const name of ['X-Host', 'Hostname', 'X-Webhook-Id', 'Proxyish', 'Trailers', 'X-Connection', 'Tenant']) {
+    for (const name of ['X-Host', 'Hostname', 'X-Webhook-Id', 'Proxyish', 'Trailers', 'X-Connection', 'Tenant', 'X-Content-Type', 'Content-Type-Options', 'Hookrelay-Tenant', 'User-Agent']) {
       expect(validateCustomHeaders({ [name]: 'v' }).ok).toBe(true);
     }
   });
