@@ -21,7 +21,7 @@ import vm from 'node:vm';
  */
 export const LAUNCH_V8_FLAGS: readonly string[] = ['--liftoff-only'];
 
-/** Cache files kept per directory: one per bundle build, Node version and flag set in use. */
+/** Cache files kept per directory: one per install path, bundle build, Node version and flag set in use. */
 const KEPT_CACHE_FILES = 4;
 
 /** What became of the cache at this start. */
@@ -68,7 +68,9 @@ export interface RunScriptOptions {
  * Compiles and runs a CommonJS script with the code cache of an earlier run when one matches, and
  * makes `saveCodeCache()` write one when none did. The cache never changes what runs: V8 checks it
  * against its own version and flags and the source's length, the file name holds a hash of the
- * source, Node's version and the flags, and a cache V8 rejects is compiled anew.
+ * source, Node's version and the flags, and a cache V8 rejects is compiled anew. The hash holds the
+ * script's path too: functions from a cache keep the file name they were compiled under, so two
+ * installs of one build sharing a cache would name each other's path in stack traces.
  */
 export function runScriptWithCodeCache(options: RunScriptOptions): CodeCacheStatus {
   const bytes = readFileSync(options.scriptFile);
@@ -78,7 +80,7 @@ export function runScriptWithCodeCache(options: RunScriptOptions): CodeCacheStat
       ? undefined
       : path.join(
           options.cacheDir,
-          `${createHash('sha256').update(`${process.version}\0${process.arch}\0${options.flagsKey}\0`).update(bytes).digest('hex').slice(0, 32)}.bin`,
+          `${createHash('sha256').update(`${process.version}\0${process.arch}\0${options.flagsKey}\0${path.resolve(options.scriptFile)}\0`).update(bytes).digest('hex').slice(0, 32)}.bin`,
         );
   let cachedData: Buffer | undefined;
   if (cacheFile !== undefined) {

@@ -106,6 +106,38 @@ describe('runScriptWithCodeCache', () => {
     expect(runIn(script).status).toBe('used');
   });
 
+  it("keys the cache by the script's path: a copy elsewhere gets its own, and stack traces name the file that runs", async () => {
+    const stackOf = async (scriptFile: string) => {
+      const program = `
+        import { runScriptWithCodeCache, saveCodeCache } from ${JSON.stringify(CODE_CACHE_MODULE)};
+        const status = runScriptWithCodeCache(${JSON.stringify({ scriptFile, cacheDir, flagsKey: '' })});
+        saveCodeCache();
+        process.stdout.write(JSON.stringify({ status, stack: globalThis[Symbol.for('hookrelay.test.codeCacheStack')] }));
+      `;
+      return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', program], { encoding: 'utf8', timeout: 30_000 })) as { status: string; stack: string };
+    };
+    const source = `function fail() { throw new Error('where'); }
+try { fail(); } catch (error) { globalThis[Symbol.for('hookrelay.test.codeCacheStack')] = error.stack; }
+`;
+    const first = path.join(dir, 'one', 'bundle.cjs');
+    const second = path.join(dir, 'two', 'bundle.cjs');
+    for (const file of [first, second]) {
+      await mkdir(path.dirname(file));
+      await writeFile(file, source);
+    }
+    expect(await stackOf(first)).toMatchObject({ status: 'missing', stack: expect.stringContaining(`at fail (${first}:`) });
+    const copy = await stackOf(second);
+    expect(copy.status).toBe('missing');
+    expect(copy.stack).toContain(`at fail (${second}:`);
+    expect(copy.stack).not.toContain(first);
+    expect(await cacheFiles()).toHaveLength(2);
+    for (const file of [first, second]) {
+      const again = await stackOf(file);
+      expect(again.status).toBe('used');
+      expect(again.stack).toContain(`at fail (${file}:`);
+    }
+  });
+
   it('keys the cache by the flags given to node', async () => {
     const script = await writeScript('flags');
     expect(run(script, '--cpu-prof')).toBe('missing');
