@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -101,5 +101,88 @@ describe('the start of a server on the embedded database', () => {
     server = await startServer({ dataDir, apiKey });
     const response = await fetch(`${server.url}/v1/inbound-endpoints`, { headers: { authorization: `Bearer ${server.apiKey}` } });
     expect(response.status).toBe(200);
+  });
+});
+
+describe('the data dir lock of the embedded database', () => {
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+
+  /** A process that exits by itself after `ms` (or at the end of the test). */
+  function holder(ms: number): ChildProcess {
+    const child = spawn(process.execPath, ['-e', `setTimeout(() => {}, ${ms})`], { stdio: 'ignore' });
+    children.push(child);
+    return child;
+  }
+
+  /** `hookrelay-server start` on the data dir; resolves when it prints its listening line or exits. */
+  function start(dataDir: string): Promise<{ listening: boolean; code: number | null; output: string; child: ChildProcess }> {
+    const child = spawn(process.execPath, [SERVER_MAIN, 'start', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+      env: { PATH: process.env.PATH ?? '', HOOKRELAY_LOG_LEVEL: 'warn', HOOKRELAY_BOOTSTRAP_API_KEY: `hr_${'d'.repeat(40)}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let output = '';
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve({ listening: false, code: null, output: `${output}\n(no listening line within 60 s)`, child }), 60_000);
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('hookrelay-server listening on')) {
+          clearTimeout(timer);
+          resolve({ listening: true, code: null, output, child });
+        }
+      });
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ listening: false, code, output, child });
+      });
+    });
+  }
+
+  it('a restart right after kill -9 opens the data dir, even while the killed server is not yet reaped', async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-lock-'));
+    const dataDir = join(workDir, 'data');
+    const log = join(workDir, 'first.log');
+    // The server's parent is `sleep`, which never collects its children: once killed the server stays
+    // a zombie, a pid that still answers kill(pid, 0), until the test ends its parent.
+    const parent = spawn(
+      'sh',
+      ['-c', `"${process.execPath}" "${SERVER_MAIN}" start --port 0 --host 127.0.0.1 --data-dir "${dataDir}" > "${log}" 2>&1 & exec sleep 120`],
+      { env: { PATH: process.env.PATH ?? '', HOOKRELAY_LOG_LEVEL: 'warn', HOOKRELAY_BOOTSTRAP_API_KEY: `hr_${'d'.repeat(40)}` }, stdio: 'ignore' },
+    );
+    children.push(parent);
+    for (let i = 0; i < 600 && !(existsSync(log) && readFileSync(log, 'utf8').includes('listening on')); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(readFileSync(log, 'utf8')).toContain('listening on');
+    const pid = Number(readFileSync(join(dataDir, 'hookrelay.pid'), 'utf8').split('\n')[0]);
+    process.kill(pid, 'SIGKILL');
+    expect(() => process.kill(pid, 0)).not.toThrow();
+
+    const second = await start(dataDir);
+    expect(second.listening, second.output).toBe(true);
+    expect(readFileSync(join(dataDir, 'hookrelay.pid'), 'utf8').split('\n')[0]).toBe(String(second.child.pid));
+  });
+
+  it('waits for a holder that exits within a few seconds, and refuses one that keeps running, naming its pid', async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-lock-'));
+    const dataDir = join(workDir, 'data');
+    await mkdir(dataDir, { mode: 0o700 });
+    const lockFile = join(dataDir, 'hookrelay.pid');
+
+    const running = holder(120_000);
+    await writeFile(lockFile, `${running.pid}\nhookrelay-server start\n`);
+    const refused = await start(dataDir);
+    expect(refused.listening).toBe(false);
+    expect(refused.code).toBe(1);
+    expect(refused.output).toContain(`the data dir ${dataDir} is in use by hookrelay-server start (pid ${running.pid}); stop it first`);
+    expect(readFileSync(lockFile, 'utf8')).toBe(`${running.pid}\nhookrelay-server start\n`);
+
+    const exiting = holder(1_000);
+    await writeFile(lockFile, `${exiting.pid}\nhookrelay-server start\n`);
+    const opened = await start(dataDir);
+    expect(opened.listening, opened.output).toBe(true);
+    expect(exiting.exitCode).toBe(0);
   });
 });

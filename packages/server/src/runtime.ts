@@ -1,6 +1,7 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { setV8Flag } from './code-cache.js';
 import type { Config } from './config.js';
 import { ConfigError } from './config.js';
@@ -16,7 +17,15 @@ export class DataDirLockedError extends Error {
   override readonly name = 'DataDirLockedError';
 }
 
-function isAlive(pid: number): boolean {
+/**
+ * How long a start waits for the process named in the lock file to go away before refusing: one
+ * killed a moment ago (`kill -9` and an immediate restart) still exists while the kernel tears it
+ * down, and a refusal then would be wrong.
+ */
+const LOCK_HOLDER_EXIT_WAIT_MS = 5_000;
+const LOCK_HOLDER_POLL_MS = 50;
+
+function exists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -26,10 +35,43 @@ function isAlive(pid: number): boolean {
 }
 
 /**
- * PGlite is one process's database: a pid file keeps a second process (a second server, or an
- * admin command while the server runs) from opening the same data dir (decisions.md §2).
+ * A zombie has exited and released everything it held: only its parent has not collected its exit
+ * status yet, which may never happen (a parent that does not wait), so it must not count as the
+ * lock's live holder. Linux says so in /proc; elsewhere a pid that exists counts as running.
  */
-function lockDataDir(dataDir: string, holder: string): () => void {
+function isZombie(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  // `pid (comm) state …`: comm may hold spaces and parentheses, the state follows the last `)`.
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state === 'Z' || state === 'X';
+}
+
+function isRunning(pid: number): boolean {
+  return exists(pid) && !isZombie(pid);
+}
+
+/** Whether `pid` is still running after up to `waitMs`, polled. */
+async function stillRunningAfter(pid: number, waitMs: number): Promise<boolean> {
+  const deadline = Date.now() + waitMs;
+  while (isRunning(pid)) {
+    if (Date.now() >= deadline) return true;
+    await delay(LOCK_HOLDER_POLL_MS);
+  }
+  return false;
+}
+
+/**
+ * PGlite is one process's database: a pid file keeps a second process (a second server, or an
+ * admin command while the server runs) from opening the same data dir. A lock whose process is gone
+ * (or a zombie) is stale and taken over; one whose process still runs is waited for, briefly, since
+ * a process killed a moment ago is still being torn down.
+ */
+async function lockDataDir(dataDir: string, holder: string): Promise<() => void> {
   const file = path.join(dataDir, LOCK_FILE);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -47,7 +89,7 @@ function lockDataDir(dataDir: string, holder: string): () => void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const [pidText, owner] = readFileSync(file, 'utf8').split('\n');
       const pid = Number(pidText);
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && (await stillRunningAfter(pid, LOCK_HOLDER_EXIT_WAIT_MS))) {
         throw new DataDirLockedError(
           `the data dir ${dataDir} is in use by ${owner || 'hookrelay-server'} (pid ${pid}); stop it first, ` +
             'or point DATABASE_URL at PostgreSQL to run several processes',
@@ -73,7 +115,7 @@ export async function openDatabase(
     return openPostgres({ url: config.databaseUrl, poolSize: config.dbPoolSize, applicationName: holder });
   }
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-  const unlock = lockDataDir(config.dataDir, holder);
+  const unlock = await lockDataDir(config.dataDir, holder);
   try {
     // Before PGlite compiles its WebAssembly, which is the only WebAssembly this process runs. Only
     // V8's choice of compiler changes: the database's behaviour and durability do not. Both are set:
