@@ -1,7 +1,8 @@
 /**
  * Hashing, constant-time comparison and encryption at rest (decisions §9): API keys and tokens
  * are stored as SHA-256 hashes; HMAC and signing secrets are sealed with AES-256-GCM under
- * HOOKRELAY_ENCRYPTION_KEY.
+ * HOOKRELAY_ENCRYPTION_KEY (and opened with HOOKRELAY_PREVIOUS_ENCRYPTION_KEY too while a key is
+ * being replaced).
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
@@ -28,25 +29,37 @@ function decodeBase64url(part: string): Buffer | null {
   return BASE64URL.test(part) ? Buffer.from(part, 'base64url') : null;
 }
 
+/** What opened a sealed token: its plaintext, and whether the current key (not a previous one) did. */
+export interface OpenedSecret {
+  plaintext: string;
+  current: boolean;
+}
+
 /**
  * AES-256-GCM with a random 96-bit IV per message. Token format:
  * `v1.<base64url iv>.<base64url tag>.<base64url ciphertext>`; the version prefix leaves room for
- * a future algorithm or key rotation without guessing at old rows.
+ * a future algorithm without guessing at old rows.
+ *
+ * It seals under one key and opens with that key or any previous one, so that a key can be replaced
+ * while secrets sealed under the old one are still stored (see `reseal`). A token does not name its
+ * key: GCM's tag tells a wrong key apart at the cost of one failed check per previous key tried.
  */
 export class SecretBox {
-  readonly #key: Buffer;
+  readonly #keys: readonly Buffer[];
 
-  constructor(key: Buffer) {
-    if (!Buffer.isBuffer(key) || key.length !== KEY_BYTES) {
-      throw new Error(`SecretBox key must be exactly ${KEY_BYTES} bytes`);
+  constructor(key: Buffer, previousKeys: readonly Buffer[] = []) {
+    for (const k of [key, ...previousKeys]) {
+      if (!Buffer.isBuffer(k) || k.length !== KEY_BYTES) {
+        throw new Error(`SecretBox key must be exactly ${KEY_BYTES} bytes`);
+      }
     }
-    // Copy so a caller zeroing or reusing its buffer cannot change ours.
-    this.#key = Buffer.from(key);
+    // Copies so a caller zeroing or reusing its buffers cannot change ours.
+    this.#keys = [key, ...previousKeys].map((k) => Buffer.from(k));
   }
 
   encrypt(plaintext: string): string {
     const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
+    const cipher = createCipheriv('aes-256-gcm', this.#keys[0]!, iv, { authTagLength: TAG_BYTES });
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     const tag = cipher.getAuthTag();
     return [
@@ -58,6 +71,11 @@ export class SecretBox {
   }
 
   decrypt(token: string): string {
+    return this.open(token).plaintext;
+  }
+
+  /** Opens `token` with the current key, else with each previous key in turn; throws when none opens it. */
+  open(token: string): OpenedSecret {
     const parts = typeof token === 'string' ? token.split('.') : [];
     const [version, ivText, tagText, ciphertextText] = parts;
     if (
@@ -78,15 +96,28 @@ export class SecretBox {
     if (iv === null || tag === null || ciphertext === null || iv.length !== IV_BYTES || tag.length !== TAG_BYTES) {
       throw new Error('cannot decrypt secret: malformed token (bad iv, tag or ciphertext encoding)');
     }
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.#key, iv, { authTagLength: TAG_BYTES });
-      decipher.setAuthTag(tag);
-      return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8');
-    } catch {
-      throw new Error(
-        'cannot decrypt secret: authentication failed (wrong encryption key, or the data was tampered with)',
-      );
+    for (const [index, key] of this.#keys.entries()) {
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
+        decipher.setAuthTag(tag);
+        const plaintext = Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8');
+        return { plaintext, current: index === 0 };
+      } catch {
+        // the next key, if any
+      }
     }
+    throw new Error(
+      'cannot decrypt secret: authentication failed (wrong encryption key, or the data was tampered with)',
+    );
+  }
+
+  /**
+   * `token` sealed again under the current key when a previous key opened it; undefined when the
+   * current key opens it already. Throws when no key opens it.
+   */
+  reseal(token: string): string | undefined {
+    const opened = this.open(token);
+    return opened.current ? undefined : this.encrypt(opened.plaintext);
   }
 }
 

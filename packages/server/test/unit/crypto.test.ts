@@ -101,6 +101,40 @@ describe('SecretBox', () => {
   });
 });
 
+describe('SecretBox with a previous key', () => {
+  const oldKey = Buffer.alloc(32, 1);
+  const newKey = Buffer.alloc(32, 2);
+  const old = new SecretBox(oldKey);
+  const both = new SecretBox(newKey, [oldKey]);
+
+  it('opens what either key sealed, and says whether the current key did', () => {
+    const sealedOld = old.encrypt('old secret');
+    const sealedNew = both.encrypt('new secret');
+    expect(both.decrypt(sealedOld)).toBe('old secret');
+    expect(both.open(sealedOld)).toEqual({ plaintext: 'old secret', current: false });
+    expect(both.open(sealedNew)).toEqual({ plaintext: 'new secret', current: true });
+  });
+
+  it('seals under the current key only', () => {
+    const sealed = both.encrypt('secret');
+    expect(new SecretBox(newKey).decrypt(sealed)).toBe('secret');
+    expect(() => old.decrypt(sealed)).toThrow(/wrong encryption key/);
+  });
+
+  it('reseals what a previous key opens under the current key, leaves the current key\'s alone, and refuses what neither opens', () => {
+    const resealed = both.reseal(old.encrypt('moved'));
+    expect(resealed).toBeDefined();
+    expect(new SecretBox(newKey).decrypt(resealed!)).toBe('moved');
+    expect(both.reseal(both.encrypt('stays'))).toBeUndefined();
+    expect(() => both.reseal(new SecretBox(Buffer.alloc(32, 3)).encrypt('x'))).toThrow(/wrong encryption key/);
+    expect(() => both.reseal('v1.bad')).toThrow(/malformed token/);
+  });
+
+  it('refuses a previous key that is not 32 bytes', () => {
+    expect(() => new SecretBox(newKey, [Buffer.alloc(31)])).toThrow(/32 bytes/);
+  });
+});
+
 describe('parseEncryptionKey / generateEncryptionKey', () => {
   it('generates 64 lowercase hex characters that parse back to 32 bytes', () => {
     const text = generateEncryptionKey();
