@@ -93,6 +93,7 @@ const EnvSchema = z.object({
     .optional()
     .or(z.literal('').transform(() => undefined)),
   HOOKRELAY_ENCRYPTION_KEY: z.string().optional().or(z.literal('').transform(() => undefined)),
+  HOOKRELAY_PREVIOUS_ENCRYPTION_KEY: z.string().optional().or(z.literal('').transform(() => undefined)),
   HOOKRELAY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(false),
   HOOKRELAY_RETRY_SCHEDULE: z
     .string()
@@ -183,6 +184,8 @@ export interface Config {
   roles: ReadonlySet<Role>;
   bootstrapApiKey: string | undefined;
   encryptionKey: string | undefined;
+  /** The key being replaced: it opens secrets (never seals them) until `encryption rotate-key` has re-sealed them. */
+  previousEncryptionKey: string | undefined;
   allowPrivateNetworks: boolean;
   retryScheduleSeconds: readonly number[];
   maxBodyBytes: number;
@@ -247,6 +250,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     roles: e.HOOKRELAY_ROLES,
     bootstrapApiKey: e.HOOKRELAY_BOOTSTRAP_API_KEY,
     encryptionKey: e.HOOKRELAY_ENCRYPTION_KEY,
+    previousEncryptionKey: e.HOOKRELAY_PREVIOUS_ENCRYPTION_KEY,
     allowPrivateNetworks: e.HOOKRELAY_ALLOW_PRIVATE_NETWORKS,
     retryScheduleSeconds: e.HOOKRELAY_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE_SECONDS,
     maxBodyBytes: e.HOOKRELAY_MAX_BODY_BYTES,

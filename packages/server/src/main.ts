@@ -6,8 +6,8 @@ import { ConfigError, parseConfig, processEnvironment, type Config } from './con
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import type { PrepareDataDirResult } from './db/pglite-template.js';
-import { DataDirLockedError, loadEncryptionKey, openDatabase } from './runtime.js';
-import { SecretBox } from './security/crypto.js';
+import { DataDirLockedError, loadEncryptionKeys, openDatabase, persistGeneratedKey } from './runtime.js';
+import { recordEncryptionKeys, secretBoxOf, verifyEncryptionKeys } from './security/key-check.js';
 import type { SweeperHandle } from './sweepers/runner.js';
 import {
   AdminError,
@@ -18,6 +18,7 @@ import {
   revokeKeyCommand,
   type AdminOutput,
 } from './admin/commands.js';
+import { rotateEncryptionKeyCommand } from './admin/encryption-key.js';
 
 /** Flags of the same names as the environment variables win over them (decisions.md §11). */
 const CONFIG_FLAGS: Record<string, string> = {
@@ -49,6 +50,8 @@ Usage:
   hookrelay-server keys create --project ID [--name NAME]   create an API key (shown once)
   hookrelay-server keys list [--project ID]
   hookrelay-server keys revoke ID
+  hookrelay-server encryption rotate-key         seal every stored secret again under the current key
+                                                 (embedded: under a new key it writes to the data dir)
 
 Flags (each also read from the environment variable in brackets; a flag wins):
   --host HOST                  [HOOKRELAY_HOST]  default 127.0.0.1
@@ -68,6 +71,9 @@ Flags (each also read from the environment variable in brackets; a flag wins):
   --payload-store URL          [HOOKRELAY_PAYLOAD_STORE]  database (default) or s3://bucket/prefix (AWS_* variables)
   --pglite-options SETTINGS    [HOOKRELAY_PGLITE_OPTIONS]  embedded database: PostgreSQL settings, e.g. shared_buffers=64MB
   --json                       admin commands: print JSON
+
+HOOKRELAY_PREVIOUS_ENCRYPTION_KEY (environment only): the key being replaced, which still opens the
+secrets until \`hookrelay-server encryption rotate-key\` has sealed them again under the current key.
 
 Examples:
   hookrelay-server start
@@ -142,7 +148,8 @@ async function runStart(config: Config): Promise<void> {
  */
 async function startServer(config: Config, checkStop: () => void, onListening: () => NodeJS.Signals | undefined): Promise<void> {
   // Before the database: a missing or malformed key must stop the process before it changes anything.
-  const secretBox = new SecretBox(await loadEncryptionKey(config));
+  const keys = await loadEncryptionKeys(config);
+  const secretBox = secretBoxOf(keys);
   const modules = serverModules();
   modules.catch(() => {}); // awaited below; a failure to load is reported there
   let prepared: PrepareDataDirResult | undefined;
@@ -153,7 +160,12 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
   try {
     checkStop();
     const { buildApp, bootstrapProject, DeliveryWorker, DEFAULT_SWEEPERS, DELIVERY_SWEEPERS, startSweepers } = await modules;
+    // Before the migrations and anything else that writes: keys that do not open the stored secrets
+    // stop the start here, and leave the database and the data dir as they were.
+    const keyCheck = await verifyEncryptionKeys(db.sql, keys);
     await migrate(db);
+    await persistGeneratedKey(config, keys);
+    const { sealedWith } = await recordEncryptionKeys(db.sql, keys, keyCheck);
     checkStop();
     const boot = await bootstrapProject(db, config);
     const app = await buildApp(config, { db, secretBox });
@@ -161,6 +173,9 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
     checkStop();
     if (prepared?.origin === 'initdb') app.log.warn({ reason: prepared.reason }, 'new embedded database made by initdb, not from the template');
     else if (prepared) app.log.info({ origin: prepared.origin }, 'embedded database opened');
+    if (sealedWith === 'previous') {
+      app.log.warn(`the stored secrets are sealed under ${keys.previousName}: run \`hookrelay-server encryption rotate-key\` to seal them under the current key`);
+    }
     if (boot.generatedKey) {
       // Plain stdout, never the JSON log (decisions.md §2).
       process.stdout.write(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}\n`);
@@ -294,6 +309,9 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
       return 0;
     case 'keys list':
       await withDatabase(config, holder, (db) => listKeysCommand(db, out, values.project));
+      return 0;
+    case 'encryption rotate-key':
+      await rotateEncryptionKeyCommand(config, out, holder);
       return 0;
     case 'keys revoke':
       if (!arg) throw new AdminError('keys revoke needs the key id: hookrelay-server keys revoke ID');

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { setV8Flag } from './code-cache.js';
@@ -143,31 +143,127 @@ export async function openDatabase(
   }
 }
 
+/** In the data dir during a rotation of the key file's key: the key it replaced (see rotateKeyFile). */
+export const PREVIOUS_ENCRYPTION_KEY_FILE = 'encryption-key.previous';
+
+/** The keys that seal and open secrets at rest, and where they came from (for messages and rotation). */
+export interface EncryptionKeys {
+  /** Seals new secrets and opens them. */
+  current: Buffer;
+  /** Opens secrets sealed before the current key replaced it; never seals. */
+  previous: Buffer | undefined;
+  /** The current key's origin as an operator knows it: the variable or the key file's path. */
+  currentName: string;
+  previousName: string | undefined;
+  /** The data dir's key file: the current key's origin when HOOKRELAY_ENCRYPTION_KEY is unset. */
+  keyFile: string;
+  fromKeyFile: boolean;
+  /**
+   * The data dir had no key file, so the current key was made now. `persistGeneratedKey` writes it
+   * once the database has accepted it: a data dir whose file was lost gets no new key beside secrets
+   * sealed under the old one.
+   */
+  generated: boolean;
+}
+
+function parseKeyFrom(name: string, text: string): Buffer {
+  try {
+    return parseEncryptionKey(text);
+  } catch (error) {
+    throw new ConfigError(`${name}: ${(error as Error).message}`);
+  }
+}
+
+async function readKeyFile(file: string): Promise<Buffer | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return parseKeyFrom(file, text.trim());
+}
+
 /**
- * The AES-256-GCM key for secrets at rest: HOOKRELAY_ENCRYPTION_KEY, or in embedded mode a key
- * generated once into the data dir. With PostgreSQL every process must share one key, so it is required.
+ * The AES-256-GCM keys for secrets at rest: HOOKRELAY_ENCRYPTION_KEY, or in embedded mode the key in
+ * the data dir (made on the first start). With PostgreSQL every process must share one key, so it is
+ * required. HOOKRELAY_PREVIOUS_ENCRYPTION_KEY, or in embedded mode a key file left by a rotation,
+ * opens the secrets not yet sealed again under the current key. Writes nothing.
  */
-export async function loadEncryptionKey(config: Config): Promise<Buffer> {
+export async function loadEncryptionKeys(config: Config): Promise<EncryptionKeys> {
+  const keyFile = path.join(config.dataDir, ENCRYPTION_KEY_FILE);
+  let previous =
+    config.previousEncryptionKey === undefined ? undefined : parseKeyFrom('HOOKRELAY_PREVIOUS_ENCRYPTION_KEY', config.previousEncryptionKey);
+  let previousName = previous === undefined ? undefined : 'HOOKRELAY_PREVIOUS_ENCRYPTION_KEY';
   if (config.encryptionKey) {
-    try {
-      return parseEncryptionKey(config.encryptionKey);
-    } catch (error) {
-      throw new ConfigError(`HOOKRELAY_ENCRYPTION_KEY: ${(error as Error).message}`);
-    }
+    const current = parseKeyFrom('HOOKRELAY_ENCRYPTION_KEY', config.encryptionKey);
+    return { current, previous, currentName: 'HOOKRELAY_ENCRYPTION_KEY', previousName, keyFile, fromKeyFile: false, generated: false };
   }
   if (config.databaseUrl) {
     throw new ConfigError(
       'HOOKRELAY_ENCRYPTION_KEY is required with DATABASE_URL (every process must share it); generate one with `openssl rand -hex 32`',
     );
   }
-  const file = path.join(config.dataDir, ENCRYPTION_KEY_FILE);
-  try {
-    return parseEncryptionKey((await readFile(file, 'utf8')).trim());
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  if (previous === undefined) {
+    const previousFile = path.join(config.dataDir, PREVIOUS_ENCRYPTION_KEY_FILE);
+    previous = await readKeyFile(previousFile);
+    if (previous !== undefined) previousName = previousFile;
   }
+  const stored = await readKeyFile(keyFile);
+  const current = stored ?? parseEncryptionKey(generateEncryptionKey());
+  return { current, previous, currentName: keyFile, previousName, keyFile, fromKeyFile: true, generated: stored === undefined };
+}
+
+/** Writes a key that `loadEncryptionKeys` generated to the data dir's key file (never over one). */
+export async function persistGeneratedKey(config: Config, keys: EncryptionKeys): Promise<void> {
+  if (!keys.generated) return;
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-  const key = generateEncryptionKey();
-  await writeFile(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
-  return parseEncryptionKey(key);
+  // On disk before the database's check value names this key.
+  const handle = await open(keys.keyFile, 'wx', 0o600);
+  try {
+    await handle.writeFile(`${keys.current.toString('hex')}\n`);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  keys.generated = false;
+}
+
+/** Replaces `file` with `text` so that a crash leaves the old content or the new, never a mix. */
+async function writeFileAtomically(file: string, text: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.tmp`;
+  const handle = await open(temporary, 'w', 0o600);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, file);
+  const dir = await open(path.dirname(file), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}
+
+/**
+ * The first half of a rotation of the key file's key: the current key moves to the previous-key
+ * file, then a new key takes its place in the key file; each file is whole at every moment. From
+ * then on, a start opens secrets with both, until `finishKeyFileRotation` (once every secret is
+ * sealed under the new key) removes the previous-key file.
+ */
+export async function rotateKeyFile(config: Config, keys: EncryptionKeys): Promise<EncryptionKeys> {
+  const previousFile = path.join(config.dataDir, PREVIOUS_ENCRYPTION_KEY_FILE);
+  await writeFileAtomically(previousFile, `${keys.current.toString('hex')}\n`);
+  const next = parseEncryptionKey(generateEncryptionKey());
+  await writeFileAtomically(keys.keyFile, `${next.toString('hex')}\n`);
+  return { ...keys, current: next, previous: keys.current, previousName: previousFile };
+}
+
+/** Ends a rotation of the key file's key: the previous key is no longer needed. */
+export async function finishKeyFileRotation(config: Config): Promise<void> {
+  await rm(path.join(config.dataDir, PREVIOUS_ENCRYPTION_KEY_FILE), { force: true });
 }
