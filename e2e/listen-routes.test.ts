@@ -272,4 +272,24 @@ describe('hookrelay trigger', () => {
     expect(result.code).toBe(1);
     expect(parseJsonError(result).error.code).toBe('INGEST_REFUSED');
   });
+
+  it('a --set path through __proto__ or constructor is a usage error (exit 2), for the CLI and for the server alike', async () => {
+    const endpoint = await createCliEndpoint(server.url, server.apiKey, { verify_hmac: true, hmac_scheme: 'github', hmac_secret: 'proto' });
+    for (const [set, extra] of [['__proto__.polluted=yes', []], ['constructor.prototype.polluted=yes', ['--secret', 'proto']]] as const) {
+      const result = await runCli(['trigger', endpoint.id, 'github', 'ping', '--set', set, '--json', ...extra], { env });
+      expect(result.code, result.stderr).toBe(2);
+      const { error } = parseJsonError(result);
+      expect(error.code).toBe('INVALID_ARGUMENTS');
+      expect(error.message).toMatch(/--set: ".+" names "(__proto__|constructor)", which is refused/u);
+    }
+    const direct = await fetch(`${server.url}/v1/inbound-endpoints/${endpoint.id}/samples`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'github', event: 'ping', set: [{ path: '__proto__.polluted', value: 'yes' }] }),
+    });
+    expect(direct.status).toBe(400);
+    expect(((await direct.json()) as { error: { details: unknown } }).error.details).toEqual([{ path: 'body.set.0.path', message: expect.stringContaining('__proto__') }]);
+    // The server still answers every route (a polluted prototype made strict schemas refuse all of them).
+    expect(await api(server.url, server.apiKey, 'GET', `/v1/inbound-endpoints/${endpoint.id}/messages`)).toEqual([]);
+  });
 });

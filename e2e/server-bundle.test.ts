@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,6 +58,18 @@ async function cacheFiles(home: string): Promise<string[]> {
   const dir = join(home, '.cache', 'hookrelay', 'code-cache');
   return (await readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith('.bin')).map((name) => join(dir, name));
 }
+
+describe('the process', () => {
+  it('runs without the Object.prototype.__proto__ accessor, as node --disable-proto=delete would', async () => {
+    const probe = join(await newWorkDir(), 'probe.cjs');
+    await writeFile(probe, "process.on('exit', () => process.stderr.write(`accessor: ${Object.hasOwn(Object.prototype, '__proto__')}\\n`));\n");
+    const plain = spawnSync(process.execPath, ['--require', probe, '-e', ''], { encoding: 'utf8', timeout: 30_000 });
+    expect(plain.stderr).toBe('accessor: true\n');
+    const server = spawnSync(process.execPath, ['--require', probe, SERVER_MAIN, '--version'], { encoding: 'utf8', timeout: 30_000 });
+    expect(server.status, server.stderr).toBe(0);
+    expect(server.stderr).toBe('accessor: false\n');
+  });
+});
 
 describe('the bundled server program', () => {
   it('starts on the embedded database without loading the AWS SDK (only an s3:// payload store needs it)', async () => {

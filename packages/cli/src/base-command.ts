@@ -8,6 +8,7 @@ import {
   assertProfileName,
   configFilePath,
   readConfigFile,
+  storedProfile,
   resolveSettings,
   type ConfigFile,
   type Env,
@@ -86,7 +87,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.settings = resolveSettings(this.flags, this.env, this.storedConfig);
     if (this.settings.profileSource === 'flag' || this.settings.profileSource === 'env') {
       assertProfileName(this.settings.profile);
-      if (!ctor.mayCreateProfile && this.storedConfig.profiles[this.settings.profile] === undefined) {
+      if (!ctor.mayCreateProfile && storedProfile(this.storedConfig, this.settings.profile) === undefined) {
         throw new CliFailure(
           CliErrorCode.PROFILE_NOT_FOUND,
           `profile "${this.settings.profile}" does not exist in ${this.configPath}`,

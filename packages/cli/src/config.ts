@@ -67,6 +67,14 @@ export function configFilePath(env: Env, homeDir: string): string {
   return join(configDirectory(env, homeDir), CONFIG_FILE_NAME);
 }
 
+/**
+ * The stored profile `name`, or undefined: own entries only, so a profile called `constructor` or
+ * `__proto__` is looked up like any other name and never finds something inherited.
+ */
+export function storedProfile(config: ConfigFile, name: string): StoredProfile | undefined {
+  return Object.hasOwn(config.profiles, name) ? config.profiles[name] : undefined;
+}
+
 export function emptyConfig(): ConfigFile {
   return { profiles: {} };
 }
@@ -101,7 +109,8 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
       const profile: StoredProfile = {};
       if (typeof raw.api_url === 'string' && raw.api_url !== '') profile.api_url = raw.api_url;
       if (typeof raw.api_key === 'string' && raw.api_key !== '') profile.api_key = raw.api_key;
-      config.profiles[name] = profile;
+      // A data property even for the name `__proto__`, which assignment would take as the prototype.
+      Object.defineProperty(config.profiles, name, { value: profile, writable: true, enumerable: true, configurable: true });
     }
   }
   return config;
@@ -194,7 +203,7 @@ export function resolveSettings(flags: SettingFlags, env: Env, config: ConfigFil
     profile = config.current_profile;
     profileSource = 'profile';
   }
-  const stored = config.profiles[profile] ?? {};
+  const stored = storedProfile(config, profile) ?? {};
 
   let apiUrl = DEFAULT_API_URL;
   let apiUrlSource: SettingSource = 'default';
@@ -236,13 +245,13 @@ export function maskApiKey(key: string): string {
 
 /** A copy of `config` with `profile` set to `values` (merged into what was stored). */
 export function withProfile(config: ConfigFile, name: string, values: StoredProfile): ConfigFile {
-  const previous = config.profiles[name] ?? {};
+  const previous = storedProfile(config, name) ?? {};
   return { ...config, profiles: { ...config.profiles, [name]: { ...previous, ...values } } };
 }
 
 /** A copy of `config` whose profile `name` keeps its URL but no longer has a key. */
 export function withoutApiKey(config: ConfigFile, name: string): ConfigFile {
-  const previous = config.profiles[name];
+  const previous = storedProfile(config, name);
   if (previous === undefined) return config;
   const { api_key: _removed, ...rest } = previous;
   return { ...config, profiles: { ...config.profiles, [name]: rest } };

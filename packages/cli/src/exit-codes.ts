@@ -45,7 +45,8 @@ export const EXIT_CODE_BY_API_ERROR: Readonly<Record<ErrorCode, ExitCode>> = {
  * their HTTP status, so that a script still sees the right class of failure.
  */
 export function exitCodeForApiError(code: string, status: number): ExitCode {
-  const known = (EXIT_CODE_BY_API_ERROR as Readonly<Record<string, ExitCode>>)[code];
+  // The code is the server's text: only the table's own entries count (not `constructor`).
+  const known = Object.hasOwn(EXIT_CODE_BY_API_ERROR, code) ? (EXIT_CODE_BY_API_ERROR as Readonly<Record<string, ExitCode>>)[code] : undefined;
   if (known !== undefined) return known;
   if (status === 401 || status === 403) return ExitCode.AUTH;
   if (status === 404 || status === 410) return ExitCode.NOT_FOUND;

@@ -1,3 +1,4 @@
+import { emptyRecord } from '@hookrelay/shared';
 import { usageFailure } from './errors.js';
 
 /** RFC 9110 field-name characters ("token"). */
@@ -25,7 +26,7 @@ export function parseHeaderFlag(input: string): [name: string, value: string] {
 
 /** All `--header` values as a map; the same name twice (in any case) is a mistake, not an override. */
 export function headersFromFlags(values: readonly string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
+  const headers = emptyRecord<string>();
   const seen = new Map<string, string>();
   for (const input of values) {
     const [name, value] = parseHeaderFlag(input);

@@ -9,6 +9,7 @@ import {
   maskApiKey,
   readConfigFile,
   resolveSettings,
+  storedProfile,
   withoutApiKey,
   withProfile,
   writeConfigFile,
@@ -157,6 +158,20 @@ describe('config file', () => {
     const path = join(dir, 'config.json');
     await writeFile(path, JSON.stringify({ current_profile: 3, profiles: { a: 'x', b: { api_url: 5, api_key: 'hr_b' } } }));
     expect(await readConfigFile(path)).toEqual({ profiles: { b: { api_key: 'hr_b' } } });
+  });
+
+  it('keeps profiles named __proto__ or constructor as ordinary profiles, and finds no inherited one', async () => {
+    const path = join(dir, 'config.json');
+    await writeFile(path, '{"current_profile":"__proto__","profiles":{"__proto__":{"api_url":"http://proto.test","api_key":"hr_proto"}}}');
+    const config = await readConfigFile(path);
+    expect(Object.keys(config.profiles)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(config.profiles)).toBe(Object.prototype);
+    expect(resolveSettings({}, {}, config)).toMatchObject({ profile: '__proto__', apiUrl: 'http://proto.test', apiKey: 'hr_proto' });
+    expect(resolveSettings({ profile: 'constructor' }, {}, config)).toMatchObject({ profile: 'constructor', apiUrl: DEFAULT_API_URL, apiKey: undefined });
+    expect(storedProfile(config, 'toString')).toBeUndefined();
+    const saved = withProfile(config, 'constructor', { api_key: 'hr_c' });
+    await writeConfigFile(path, saved);
+    expect(Object.keys((await readConfigFile(path)).profiles).sort()).toEqual(['__proto__', 'constructor']);
   });
 });
 

@@ -39,6 +39,12 @@ describe('exit code table', () => {
   ])('an unknown code falls back to its HTTP status %i → %i', (status, exit) => {
     expect(exitCodeForApiError('SOMETHING_NEW', status)).toBe(exit);
   });
+
+  it('a code named like an inherited member is unknown, not a lookup of Object.prototype', () => {
+    expect(exitCodeForApiError('constructor', 400)).toBe(ExitCode.USAGE);
+    expect(exitCodeForApiError('toString', 404)).toBe(ExitCode.NOT_FOUND);
+    expect(exitCodeForApiError('__proto__', 500)).toBe(ExitCode.SERVER);
+  });
 });
 
 describe('describeFailure', () => {

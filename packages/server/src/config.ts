@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { API_KEY_PATTERN } from '@hookrelay/shared';
+import { API_KEY_PATTERN, emptyRecord } from '@hookrelay/shared';
 
 /**
  * Server configuration (decisions.md §11), parsed once from an injected environment. Command-line
@@ -127,7 +127,7 @@ const EnvSchema = z.object({
     .string()
     .optional()
     .transform((value, ctx) => {
-      const settings: Record<string, string> = {};
+      const settings = emptyRecord<string>();
       for (const item of (value ?? '').split(/[\s,]+/).filter((s) => s !== '')) {
         const match = PGLITE_SETTING.exec(item);
         if (!match) {

@@ -8,6 +8,7 @@ import { migrate } from './db/migrate.js';
 import type { PrepareDataDirResult } from './db/pglite-template.js';
 import { DataDirLockedError, loadEncryptionKeys, openDatabase, persistGeneratedKey } from './runtime.js';
 import { recordEncryptionKeys, secretBoxOf, verifyEncryptionKeys } from './security/key-check.js';
+import { deleteProtoAccessor } from './security/prototype.js';
 import type { SweeperHandle } from './sweepers/runner.js';
 import {
   AdminError,
@@ -323,6 +324,7 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
   }
 }
 
+deleteProtoAccessor();
 main(process.argv.slice(2), processEnvironment()).then(
   (code) => {
     if (code >= 0) process.exit(code);

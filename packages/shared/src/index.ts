@@ -12,6 +12,7 @@ export * from './schemas/inbound.js';
 export * from './schemas/pull.js';
 export * from './schemas/event-type.js';
 export * from './glob.js';
+export * from './own.js';
 export * from './samples.js';
 export * from './schemas/samples.js';
 export * from './schemas/inspector.js';

@@ -406,35 +406,58 @@ export interface SampleEdit {
 }
 
 /**
+ * Path segments that name an object's prototype machinery rather than a field: written through, they
+ * would change every object of the process (`__proto__.x`, `constructor.prototype.x`), so no edit may
+ * name one.
+ */
+export const FORBIDDEN_PATH_SEGMENTS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * Why `path` cannot be an edit's path, or null when it can: dotted keys, none empty, none in
+ * FORBIDDEN_PATH_SEGMENTS. The samples route's schema and `hookrelay trigger --set` use it too.
+ */
+export function sampleEditPathProblem(path: string): string | null {
+  const keys = path.split('.');
+  if (keys.some((key) => key === '')) return `"${path}" is not a path: use dotted keys such as data.object.amount`;
+  const forbidden = keys.find((key) => FORBIDDEN_PATH_SEGMENTS.has(key));
+  if (forbidden !== undefined) return `"${path}" names "${forbidden}", which is refused: a path may not use __proto__, constructor or prototype`;
+  return null;
+}
+
+/**
  * Applies edits in order. Missing objects on the way are created; a step into something that is not
- * an object or array (or an index out of range) is an error naming the path.
+ * an object or array (or an index out of range) is an error naming the path. Only own properties are
+ * read and written, so `toString` or `hasOwnProperty` is a field like any other.
  */
 export function applySampleEdits(body: JsonObject, edits: readonly SampleEdit[]): JsonObject {
   for (const edit of edits) {
+    const problem = sampleEditPathProblem(edit.path);
+    if (problem !== null) throw new Error(problem);
     const keys = edit.path.split('.');
-    if (keys.some((key) => key === '')) throw new Error(`"${edit.path}" is not a path: use dotted keys such as data.object.amount`);
-    let node: Json = body;
+    let node: Json[] | JsonObject = body;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
       const last = i === keys.length - 1;
+      let slot: string | number = key;
       if (Array.isArray(node)) {
         const index = /^\d+$/u.test(key) ? Number(key) : NaN;
         if (!(index < node.length + (last ? 1 : 0))) throw new Error(`"${edit.path}": ${keys.slice(0, i).join('.')} has no item ${key}`);
-        if (last) node[index] = edit.value;
-        else {
-          const next: Json | undefined = node[index];
-          if (next === null) node[index] = {};
-          else if (typeof next !== 'object') throw new Error(`"${edit.path}": ${keys.slice(0, i + 1).join('.')} is a ${typeof next}, not an object`);
-          node = node[index]!;
-        }
-      } else if (node !== null && typeof node === 'object') {
-        if (last) node[key] = edit.value;
-        else {
-          const next: Json | undefined = node[key];
-          if (next === undefined || next === null) node[key] = {};
-          else if (typeof next !== 'object') throw new Error(`"${edit.path}": ${keys.slice(0, i + 1).join('.')} is a ${typeof next}, not an object`);
-          node = node[key]!;
-        }
+        slot = index;
+      }
+      const container = node as Record<string | number, Json>;
+      if (last) {
+        Object.defineProperty(container, slot, { value: edit.value, writable: true, enumerable: true, configurable: true });
+        break;
+      }
+      const next: Json | undefined = Object.hasOwn(container, slot) ? container[slot] : undefined;
+      if (next === undefined || next === null) {
+        const created: JsonObject = {};
+        Object.defineProperty(container, slot, { value: created, writable: true, enumerable: true, configurable: true });
+        node = created;
+      } else if (typeof next === 'object') {
+        node = next;
+      } else {
+        throw new Error(`"${edit.path}": ${keys.slice(0, i + 1).join('.')} is a ${typeof next}, not an object`);
       }
     }
   }
@@ -446,6 +469,8 @@ export function parseSampleEdit(text: string): SampleEdit {
   const eq = text.indexOf('=');
   if (eq <= 0) throw new Error(`"${text}" is not PATH=VALUE (such as data.object.amount=5000)`);
   const path = text.slice(0, eq);
+  const problem = sampleEditPathProblem(path);
+  if (problem !== null) throw new Error(problem);
   const raw = text.slice(eq + 1);
   let value: SampleEdit['value'] = raw;
   try {

@@ -1,6 +1,6 @@
 import { HookrelayApiError } from '@hookrelay/shared';
 import { BaseCommand } from '../base-command.js';
-import { assertApiUrl, DEFAULT_API_URL, writeConfigFile, withProfile } from '../config.js';
+import { assertApiUrl, DEFAULT_API_URL, storedProfile, writeConfigFile, withProfile } from '../config.js';
 import { usageFailure } from '../errors.js';
 import { formatLogin, type LoginView } from '../format/account.js';
 import { ask } from '../prompt.js';
@@ -21,7 +21,7 @@ Profiles are kept in $HOOKRELAY_CONFIG_DIR/config.json (default ~/.config/hookre
 
   public async run(): Promise<LoginView> {
     const { profile, apiUrlSource, apiKeySource } = this.settings;
-    const stored = this.storedConfig.profiles[profile];
+    const stored = storedProfile(this.storedConfig, profile);
     const given = (source: string | undefined): boolean => source === 'flag' || source === 'env';
 
     let apiUrl = this.settings.apiUrl;

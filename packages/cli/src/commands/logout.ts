@@ -1,5 +1,5 @@
 import { BaseCommand } from '../base-command.js';
-import { withoutApiKey, writeConfigFile } from '../config.js';
+import { storedProfile, withoutApiKey, writeConfigFile } from '../config.js';
 
 export interface LogoutResult {
   profile: string;
@@ -15,7 +15,7 @@ export default class Logout extends BaseCommand<typeof Logout> {
 
   public async run(): Promise<LogoutResult> {
     const { profile } = this.settings;
-    if (this.storedConfig.profiles[profile]?.api_key === undefined) {
+    if (storedProfile(this.storedConfig, profile)?.api_key === undefined) {
       this.print(`Profile "${profile}" has no stored API key; nothing to do.`);
       return { profile, logged_out: false };
     }

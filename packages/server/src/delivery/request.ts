@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { standardWebhookHeaders } from '@hookrelay/shared';
+import { emptyRecord, standardWebhookHeaders } from '@hookrelay/shared';
 import { validateCustomHeaders } from '../security/headers.js';
 import type { OutgoingRequest } from './sender.js';
 
@@ -106,8 +106,8 @@ function connectionOptions(rawHeaders: readonly [string, string][]): Set<string>
  */
 export function buildForwardRequest(input: ForwardRequestInput): OutgoingRequest {
   const nominated = connectionOptions(input.rawHeaders);
-  // Names come from the sender: a null prototype keeps `__proto__` an ordinary header name.
-  const headers = Object.create(null) as Record<string, string | string[]>;
+  // Names are the sender's: a null-prototype map keeps `__proto__` or `constructor` an ordinary header.
+  const headers = emptyRecord<string | string[]>();
   for (const [rawName, value] of input.rawHeaders) {
     if (!isSendableHeader(rawName, value)) continue;
     const name = rawName.toLowerCase();

@@ -1,3 +1,4 @@
+import { emptyRecord } from '@hookrelay/shared';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { PayloadUnavailableError } from '../storage/payload-store.js';
 import type { Sql } from '../db/database.js';
@@ -74,7 +75,8 @@ export async function loadBody(
 
 /** Header lines joined per name (repeats with ", " as HTTP allows), names lowercased. */
 export function joinHeaders(rawHeaders: readonly [string, string][]): Record<string, string> {
-  const headers: Record<string, string> = {};
+  // Names are the sender's: a null-prototype map keeps `__proto__` or `constructor` an ordinary header.
+  const headers = emptyRecord<string>();
   for (const [name, value] of rawHeaders) {
     const key = name.toLowerCase();
     headers[key] = headers[key] === undefined ? value : `${headers[key]}, ${value}`;

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiKeyPrincipal } from '../db/api-keys.js';
 import { findPrincipalByKeyHash, findPrincipalByKeyId } from '../db/api-keys.js';
+import { ownValue } from '@hookrelay/shared';
 import { AppError } from '../errors.js';
 import { sha256Hex } from '../security/crypto.js';
 
@@ -31,8 +32,9 @@ export function registerApiKeyAuth(app: FastifyInstance): void {
   app.decorateRequest('principal', undefined);
   app.addHook('onRequest', async (request) => {
     const header = request.headers.authorization;
-    const ticket = (request.query as { ticket?: unknown } | undefined)?.ticket;
-    if (header === undefined && typeof ticket === 'string' && request.routeOptions.config.acceptsStreamTicket === true) {
+    const query = request.query as { ticket?: unknown } | undefined;
+    const ticket = query === undefined ? undefined : ownValue(query, 'ticket');
+    if (header === undefined && typeof ticket === 'string' && ownValue(request.routeOptions.config, 'acceptsStreamTicket') === true) {
       const redeemed = app.services.streamTickets.redeem(ticket);
       const principal = redeemed && (await findPrincipalByKeyId(app.services.db.sql, redeemed.apiKeyId, redeemed.projectId));
       if (!principal) throw new AppError('UNAUTHORIZED', 'stream ticket is invalid, expired or already used: POST /v1/stream-tickets for a new one');

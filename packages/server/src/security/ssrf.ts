@@ -27,6 +27,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector } from 'undici';
+import { ownValue } from '@hookrelay/shared';
 
 export const BLOCKED_ADDRESS_ERROR_CODE = 'ERR_HOOKRELAY_BLOCKED_ADDRESS';
 export const DEFAULT_DNS_TIMEOUT_MS = 2000;
@@ -214,8 +215,9 @@ function lookupError(message: string, code: string, hostname: string): NodeJS.Er
  * anywhere else.
  */
 export function createGuardedLookup(options: GuardedLookupOptions = {}): net.LookupFunction {
-  const resolve = options.resolve ?? defaultResolve;
-  const allowPrivate = options.allowPrivateNetworks === true;
+  // Own properties only: an option inherited from a polluted Object.prototype must not open the guard.
+  const resolve = ownValue(options, 'resolve') ?? defaultResolve;
+  const allowPrivate = ownValue(options, 'allowPrivateNetworks') === true;
 
   return (hostname, lookupOptions, callback) => {
     // dns.lookup's (hostname, callback) form, in case a caller uses it directly.
@@ -223,11 +225,12 @@ export function createGuardedLookup(options: GuardedLookupOptions = {}): net.Loo
       callback = lookupOptions as typeof callback;
       lookupOptions = {};
     }
-    const wantAll = lookupOptions.all === true;
+    const wantAll = ownValue(lookupOptions, 'all') === true;
+    const requested = ownValue(lookupOptions, 'family');
     const family =
-      lookupOptions.family === 4 || lookupOptions.family === 'IPv4'
+      requested === 4 || requested === 'IPv4'
         ? 4
-        : lookupOptions.family === 6 || lookupOptions.family === 'IPv6'
+        : requested === 6 || requested === 'IPv6'
           ? 6
           : 0;
 
@@ -279,7 +282,7 @@ export interface GuardedAgentOptions {
  * wrapped to check those before dialling.
  */
 export function createGuardedAgent(options: GuardedAgentOptions): Agent {
-  const allowPrivate = options.allowPrivateNetworks;
+  const allowPrivate = ownValue(options, 'allowPrivateNetworks') === true;
   const lookupOptions: GuardedLookupOptions = { allowPrivateNetworks: allowPrivate };
   if (options.resolve !== undefined) lookupOptions.resolve = options.resolve;
 

@@ -160,6 +160,14 @@ describe('forward requests', () => {
     expect(signed.headers['webhook-id']).toBe('01900000-0000-7000-8000-000000000002');
     expect(String(signed.headers['webhook-signature'])).toMatch(/^v1,/);
   });
+
+  it('forwards headers named __proto__ or constructor as ordinary headers, prototypes untouched', () => {
+    const raw: [string, string][] = [['__proto__', 'p'], ['constructor', 'c1'], ['Constructor', 'c2'], ['toString', 't']];
+    const input = { messageId: '01900000-0000-7000-8000-000000000003', url: 'https://app.example/in', method: 'post', path: '/', query: '', rawHeaders: raw, body: Buffer.alloc(0), timestamp: 1 };
+    const { headers } = buildForwardRequest({ ...input, secrets: null });
+    expect(Object.entries(headers)).toEqual([['__proto__', 'p'], ['constructor', ['c1', 'c2']], ['tostring', 't']]);
+    expect(Object.getPrototypeOf(headers)).not.toBe(Array.prototype);
+  });
 });
 
 describe('attempt outcomes', () => {

@@ -89,6 +89,27 @@ describe('--set edits', () => {
     expect(() => applySampleEdits({ list: [] }, [{ path: 'list.5', value: 1 }])).toThrow(/list has no item 5/);
     expect(() => applySampleEdits({}, [{ path: 'a..b', value: 1 }])).toThrow(/not a path/);
   });
+
+  it('refuses __proto__, constructor and prototype anywhere in a path, leaving every prototype as it was', () => {
+    for (const path of ['__proto__.polluted', 'constructor.prototype.polluted', 'a.__proto__', 'list.0.constructor', 'prototype']) {
+      const segment = path.split('.').find((key) => ['__proto__', 'constructor', 'prototype'].includes(key));
+      expect(() => applySampleEdits({ list: [{}] }, [{ path, value: 'yes' }]), path).toThrow(`"${path}" names "${segment}", which is refused`);
+      expect(() => parseSampleEdit(`${path}=yes`), path).toThrow(`names "${segment}"`);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('reads and writes own properties only: inherited names are new fields, array items keep their place', () => {
+    const body = applySampleEdits({ list: [1, null] }, [
+      { path: 'toString.x', value: 1 },
+      { path: 'hasOwnProperty', value: 'h' },
+      { path: 'list.1.valueOf', value: true },
+      { path: 'list.2', value: 'appended' },
+    ]);
+    expect(JSON.parse(JSON.stringify(body))).toEqual({ list: [1, { valueOf: true }, 'appended'], toString: { x: 1 }, hasOwnProperty: 'h' });
+    expect(() => applySampleEdits({ list: [1] }, [{ path: 'list.0.x', value: 1 }])).toThrow(/list.0 is a number, not an object/);
+    expect(() => applySampleEdits({ list: [1] }, [{ path: 'list.x', value: 1 }])).toThrow(/list has no item x/);
+  });
 });
 
 describe('sample signatures, checked by the providers\' libraries', () => {

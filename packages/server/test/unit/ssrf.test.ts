@@ -258,6 +258,21 @@ describe('createGuardedLookup', () => {
     ]);
   });
 
+  it('reads its options as own properties: an inherited allowPrivateNetworks does not open the guard', async () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.allowPrivateNetworks = true;
+    proto.family = 6;
+    try {
+      const lookup = createGuardedLookup({ resolve: fixed(['10.0.0.1']) });
+      expect((await run(lookup, {})).err?.code).toBe(BLOCKED_ADDRESS_ERROR_CODE);
+      const mixed = createGuardedLookup({ resolve: fixed(['93.184.216.34', '2606:4700::1']) });
+      expect(await run(mixed, {})).toEqual({ err: null, address: '93.184.216.34', family: 4 });
+    } finally {
+      delete proto.allowPrivateNetworks;
+      delete proto.family;
+    }
+  });
+
   it('errors when any address is blocked, even one of another family', async () => {
     const lookup = createGuardedLookup({ resolve: fixed(['93.184.216.34', 'fd00::1']) });
     const { err } = await run(lookup, { family: 4 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isSampleEvent, SAMPLE_EVENTS, SAMPLE_PROVIDERS, type SampleProvider } from '../samples.js';
+import { isSampleEvent, SAMPLE_EVENTS, SAMPLE_PROVIDERS, sampleEditPathProblem, type SampleProvider } from '../samples.js';
 import { Uuid } from './common.js';
 
 export const SampleProviderName = z.enum(SAMPLE_PROVIDERS, { message: `must be one of ${SAMPLE_PROVIDERS.join(', ')}` });
@@ -21,7 +21,14 @@ export const InboundSampleIn = z
     set: z
       .array(
         z.strictObject({
-          path: z.string({ message: 'must be a string' }).min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+          path: z
+            .string({ message: 'must be a string' })
+            .min(1, 'must not be empty')
+            .max(200, 'must be at most 200 characters')
+            .superRefine((path, ctx) => {
+              const problem = sampleEditPathProblem(path);
+              if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+            }),
           value: z.union([z.string().max(10_000, 'must be at most 10000 characters'), z.number(), z.boolean(), z.null()], {
             message: 'must be a string, number, boolean or null',
           }),

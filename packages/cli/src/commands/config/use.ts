@@ -1,6 +1,6 @@
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { writeConfigFile } from '../../config.js';
+import { storedProfile, writeConfigFile } from '../../config.js';
 import { CliErrorCode, CliFailure } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 
@@ -20,7 +20,7 @@ export default class ConfigUse extends BaseCommand<typeof ConfigUse> {
 
   public async run(): Promise<ConfigUseResult> {
     const name = this.args.profile;
-    if (this.storedConfig.profiles[name] === undefined) {
+    if (storedProfile(this.storedConfig, name) === undefined) {
       const known = Object.keys(this.storedConfig.profiles);
       throw new CliFailure(
         CliErrorCode.PROFILE_NOT_FOUND,
