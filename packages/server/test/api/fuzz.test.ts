@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ERROR_CODES, HTTP_STATUS_BY_ERROR_CODE, type ErrorCode } from '@hookrelay/shared';
+import { ERROR_CODES, HTTP_STATUS_BY_ERROR_CODE, SAMPLE_EVENTS, type ErrorCode } from '@hookrelay/shared';
 import { createTestApp } from '../helpers/app.js';
 import { createFixtures, kindOfParam, type FixtureKind, type ProjectFixtures } from '../helpers/fixtures.js';
 import {
@@ -96,6 +96,8 @@ function validParamArb(route: ServedRoute, name: string): fc.Arbitrary<string> {
   const kind = kindOfParam(route, name);
   // A route added with a new kind of id still gets real ids, of every kind.
   if (kind === undefined) return fc.constantFrom(...REAL_IDS);
+  // Only the signed fixture endpoint (the last inbound one) gets a sample past the route's own checks.
+  if (route.path.endsWith('/samples')) return fc.oneof({ weight: 3, arbitrary: fc.constant(mine.inbound.at(-1)!) }, { weight: 1, arbitrary: fc.constantFrom(...mine[kind], ...theirs[kind]) });
   return fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...mine[kind]) }, { weight: 1, arbitrary: fc.constantFrom(...theirs[kind]) });
 }
 
@@ -160,6 +162,13 @@ function validArbOf(schema: JsonSchema, field: string, depth: number): fc.Arbitr
     case 'object': {
       const model = Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, s]) => [k, validArb(s, k, depth + 1)]));
       const record = fc.record(model, { requiredKeys: schema.required ?? [] });
+      if (schema.properties?.provider !== undefined && schema.properties.event !== undefined) {
+        // A sample's event must be one of its provider's: mostly a matching pair, and mostly GitHub's,
+        // which the signed fixture endpoint verifies, so that the edits in `set` are applied.
+        const pairs = Object.entries(SAMPLE_EVENTS).flatMap(([provider, events]) => events.map((event) => ({ provider, event })));
+        const pair = fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...pairs.filter((p) => p.provider === 'github')) }, { weight: 1, arbitrary: fc.constantFrom(...pairs) });
+        return fc.tuple(record, fc.option(pair, { freq: 4 })).map(([value, chosen]) => (chosen === null ? value : { ...value, ...chosen }));
+      }
       if (typeof schema.additionalProperties === 'object') {
         const values = validArb(schema.additionalProperties, field, depth + 1);
         const keys = fc.oneof({ weight: 4, arbitrary: fc.stringMatching(/^X-[A-Za-z0-9-]{1,20}$/) }, { weight: 1, arbitrary: fc.string({ maxLength: 10 }) });
@@ -207,9 +216,13 @@ function stringArb(schema: JsonSchema, field: string): fc.Arbitrary<string> {
     { weight: 3, arbitrary: sized(fc.constantFrom(...API_WORDS)) },
     { weight: 1, arbitrary: fc.string({ ...length, unit: 'grapheme' }) },
     { weight: 1, arbitrary: fc.string({ ...length, unit: 'binary' }) },
-    { weight: 1, arbitrary: sized(fc.constantFrom('\u0000', 'a\u0000b', '\ud800', '💥'.repeat(10), "'; DROP TABLE endpoints; --", '$1', '%s%n', '${x}', '__proto__', 'constructor')) },
+    { weight: 1, arbitrary: sized(fc.constantFrom('\u0000', 'a\u0000b', '\ud800', '💥'.repeat(10), "'; DROP TABLE endpoints; --", '$1', '%s%n', '${x}', ...PROTOTYPE_WORDS)) },
   );
 }
+
+/** Names and dotted paths that reach a prototype when code writes or reads through them. */
+const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'prototype'] as const;
+const PROTOTYPE_WORDS = [...PROTOTYPE_KEYS, '__proto__.polluted', 'constructor.prototype.polluted', 'a.__proto__.b', 'toString', 'hasOwnProperty'];
 
 /** Words the API gives meaning to, for string fields whose schema does not list them (comma lists, paths). */
 const API_WORDS = ['stored', 'fetched', 'delivered', 'stored,fetched,delivered', 'delivered,stored', 'queued', 'succeeded', 'pending_retry', 'failed_permanent', 'body', 'header', 'type', 'data.object.type', 'X-Event-Type', 'base64', 'hex', 'github', 'cli', 'forward', 'fuzz.x', 'x'];
@@ -399,6 +412,96 @@ function requestArb(route: ServedRoute, operation: OpenApiOperation | undefined)
 }
 
 // ---------------------------------------------------------------------------------------------
+// Prototype keys: every part of a request names __proto__, constructor or prototype
+
+/** What a polluting key would carry: the fields that would change the server's decisions. */
+const PROTOTYPE_VALUES = fc.constantFrom<unknown>({ polluted: 'yes' }, { prototype: { polluted: 'yes' } }, { acceptsStreamTicket: true }, { allowPrivateNetworks: true }, 'yes', null, [], ['x']);
+
+/** `value` with prototype keys as own properties of objects inside it (JSON.stringify writes them out). */
+function withPrototypeKeys(value: unknown, inserts: readonly [string, unknown, number][]): unknown {
+  const objects: object[] = [];
+  const visit = (node: unknown): void => {
+    if (typeof node !== 'object' || node === null) return;
+    if (!Array.isArray(node)) objects.push(node);
+    for (const child of Object.values(node)) visit(child);
+  };
+  const root = typeof value === 'object' && value !== null && !Array.isArray(value) ? value : { value };
+  visit(root);
+  for (const [key, inserted, at] of inserts) {
+    Object.defineProperty(objects[at % objects.length]!, key, { value: structuredClone(inserted), enumerable: true, writable: true, configurable: true });
+  }
+  return root;
+}
+
+/** `value` with some of its strings replaced by prototype names and paths (a sample edit's `path`, say). */
+function withPrototypeStrings(value: unknown, picks: readonly [string, number][]): unknown {
+  const slots: [Record<string, unknown> | unknown[], string | number][] = [];
+  const visit = (node: unknown): void => {
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, child] of Object.entries(node)) {
+      if (typeof child === 'string') slots.push([node as Record<string, unknown>, Array.isArray(node) ? Number(key) : key]);
+      else visit(child);
+    }
+  };
+  visit(value);
+  for (const [word, at] of picks) {
+    const slot = slots[at % Math.max(slots.length, 1)];
+    if (slot !== undefined) (slot[0] as Record<string | number, unknown>)[slot[1]] = word;
+  }
+  return value;
+}
+
+const prototypeStrings = fc.array(fc.tuple(fc.constantFrom(...PROTOTYPE_WORDS), fc.nat()), { minLength: 1, maxLength: 3 });
+
+const prototypeInserts = fc.array(fc.tuple(fc.constantFrom(...PROTOTYPE_KEYS), PROTOTYPE_VALUES, fc.nat()), { minLength: 1, maxLength: 3 });
+
+/** Query pairs through prototype names, in the shapes query parsers have expanded into objects. */
+const prototypeQuery = fc
+  .array(
+    fc.tuple(
+      fc.constantFrom('__proto__', 'constructor', 'prototype', '__proto__[polluted]', 'constructor[prototype][polluted]', '__proto__.polluted', 'a[__proto__]', 'toString', 'hasOwnProperty'),
+      fc.constantFrom('yes', 'true', '1', ''),
+    ),
+    { minLength: 1, maxLength: 3 },
+  )
+  .map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join('&'));
+
+/**
+ * A request whose every part but one is valid, and that one names a prototype: a body with prototype
+ * keys inside, a query through them, a path segment, or headers named after inherited members.
+ */
+function prototypeRequestArb(route: ServedRoute, operation: OpenApiOperation | undefined): fc.Arbitrary<FuzzRequest> {
+  const schema = operation?.requestBody?.content?.['application/json']?.schema;
+  const body: fc.Arbitrary<BodyPart> =
+    route.method === 'GET'
+      ? fc.constant({})
+      : fc.oneof(
+          fc.tuple(schema ? validArb(schema) : fc.jsonValue({ maxDepth: 2 }), prototypeInserts).map(([value, inserts]) => asJson(withPrototypeKeys(value, inserts))),
+          fc.tuple(schema ? validArb(schema) : fc.jsonValue({ maxDepth: 2 }), prototypeStrings).map(([value, picks]) => asJson(withPrototypeStrings(value, picks))),
+        );
+  const headers = fc.subarray(['constructor', 'tostring', 'hasownproperty', 'prototype', 'valueof'], { minLength: 1 }).map((names) => Object.fromEntries(names.map((name) => [name, 'yes'])));
+  return fc.tuple(requestArb(route, operation), body, prototypeQuery, headers, fc.constantFrom(...PROTOTYPE_KEYS), fc.integer({ min: 0, max: 5 })).map(([base, hostileBody, query, extraHeaders, segment, part]) => {
+    const path = base.url.split('?')[0]!;
+    switch (part) {
+      case 0:
+      case 4:
+      case 5:
+        return route.method === 'GET' ? { ...base, url: `${path}?${query}` } : { ...base, payload: hostileBody.payload!, headers: { ...base.headers, 'content-type': 'application/json' } };
+      case 1:
+        return { ...base, url: `${path}?${query}` };
+      case 2:
+        return { ...base, url: path.replace(/\/[^/]*$/u, `/${segment}`) };
+      default:
+        return { ...base, headers: { ...extraHeaders, ...base.headers } };
+    }
+  });
+}
+
+/** The own property names of the prototypes every object of the process shares, as the file began. */
+const prototypeNames = () => [Object.prototype, Array.prototype, Function.prototype].map((proto) => Reflect.ownKeys(proto).map(String).sort());
+const PROTOTYPE_BASELINE = prototypeNames();
+
+// ---------------------------------------------------------------------------------------------
 // The property
 
 const runsByRoute = new Map<string, number>();
@@ -408,6 +511,8 @@ async function send(request: FuzzRequest, key: string): Promise<void> {
   runsByRoute.set(key, (runsByRoute.get(key) ?? 0) + 1);
   const res = await t.app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers, ...(request.payload !== undefined ? { payload: request.payload } : {}) });
   const show = `${request.method} ${request.url.slice(0, 300)} → ${res.statusCode} ${res.body.slice(0, 500)}`;
+  // Checked here as well as by the file's guard, so that fast-check shrinks to the request that did it.
+  expect(prototypeNames(), `a prototype changed after ${show}`).toEqual(PROTOTYPE_BASELINE);
   // The one 5xx by design: ingestion into an endpoint that a fuzzed pause left paused answers 503
   // ENDPOINT_PAUSED so that the sender retries (decisions.md §1).
   const pausedIngest = res.statusCode === 503 && !request.url.startsWith('/v1/') && res.json().error?.code === 'ENDPOINT_PAUSED';
@@ -467,5 +572,29 @@ describe('fuzzing every route with a valid API key', () => {
     for (const route of v1) expect(runsByRoute.get(routeKey(route)) ?? 0, routeKey(route)).toBeGreaterThanOrEqual(RUNS_PER_ROUTE);
     const total = [...runsByRoute.values()].reduce((a, b) => a + b, 0);
     expect(total).toBeGreaterThanOrEqual(TOTAL_RUNS);
+  });
+});
+
+/** Requests with prototype names per route. */
+const PROTOTYPE_RUNS_PER_ROUTE = 40;
+const prototypeRunsByRoute = new Map<string, number>();
+
+describe('prototype names in every part of every route', () => {
+  for (const route of fuzzed) {
+    const key = routeKey(route);
+    it(`${key}: no prototype changes, never 5xx, errors in the envelope`, async () => {
+      const operation = operations.get(`${route.method} ${openApiPath(route.path)}`);
+      await fc.assert(
+        fc.asyncProperty(prototypeRequestArb(route, operation), async (request) => {
+          prototypeRunsByRoute.set(key, (prototypeRunsByRoute.get(key) ?? 0) + 1);
+          await send(request, `prototype ${key}`);
+        }),
+        { numRuns: PROTOTYPE_RUNS_PER_ROUTE },
+      );
+    });
+  }
+
+  it('sent prototype names to every route', () => {
+    for (const route of fuzzed) expect(prototypeRunsByRoute.get(routeKey(route)) ?? 0, routeKey(route)).toBeGreaterThanOrEqual(PROTOTYPE_RUNS_PER_ROUTE);
   });
 });

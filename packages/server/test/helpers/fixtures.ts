@@ -42,6 +42,8 @@ export async function createFixtures(t: TestApp, apiKey: string): Promise<Projec
   ];
   const cli = await data(t, apiKey, 'POST', '/v1/inbound-endpoints', { name: 'fixture cli', mode: 'cli' });
   const forward = await data(t, apiKey, 'POST', '/v1/inbound-endpoints', { name: 'fixture forward', url: `https://example.com/fwd/${cli.id}` });
+  // Verifies GitHub's signature, so that the samples route signs and ingests instead of refusing.
+  const signed = await data(t, apiKey, 'POST', '/v1/inbound-endpoints', { name: 'fixture signed', mode: 'cli', verify_hmac: true, hmac_scheme: 'github', hmac_secret: 'fixture-secret' });
   const pull = await createPull(t, { event_type_source: 'body', event_type_path: 'type' }, apiKey);
   const secondPull = await createPull(t, { event_type_source: 'header', event_type_path: 'X-Event-Type' }, apiKey);
   const inboundMessages = [await ingest(t, cli.secret_token, '{"a":1}'), await ingest(t, cli.secret_token, 'not json'), await ingest(t, forward.secret_token, '{"b":2}')];
@@ -49,11 +51,11 @@ export async function createFixtures(t: TestApp, apiKey: string): Promise<Projec
   return {
     outbound: [endpoint.id, second.id],
     messages: messages.map((m) => m.message_id as string),
-    inbound: [cli.id, forward.id],
+    inbound: [cli.id, forward.id, signed.id],
     inboundMessages,
     pulls: [pull.id, secondPull.id],
     events,
-    inboundTokens: [cli.secret_token, forward.secret_token],
+    inboundTokens: [cli.secret_token, forward.secret_token, signed.secret_token],
     pullTokens: [pull.token, secondPull.token],
   };
 }
