@@ -8,7 +8,7 @@
 //
 //   pnpm bench:embedded [--runs 10] [--webhooks 10000] [--connections 10] [--idle-ms 2000]
 //                       [--options SETTINGS] [--compare-options SETTINGS] [--no-dev] [--no-build]
-//                       [--server-main PATH]
+//                       [--forwarded 20000] [--forward-rounds 4] [--server-main PATH]
 //
 // Per case: median and max over the runs of the time from spawn to the server's listening line
 // (to the CLI's "connected (...)" line for dev), the peak RSS (VmHWM) at that moment and the RSS
@@ -20,6 +20,12 @@
 // caller's HOOKRELAY_* settings: it runs the defaults); --compare-options runs the ingest once more with
 // those settings instead (repeatable; e.g. "shared_buffers=128MB wasm_tier=optimizing", PGlite's
 // and V8's own defaults), in the same run.
+// --forwarded N (default 20,000; 0 skips it) then measures the data dir's size over time: one server
+// on a new data dir forwards N webhooks of 1 KiB to a local app in --forward-rounds rounds (a
+// forward-mode endpoint, the server's own delivery worker); after each round the round's messages
+// are deleted through the API and the sweepers (every second here) remove their payloads. pgdata's
+// size (base/ and pg_wal/ apart) is printed at the start, after each round's deliveries and after
+// its deletes were swept: live data stays small, so a data dir that reuses space stays level.
 // --server-main measures another build's server (an older commit's dist/bin/hookrelay-server.js, or
 // this tree's unbundled dist/main.js; use it with --no-dev: dev runs this tree's CLI and server).
 // Builds first (tsc -b, the bundle and the template data dir) unless --no-build. Exit code 1 when a run fails or a webhook is not answered 200.
@@ -27,11 +33,12 @@ import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { build, cleanups, cleanup, delay, fail, fmt, machine, procTimes, revision, root, serverDir, table, usageText, watchdog, withTimeout } from './lib.mjs';
+import { build, cleanups, cleanup, delay, fail, fmt, machine, procTimes, revision, root, selfSignedCert, serveOnLoopback, serverDir, table, usageText, watchdog, withTimeout } from './lib.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -42,23 +49,27 @@ const { values: args } = parseArgs({
     options: { type: 'string' },
     'compare-options': { type: 'string', multiple: true, default: [] },
     'no-dev': { type: 'boolean', default: false },
+    forwarded: { type: 'string', default: '20000' },
+    'forward-rounds': { type: 'string', default: '4' },
     'server-main': { type: 'string' },
     'no-build': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 24));
+  process.stdout.write(usageText(import.meta.url, 31));
   process.exit(0);
 }
 const runs = Number(args.runs);
 const webhooks = Number(args.webhooks);
 const connections = Number(args.connections);
 const idleMs = Number(args['idle-ms']);
-for (const [name, value] of [['runs', runs], ['webhooks', webhooks], ['connections', connections], ['idle-ms', idleMs]]) {
-  if (!Number.isInteger(value) || value < 0 || (name !== 'webhooks' && value < 1)) await fail(`--${name} must be a positive integer`);
+const forwarded = Number(args.forwarded);
+const forwardRounds = Number(args['forward-rounds']);
+for (const [name, value] of [['runs', runs], ['webhooks', webhooks], ['connections', connections], ['idle-ms', idleMs], ['forwarded', forwarded], ['forward-rounds', forwardRounds]]) {
+  if (!Number.isInteger(value) || value < 0 || (name !== 'webhooks' && name !== 'forwarded' && value < 1)) await fail(`--${name} must be a positive integer`);
 }
-watchdog(1800);
+watchdog(3600);
 
 const SERVER_MAIN = args['server-main'] === undefined ? path.join(serverDir, 'dist/bin/hookrelay-server.js') : path.resolve(args['server-main']);
 const CLI_BIN = path.join(root, 'packages/cli/bin/run.js');
@@ -275,6 +286,86 @@ async function ingest(options) {
   return { options: options ?? '(defaults)', rps: webhooks / (result.duration || 1), p50: result.latency.p50, p99: result.latency.p99, cpuMsPer1000, peak: after.peak, idle: after.rss, sizeMb: size };
 }
 
+/** pgdata's size in MB: all of it, its tables and indexes (base/), its WAL (pg_wal/). */
+function pgdataSize(pgdata) {
+  const du = (dir) => Number(execFileSync('du', ['-sk', dir], { encoding: 'utf8' }).split('\t')[0]) / 1024;
+  return { total: du(pgdata), base: du(path.join(pgdata, 'base')), wal: du(path.join(pgdata, 'pg_wal')) };
+}
+
+async function forwardSoak() {
+  const dataDir = newDir('forward');
+  const apiKey = `hr_${randomBytes(20).toString('hex')}`;
+  let received = 0;
+  // Forwarding URLs are https: a self-signed local app, trusted through HOOKRELAY_TLS_CA_FILE.
+  const { key, cert, certFile } = selfSignedCert(tmp);
+  const app = https.createServer({ key, cert, keepAliveTimeout: 60_000 }, (req, res) => req.resume().on('end', () => {
+    received += 1;
+    res.end('ok');
+  }));
+  const appPort = await serveOnLoopback(app, 'forward target');
+  const env = {
+    ...baseEnv,
+    ...pgliteEnv,
+    HOOKRELAY_PORT: '0',
+    HOOKRELAY_DATA_DIR: dataDir,
+    HOOKRELAY_LOG_LEVEL: 'warn',
+    HOOKRELAY_API_RATE_LIMIT: '0',
+    HOOKRELAY_BOOTSTRAP_API_KEY: apiKey,
+    HOOKRELAY_ALLOW_PRIVATE_NETWORKS: 'true',
+    HOOKRELAY_TLS_CA_FILE: certFile,
+    HOOKRELAY_SWEEP_INTERVAL_SECONDS: '1',
+  };
+  const server = await spawnUntil('hookrelay-server', [SERVER_MAIN, 'start'], env, /hookrelay-server listening on http:\/\/\S+\n/);
+  const url = /listening on (http:\/\/\S+)/.exec(server.output())[1];
+  const api = async (method, route, body) => {
+    const res = await fetch(`${url}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    if (res.status >= 300) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);
+    return (await res.json()).data;
+  };
+  const endpoint = await api('POST', '/v1/inbound-endpoints', { name: 'bench forward', url: `https://127.0.0.1:${appPort}/hooks` });
+  const pgdata = path.join(dataDir, 'pgdata');
+  const started = performance.now();
+  const rows = [];
+  const sample = (phase, sent, deleted) => {
+    rows.push({ phase, s: (performance.now() - started) / 1000, sent, deleted, ...pgdataSize(pgdata) });
+    process.stderr.write(`forward: ${phase}: ${fmt(rows.at(-1).total, 1)} MB\n`);
+  };
+  sample('start', 0, 0);
+  let sent = 0;
+  let deleted = 0;
+  for (let round = 1; round <= forwardRounds; round++) {
+    const amount = Math.round((forwarded * round) / forwardRounds) - sent;
+    const result = await withTimeout(
+      autocannon({ url: `${url}/in/${endpoint.secret_token}`, method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY, connections, amount, timeout: 10 }),
+      600_000,
+      'autocannon',
+    );
+    if (result['2xx'] !== amount || result.errors > 0 || result.timeouts > 0) throw new Error(`forward round ${round}: ${result['2xx']} of ${amount} answered 2xx`);
+    sent += amount;
+    await withTimeout((async () => { while (received < sent) await delay(100); })(), 600_000, `round ${round}'s deliveries`);
+    sample(`round ${round}: delivered`, sent, deleted);
+    // Deleted ones leave the list: read the first page until it is empty.
+    for (;;) {
+      const page = await fetch(`${url}/v1/inbound-endpoints/${endpoint.id}/messages?limit=200`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const ids = (await page.json()).data.map((m) => m.id);
+      if (ids.length === 0) break;
+      for (let i = 0; i < ids.length; i += 100) await api('POST', '/v1/inbound-messages/delete-batch', { message_ids: ids.slice(i, i + 100) });
+      deleted += ids.length;
+    }
+    // The payload sweeper removes 500 per second here; then a few rounds more for the upkeep.
+    await delay((Math.ceil(amount / 500) + 3) * 1000);
+    sample(`round ${round}: deleted, swept`, sent, deleted);
+  }
+  const { code } = await server.stop();
+  if (code !== 0) throw new Error(`hookrelay-server exited with ${code}:\n${server.output()}`);
+  sample('stopped', sent, deleted);
+  return rows;
+}
+
 try {
   const info = machine();
   process.stderr.write(`embedded: ${info.nproc} cores, ${info.cpu}, Node ${info.node}, load ${info.loadavg}, tree ${revision(['packages/server', 'packages/shared', 'packages/cli'], 'source')}\n`);
@@ -290,6 +381,7 @@ try {
     ingests.push(await ingest(args.options));
     for (const options of args['compare-options']) ingests.push(await ingest(options));
   }
+  const forwardRows = forwarded > 0 ? await forwardSoak() : [];
   const endLoad = machine().loadavg;
 
   const f1 = (n) => fmt(n, 0);
@@ -306,6 +398,15 @@ try {
       table([
         ['HOOKRELAY_PGLITE_OPTIONS', 'req/s', 'p50 ms', 'p99 ms', 'server CPU ms / 1,000', 'peak MB', 'idle MB', 'pgdata MB'],
         ...ingests.map((r) => [r.options, f1(r.rps), f1(r.p50), f1(r.p99), f1(r.cpuMsPer1000), f1(r.peak), f1(r.idle), f1(r.sizeMb)]),
+      ]),
+    );
+  }
+  if (forwardRows.length > 0) {
+    process.stdout.write(`\n${fmt(forwarded)} webhooks of 1 KiB forwarded in ${forwardRounds} rounds, each round's messages then deleted and swept; pgdata's size:\n\n`);
+    process.stdout.write(
+      table([
+        ['when', 's', 'forwarded', 'deleted', 'pgdata MB', 'base/ MB', 'pg_wal/ MB'],
+        ...forwardRows.map((r) => [r.phase, f1(r.s), fmt(r.sent), fmt(r.deleted), fmt(r.total, 1), fmt(r.base, 1), fmt(r.wal, 1)]),
       ]),
     );
   }

@@ -7,6 +7,7 @@ import { Backoff } from '../lib/backoff.js';
 import { deleteExpiredIdempotencyKeys } from '../db/ingest.js';
 import { claimDeletedInboundPayloads, clearInboundPayloadKeys } from '../db/inbound-messages.js';
 import type { PayloadStore } from '../storage/payload-store.js';
+import { EMBEDDED_VACUUM, runEmbeddedUpkeep } from './embedded.js';
 import { expiredInboundEndpointsSweeper } from './inbound-endpoints.js';
 import { deletedPayloadsSweeper } from './payloads.js';
 import { deletedPullPayloadsSweeper, expiredPullEventsSweeper } from './pull.js';
@@ -68,7 +69,8 @@ const MAX_OUTAGE_BACKOFF_MS = 30_000;
 
 /**
  * Runs every sweeper each `intervalMs` until stopped, one round at a time (a slow round delays the
- * next rather than piling up). While the database is unreachable, rounds back off exponentially
+ * next rather than piling up). On the embedded database each round ends with the upkeep PGlite
+ * lacks (vacuum and checkpoint, see embedded.ts), so it too never runs twice at once. While the database is unreachable, rounds back off exponentially
  * and the outage is logged once when it begins and once when it ends; other failures are logged
  * each time, and the remaining sweepers of the round still run.
  */
@@ -78,24 +80,44 @@ export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseL
   let outage = false;
   const backoff = new Backoff(intervalMs, Math.max(intervalMs, MAX_OUTAGE_BACKOFF_MS));
 
+  let failed = false;
+  /** Runs one step of a round; false when the database is unavailable (the round ends). */
+  const step = async (name: string, fn: () => Promise<void>): Promise<boolean> => {
+    try {
+      await fn();
+      return true;
+    } catch (error) {
+      failed = true;
+      if (!isDatabaseUnavailable(error)) {
+        log.error({ sweeper: name, err: error }, 'sweeper failed');
+        return true;
+      }
+      if (!outage) log.warn({ sweeper: name, err: { message: (error as Error).message } }, 'sweepers: database unavailable; retrying with backoff');
+      outage = true;
+      return false;
+    }
+  };
+
   /** One round; resolves to the wait before the next one. */
   const round = async (): Promise<number> => {
-    let failed = false;
+    failed = false;
+    let reachable = true;
     for (const sweeper of sweepers) {
       if (stopped) break;
-      try {
+      reachable = await step(sweeper.name, async () => {
         const count = await runSweeperOnce(db, sweeper, deps);
         if (count) log.info({ sweeper: sweeper.name, count }, 'sweeper removed expired rows');
-      } catch (error) {
-        failed = true;
-        if (!isDatabaseUnavailable(error)) {
-          log.error({ sweeper: sweeper.name, err: error }, 'sweeper failed');
-          continue;
+      });
+      if (!reachable) break;
+    }
+    // Last in the round: the space of what the sweepers above deleted is reclaimed at once.
+    if (reachable && !stopped && db.backend === 'pglite') {
+      await step(EMBEDDED_VACUUM, async () => {
+        for (const report of await runEmbeddedUpkeep(db, () => stopped)) {
+          if (report.step === EMBEDDED_VACUUM) log.info({ sweeper: report.step, tables: report.tables, ms: report.ms }, 'vacuumed tables of the embedded database');
+          else log.info({ sweeper: report.step, wal_bytes: report.walBytes, ms: report.ms }, 'checkpointed the embedded database');
         }
-        if (!outage) log.warn({ sweeper: sweeper.name, err: { message: (error as Error).message } }, 'sweepers: database unavailable; retrying with backoff');
-        outage = true;
-        break;
-      }
+      });
     }
     if (failed) return backoff.next();
     if (outage) log.info('sweepers: database reachable again');
