@@ -30,12 +30,16 @@ export const DEFAULT_API_RATE_LIMIT = 200;
  * PGlite's own default of 128 MB shared buffers is resident from the start and is most of its memory.
  * PGlite runs PostgreSQL single-user, one backend and no autovacuum workers, yet PostgreSQL sizes its
  * shared memory for 100 connections and 16 worker slots: 4 MB more to allocate and zero at each start.
+ * The WAL sizes bound what the data dir keeps of WAL between the checkpoints the sweepers make
+ * (sweepers/embedded.ts): PostgreSQL's 1 GB suits a server's disk, not a developer's data dir.
  * HOOKRELAY_PGLITE_OPTIONS adds to these and wins over them, name by name.
  */
 export const DEFAULT_PGLITE_SETTINGS: Readonly<Record<string, string>> = Object.freeze({
   shared_buffers: '16MB',
   max_connections: '2',
   autovacuum_worker_slots: '1',
+  max_wal_size: '128MB',
+  min_wal_size: '32MB',
 });
 
 /**

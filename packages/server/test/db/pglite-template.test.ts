@@ -124,10 +124,13 @@ describe.skipIf(backend() !== 'pglite')('the PGlite template data dir', () => {
     // 16 MB of buffers in a segment of 20 MB (24 MB when PostgreSQL sizes it for its default 100
     // connections and 16 autovacuum worker slots).
     const settings = await reopenedDb.sql<{ name: string; setting: string; unit: string | null }>`
-      SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'max_connections', 'autovacuum_worker_slots') ORDER BY name`;
+      SELECT name, setting, unit FROM pg_settings
+      WHERE name IN ('shared_buffers', 'max_connections', 'autovacuum_worker_slots', 'max_wal_size', 'min_wal_size') ORDER BY name`;
     expect(settings).toEqual([
       { name: 'autovacuum_worker_slots', setting: '1', unit: null },
       { name: 'max_connections', setting: '2', unit: null },
+      { name: 'max_wal_size', setting: '128', unit: 'MB' },
+      { name: 'min_wal_size', setting: '32', unit: 'MB' },
       { name: 'shared_buffers', setting: '2048', unit: '8kB' },
     ]);
     const [shmem] = await reopenedDb.sql<{ buffers: number; segment: number }>`

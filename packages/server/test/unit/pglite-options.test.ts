@@ -5,7 +5,7 @@ describe('HOOKRELAY_PGLITE_OPTIONS', () => {
   it('unset: the measured defaults, WebAssembly on the baseline compiler', () => {
     const config = parseConfig({});
     expect(config.pgliteSettings).toEqual(DEFAULT_PGLITE_SETTINGS);
-    expect(config.pgliteSettings).toEqual({ shared_buffers: '16MB', max_connections: '2', autovacuum_worker_slots: '1' });
+    expect(config.pgliteSettings).toEqual({ shared_buffers: '16MB', max_connections: '2', autovacuum_worker_slots: '1', max_wal_size: '128MB', min_wal_size: '32MB' });
     expect(config.pgliteWasmTier).toBe('baseline');
   });
 
