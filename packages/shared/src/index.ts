@@ -13,6 +13,7 @@ export * from './schemas/pull.js';
 export * from './schemas/event-type.js';
 export * from './glob.js';
 export * from './own.js';
+export * from './sockets.js';
 export * from './samples.js';
 export * from './schemas/samples.js';
 export * from './schemas/inspector.js';
