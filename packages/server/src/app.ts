@@ -32,6 +32,7 @@ import { pullEventRoutes } from './routes/pull-events.js';
 import { watchRoutes } from './routes/watch.js';
 import { inspectorRoutes } from './plugins/inspector.js';
 import { StreamTickets } from './stream/tickets.js';
+import { SocketRegistry } from './stream/sockets.js';
 
 /** NOTIFY channel: an inbound endpoint's settings or state changed (payload: its id). */
 export const INBOUND_ENDPOINT_CHANGED_CHANNEL = 'hookrelay_inbound_endpoint_changed';
@@ -105,14 +106,18 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
 
   const ingestCache = new IngestEndpointCache(deps.db.sql, deps.secretBox);
   const payloadStore = deps.payloadStore ?? (await openPayloadStore(config.payloadStore));
+  const metrics = new Metrics(deps.db.sql, app.log);
+  const sockets = new SocketRegistry(deps.db, config.maxSockets, app.log, (limit) => metrics.countSocketRefusal(limit));
+  metrics.trackOpenSockets(() => sockets.openCount);
   const services: AppServices = {
     ...deps,
     config,
     payloadStore,
     ingestCache,
-    metrics: new Metrics(deps.db.sql, app.log),
+    metrics,
     inboundCommits: new InboundCommitBus(),
     streamTickets: new StreamTickets(deps.secretBox),
+    sockets,
     receiveBase() {
       if (config.publicUrl) return config.publicUrl;
       const address = app.server.address();
@@ -160,6 +165,10 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   await app.register(metricsRoutes);
   if (config.roles.has('ingest')) await app.register(ingestRoutes);
   if (config.roles.has('ingest')) await app.register(pullIngestRoutes);
+  if (config.roles.has('api')) {
+    await sockets.start();
+    app.addHook('onClose', async () => sockets.stop());
+  }
   if (config.roles.has('api')) await app.register(async (v1) => {
     registerApiKeyAuth(v1);
     await registerApiRateLimit(v1, { perSecond: config.apiRateLimit, burst: config.apiRateBurst });

@@ -26,6 +26,14 @@ const unsetWhenEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((value) 
 export const DEFAULT_API_RATE_LIMIT = 200;
 
 /**
+ * Open WebSockets (CLI streams and inspector watch sockets) one process allows per API key, per
+ * project and in all: each holds a file descriptor, and without a bound one tenant could take them all.
+ */
+export const DEFAULT_MAX_SOCKETS_PER_KEY = 100;
+export const DEFAULT_MAX_SOCKETS_PER_PROJECT = 500;
+export const DEFAULT_MAX_SOCKETS = 10_000;
+
+/**
  * PostgreSQL settings of the embedded database (PGlite), chosen by measurement (docs/operating.md):
  * PGlite's own default of 128 MB shared buffers is resident from the start and is most of its memory.
  * PGlite runs PostgreSQL single-user, one backend and no autovacuum workers, yet PostgreSQL sizes its
@@ -117,6 +125,9 @@ const EnvSchema = z.object({
   HOOKRELAY_TLS_CA_FILE: z.string().optional().or(z.literal('').transform(() => undefined)),
   HOOKRELAY_SWEEP_INTERVAL_SECONDS: positiveInt('HOOKRELAY_SWEEP_INTERVAL_SECONDS').default(30),
   HOOKRELAY_STREAM_HEARTBEAT_SECONDS: positiveInt('HOOKRELAY_STREAM_HEARTBEAT_SECONDS').default(15),
+  HOOKRELAY_MAX_SOCKETS_PER_KEY: unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MAX_SOCKETS_PER_KEY').default(DEFAULT_MAX_SOCKETS_PER_KEY)),
+  HOOKRELAY_MAX_SOCKETS_PER_PROJECT: unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MAX_SOCKETS_PER_PROJECT').default(DEFAULT_MAX_SOCKETS_PER_PROJECT)),
+  HOOKRELAY_MAX_SOCKETS: unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MAX_SOCKETS').default(DEFAULT_MAX_SOCKETS)),
   // A delivery's lease must outlast a rate-limit wait (≤ 2 s) and the 15 s request timeout, or a slow
   // answer could be delivered twice.
   HOOKRELAY_DELIVERY_LEASE_SECONDS: positiveInt('HOOKRELAY_DELIVERY_LEASE_SECONDS')
@@ -199,6 +210,8 @@ export interface Config {
   sweepIntervalSeconds: number;
   /** WebSocket ping interval; a peer that misses a pong by the next ping is dropped. */
   streamHeartbeatSeconds: number;
+  /** Open WebSockets this process allows per API key, per project and in all; 0 = no limit. */
+  maxSockets: { perKey: number; perProject: number; total: number };
   /** How long a claimed delivery stays leased to its worker before the reaper may hand it to another. */
   deliveryLeaseSeconds: number;
   /** Deliveries in flight at once in one worker process. */
@@ -263,6 +276,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     tlsCaFile: e.HOOKRELAY_TLS_CA_FILE,
     sweepIntervalSeconds: e.HOOKRELAY_SWEEP_INTERVAL_SECONDS,
     streamHeartbeatSeconds: e.HOOKRELAY_STREAM_HEARTBEAT_SECONDS,
+    maxSockets: { perKey: e.HOOKRELAY_MAX_SOCKETS_PER_KEY, perProject: e.HOOKRELAY_MAX_SOCKETS_PER_PROJECT, total: e.HOOKRELAY_MAX_SOCKETS },
     deliveryLeaseSeconds: e.HOOKRELAY_DELIVERY_LEASE_SECONDS,
     deliveryConcurrency: e.HOOKRELAY_DELIVERY_CONCURRENCY,
     metricsToken: e.HOOKRELAY_METRICS_TOKEN,

@@ -7,6 +7,7 @@ import type { IngestEndpointCache } from './ingest/endpoint-cache.js';
 import type { Metrics } from './metrics/index.js';
 import type { InboundCommitBus } from './ingest/inbound-commits.js';
 import type { StreamTickets } from './stream/tickets.js';
+import type { SocketRegistry } from './stream/sockets.js';
 
 /** What the process entry (or a test) hands to buildApp: the things with a lifecycle of their own. */
 export interface AppDeps {
@@ -29,6 +30,8 @@ export interface AppServices extends AppDeps {
   inboundCommits: InboundCommitBus;
   /** Single-use tickets that authenticate a browser's WebSocket upgrade. */
   streamTickets: StreamTickets;
+  /** The /v1 WebSockets of this process: their limits, and their closing when a key is revoked. */
+  sockets: SocketRegistry;
   /** `{receive_base}` of ingest URLs: HOOKRELAY_PUBLIC_URL, else this process's bound address. */
   receiveBase(): string;
   /**

@@ -1,5 +1,12 @@
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Sql } from './database.js';
+import { notifyOnCommit } from './notify.js';
+
+/**
+ * NOTIFY channel: an API key was revoked (payload: its id). Every process closes the WebSockets
+ * opened with it; REST needs no notice, since every request reads the key.
+ */
+export const API_KEY_REVOKED_CHANNEL = 'hookrelay_api_key_revoked';
 
 export interface ApiKeyRow {
   id: string;
@@ -42,12 +49,27 @@ export async function listApiKeys(sql: Sql, projectId?: string): Promise<ApiKeyR
     SELECT id, project_id, key_hint, name, created_at, revoked_at FROM api_keys ${filter} ORDER BY id`;
 }
 
-/** Revokes a key; returns false when no such key exists. Revoking twice keeps the first time. */
+/**
+ * Revokes a key and announces it on API_KEY_REVOKED_CHANNEL when that commits; undefined when no
+ * such key exists. Revoking twice keeps the first time (and announces again, which is harmless).
+ */
 export async function revokeApiKey(sql: Sql, id: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await sql<ApiKeyRow>`
-    UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
-    RETURNING id, project_id, key_hint, name, created_at, revoked_at`;
-  return row;
+  return sql.begin(async (tx) => {
+    const [row] = await tx<ApiKeyRow>`
+      UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
+      RETURNING id, project_id, key_hint, name, created_at, revoked_at`;
+    if (row) await notifyOnCommit(tx, API_KEY_REVOKED_CHANNEL, row.id);
+    return row;
+  });
+}
+
+/** Which of `ids` still authenticate: the key exists, is not revoked and its project exists. */
+export async function findActiveApiKeyIds(sql: Sql, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await sql<{ id: string }>`
+    SELECT k.id FROM api_keys k JOIN projects p ON p.id = k.project_id
+    WHERE k.id = ANY(${[...ids]}::uuid[]) AND k.revoked_at IS NULL`;
+  return new Set(rows.map((row) => row.id));
 }
 
 /** The project behind a key id, or undefined when the key is unknown, revoked or of another project. */

@@ -4,6 +4,7 @@ import type { Sql } from '../db/database.js';
 import { deliveryQueueStats, type DeliveryKind, type DeliveryStatus } from '../db/deliveries.js';
 import { AppError } from '../errors.js';
 import type { VerificationCheck } from '../ingest/verify.js';
+import { SOCKET_LIMIT_NAMES, type SocketLimitName } from '../stream/sockets.js';
 
 /**
  * Prometheus metrics (docs/operating.md "Metrics"). Each app has its own registry, so that any
@@ -68,6 +69,8 @@ export class Metrics {
   private readonly queueDepth: Gauge<string>;
   private readonly queueOldestAge: Gauge<string>;
   private readonly connectedClisSources = new Set<() => number>();
+  private readonly socketRefusals: Record<SocketLimitName, CounterChild>;
+  private openSockets: () => number = () => 0;
 
   constructor(
     private readonly sql: Sql,
@@ -138,6 +141,31 @@ export class Metrics {
         this.set(total);
       },
     });
+    const refusals = new Counter({
+      name: 'hookrelay_websocket_refusals_total',
+      help: 'WebSocket upgrades (CLI streams, watch sockets) refused 429 by this process, by the limit reached: key, project or process.',
+      labelNames: ['limit'],
+      registers,
+    });
+    this.socketRefusals = Object.fromEntries(SOCKET_LIMIT_NAMES.map((limit) => [limit, boundCounter(refusals, limit)])) as Record<SocketLimitName, CounterChild>;
+    const metrics = this;
+    new Gauge({
+      name: 'hookrelay_websockets_open',
+      help: 'WebSockets of the /v1 API (CLI streams and watch sockets) open or opening on this process, as the socket limits count them.',
+      registers,
+      collect() {
+        this.set(metrics.openSockets());
+      },
+    });
+  }
+
+  countSocketRefusal(limit: SocketLimitName): void {
+    this.socketRefusals[limit].inc();
+  }
+
+  /** The source of the open-socket gauge (the app's socket registry). */
+  trackOpenSockets(count: () => number): void {
+    this.openSockets = count;
   }
 
   /** Counts ingest requests of one plugin scope (ingest/routes.ts, ingest/pull-routes.ts) as they are answered. */

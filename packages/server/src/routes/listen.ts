@@ -28,6 +28,7 @@ import type { IngestItem } from '../ingest/batcher.js';
 import { principalOf } from '../plugins/auth.js';
 import { readCliMessagesAfter, type CommittedInboundMessage } from '../stream/cli-message.js';
 import { keepAlive } from '../stream/heartbeat.js';
+import type { SocketSlot } from '../stream/sockets.js';
 import { committedFrame, StreamHub } from '../stream/hub.js';
 import { ResultBatcher } from '../stream/result-batcher.js';
 import { listenFilterOf } from '../stream/listen-filter.js';
@@ -124,7 +125,7 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
     },
   );
 
-  const streamEndpoints = new WeakMap<FastifyRequest, InboundEndpointDetailRow>();
+  const streamEndpoints = new WeakMap<FastifyRequest, { endpoint: InboundEndpointDetailRow; slot: SocketSlot }>();
   const heartbeatMs = services.config.streamHeartbeatSeconds * 1000;
 
   app.get(
@@ -132,19 +133,22 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
     {
       websocket: true,
       schema: { params: IdParams, querystring: StreamQuery },
-      // Before the upgrade: a bad key, an unknown endpoint or a forward-mode one is a plain HTTP error.
+      // Before the upgrade: a bad key, an unknown endpoint or a forward-mode one is a plain HTTP
+      // error, and so is a socket over the limits (429).
       preHandler: async (request) => {
         const { id } = request.params as { id: string };
-        streamEndpoints.set(request, await cliEndpoint(fastify, request, id));
+        const endpoint = await cliEndpoint(fastify, request, id);
         // Without this a plain GET gets @fastify/websocket's bare 404, outside the error envelope.
         if (!request.ws) throw new AppError('INVALID_REQUEST', `GET /v1/inbound-endpoints/${id}/stream is a WebSocket: send Upgrade: websocket (plain HTTP polls GET .../listen)`);
+        streamEndpoints.set(request, { endpoint, slot: services.sockets.reserve(principalOf(request), request.raw.socket) });
       },
     },
     (socket, request) => {
-      const endpoint = streamEndpoints.get(request)!;
+      const { endpoint, slot } = streamEndpoints.get(request)!;
       const principal = principalOf(request);
       const query = request.query as StreamQuery;
       const subscriber = hub.subscribe(endpoint.id, socket, listenFilterOf(query));
+      slot.attach(socket, () => hub.unsubscribe(subscriber));
       const connectionId = newUuidv7();
       // Counted while it is open (GET /v1/inbound-endpoints): the row is removed once both the insert and the close happened.
       const registered = insertStreamConnection(sql, { id: connectionId, endpointId: endpoint.id, processId }).then(

@@ -5,6 +5,7 @@ import { findInboundEndpoint } from '../db/inbound-endpoints.js';
 import { AppError, endpointNotFound } from '../errors.js';
 import { principalOf } from '../plugins/auth.js';
 import { keepAlive } from '../stream/heartbeat.js';
+import type { SocketSlot } from '../stream/sockets.js';
 import { WatchHub } from '../stream/watch.js';
 
 /**
@@ -31,7 +32,7 @@ export async function watchRoutes(fastify: FastifyInstance): Promise<void> {
     },
   );
 
-  const cursors = new WeakMap<FastifyRequest, { id: string; cursor: string | null }>();
+  const cursors = new WeakMap<FastifyRequest, { id: string; cursor: string | null; slot: SocketSlot }>();
   const heartbeatMs = services.config.streamHeartbeatSeconds * 1000;
 
   app.get(
@@ -45,13 +46,15 @@ export async function watchRoutes(fastify: FastifyInstance): Promise<void> {
         const endpoint = await findInboundEndpoint(sql, principalOf(request).project_id, id);
         if (!endpoint) throw endpointNotFound(id);
         if (!request.ws) throw new AppError('INVALID_REQUEST', `GET /v1/inbound-endpoints/${id}/watch is a WebSocket: send Upgrade: websocket`);
+        const slot = services.sockets.reserve(principalOf(request), request.raw.socket);
         // Read before the watcher exists; its first read picks up anything committed since.
-        cursors.set(request, { id: endpoint.id, cursor: endpoint.last_message_id });
+        cursors.set(request, { id: endpoint.id, cursor: endpoint.last_message_id, slot });
       },
     },
     (socket, request) => {
-      const { id, cursor } = cursors.get(request)!;
+      const { id, cursor, slot } = cursors.get(request)!;
       const watcher = hub.watch(id, socket, cursor);
+      slot.attach(socket, () => hub.unwatch(watcher));
       keepAlive(socket, heartbeatMs, () => hub.unwatch(watcher));
       socket.send(JSON.stringify({ type: 'ready', cursor }));
       watcher.wake();
