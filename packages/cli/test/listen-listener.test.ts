@@ -53,7 +53,7 @@ async function until(predicate: () => boolean, what: string, timeoutMs = 5000): 
   }
 }
 
-type WsBehaviour = 'ok' | 'refuse' | 'unreachable' | 'fatal' | 'drop-after-ready';
+type WsBehaviour = 'ok' | 'refuse' | 'unreachable' | 'fatal' | 'limited' | 'drop-after-ready';
 
 class FakeStream implements StreamConnection {
   readonly ended: Promise<StreamEnd>;
@@ -107,6 +107,11 @@ class FakeStream implements StreamConnection {
 
   drop(): void {
     this.end({ kind: 'closed', code: 1006, reason: '', openMs: Date.now() - this.openedAt, cause: 'server' });
+  }
+
+  /** The server closes it because its API key was revoked. */
+  revoke(): void {
+    this.end({ kind: 'revoked', code: 4401, reason: 'api key revoked' });
   }
 
   sendResult(frame: ResultFrame): boolean {
@@ -175,6 +180,10 @@ class FakeServer implements ListenApi {
       if (behaviour === 'refuse') stream.end({ kind: 'refused', status: 502, message: 'HTTP 502' });
       else if (behaviour === 'unreachable') stream.end({ kind: 'unreachable', message: 'connect ECONNRESET' });
       else if (behaviour === 'fatal') stream.end({ kind: 'fatal', error: new HookrelayApiError('ENDPOINT_NOT_FOUND', 'no such endpoint', 404, 'r1') });
+      else if (behaviour === 'limited') {
+        const message = 'too many open WebSockets for this API key (limit 100 per server process): close a stream or watch page of the key, or retry in 10 s';
+        stream.end({ kind: 'limited', error: new HookrelayApiError('RATE_LIMITED', message, 429, 'r2', undefined, undefined, 10) });
+      }
       else {
         this.streams.push(stream);
         stream.start(after);
@@ -522,6 +531,51 @@ describe('Listener: failures', () => {
       throw new HookrelayApiError('UNAUTHORIZED', 'API key is invalid or missing', 401, 'r');
     };
     await expect(make().run(stop.signal)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+  });
+
+  it('a stream closed because the API key was revoked ends the run with UNAUTHORIZED at once: no reconnection, no polling', async () => {
+    const { server, events, stop, make } = setup();
+    const running = make({ startCursor: ZERO_CURSOR }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    const ids = server.add(2);
+    await until(() => events.delivered.length === 2, 'two messages');
+    server.streams[0]!.revoke();
+    const error = await running.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HookrelayApiError);
+    expect(error).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
+    expect((error as Error).message).toBe('the API key was revoked while listening: the server closed the stream (4401 api key revoked)');
+    expect(events.delivered).toEqual(ids);
+    expect(server.streamOpens).toHaveLength(1);
+    expect(server.listenCalls).toEqual([]);
+    expect(events.log.filter((l) => l === 'reconnecting' || l.startsWith('fallback'))).toEqual([]);
+  });
+
+  it('a stream refused over the socket limits (429) is retried on the WebSocket, not by polling, no sooner than Retry-After; said once', async () => {
+    const { server, events, stop, make } = setup();
+    const delays: number[] = [];
+    // The waits asked for are recorded; each takes 5 ms, so that the test does not wait 10 s each time.
+    const sleep = async (ms: number, signal?: AbortSignal): Promise<boolean> => {
+      delays.push(ms);
+      if (signal?.aborted === true) return false;
+      await wait(5);
+      return true;
+    };
+    server.ws = 'limited';
+    const running = make({ startCursor: ZERO_CURSOR, sleep }).run(stop.signal);
+    await until(() => server.streamOpens.length >= 3, 'three attempts');
+    server.ws = 'ok';
+    await until(() => events.log.includes('connected websocket'), 'connected once a slot is free');
+    const ids = server.add(1);
+    await until(() => events.delivered.length === 1, 'a message');
+    stop.abort();
+    await running;
+    expect(events.delivered).toEqual(ids);
+    expect(server.listenCalls).toEqual([]);
+    expect(events.log.some((l) => l.startsWith('fallback'))).toBe(false);
+    const warnings = events.log.filter((l) => l.startsWith('warning:'));
+    expect(warnings).toEqual(['warning: the server refused the stream: too many open WebSockets for this API key (limit 100 per server process): close a stream or watch page of the key, or retry in 10 s']);
+    expect(delays.length).toBeGreaterThanOrEqual(3);
+    for (const delay of delays.slice(0, 3)) expect(delay).toBeGreaterThanOrEqual(10_000);
   });
 
   it('--exit-on-disconnect: exit 7 once the server has been unreachable that long', async () => {

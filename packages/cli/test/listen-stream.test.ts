@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { KEY_REVOKED_CLOSE } from '@hookrelay/shared/sockets';
 import { openStream, streamUrl, type StreamHandlers, type StreamOptions } from '../src/listen/stream.js';
 
 /** The WebSocket client against a small local server: upgrade answers, frames, heartbeat. */
@@ -18,12 +19,16 @@ afterEach(async () => {
   wss = undefined;
 });
 
-async function listen(onUpgrade: (socket: WebSocket, url: string, headers: Record<string, string | string[] | undefined>) => void, refuse?: { status: number; body: string }): Promise<string> {
+async function listen(
+  onUpgrade: (socket: WebSocket, url: string, headers: Record<string, string | string[] | undefined>) => void,
+  refuse?: { status: number; body: string; retryAfter?: string },
+): Promise<string> {
   server = createServer((_req, res) => res.writeHead(404).end());
   wss = new WebSocketServer({ noServer: true });
   server.on('upgrade', (request, socket, head) => {
     if (refuse !== undefined) {
-      socket.end(`HTTP/1.1 ${refuse.status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(refuse.body)}\r\nconnection: close\r\n\r\n${refuse.body}`);
+      const retryAfter = refuse.retryAfter === undefined ? '' : `retry-after: ${refuse.retryAfter}\r\n`;
+      socket.end(`HTTP/1.1 ${refuse.status} Refused\r\ncontent-type: application/json\r\n${retryAfter}content-length: ${Buffer.byteLength(refuse.body)}\r\nconnection: close\r\n\r\n${refuse.body}`);
       return;
     }
     wss!.handleUpgrade(request, socket, head, (ws) => onUpgrade(ws, request.url ?? '', request.headers));
@@ -116,6 +121,26 @@ describe('openStream', () => {
     const end = await openStream(options(apiUrl), recorder().handlers).ended;
     expect(end.kind).toBe('fatal');
     if (end.kind === 'fatal') expect(end.error).toMatchObject({ code: 'INVALID_REQUEST', message: 'inbound endpoint x is in forward mode', status: 400, requestId: 'req-9' });
+  });
+
+  it('a 429 in the API envelope (too many open sockets) is "limited", with the message and Retry-After', async () => {
+    const body = JSON.stringify({ error: { code: 'RATE_LIMITED', message: 'too many open WebSockets for this API key (limit 100 per server process)' }, meta: { request_id: 'req-4' } });
+    const apiUrl = await listen(() => {}, { status: 429, body, retryAfter: '10' });
+    const end = await openStream(options(apiUrl), recorder().handlers).ended;
+    expect(end.kind).toBe('limited');
+    if (end.kind === 'limited') {
+      expect(end.error).toMatchObject({ code: 'RATE_LIMITED', status: 429, retryAfterSeconds: 10, message: 'too many open WebSockets for this API key (limit 100 per server process)' });
+    }
+  });
+
+  it("an open stream closed with the revoked-key code is \"revoked\", not a drop to reconnect after", async () => {
+    const apiUrl = await listen((socket) => {
+      socket.send(JSON.stringify({ type: 'ready', cursor: null }));
+      setTimeout(() => socket.close(KEY_REVOKED_CLOSE.code, KEY_REVOKED_CLOSE.reason), 20);
+    });
+    const { seen, handlers } = recorder();
+    expect(await openStream(options(apiUrl), handlers).ended).toEqual({ kind: 'revoked', code: 4401, reason: 'api key revoked' });
+    expect(seen).toEqual(['ready null']);
   });
 
   it('any other refusal (a proxy without WebSockets) is not fatal', async () => {

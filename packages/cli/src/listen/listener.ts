@@ -258,6 +258,8 @@ export class Listener {
   private wsRetryDelay: number;
   private wsRetryAt = 0;
   private drops: number[] = [];
+  /** The refusal of a stream over the server's socket limits was shown (once until a connection works). */
+  private limitedWarned = false;
 
   private saving: Promise<void> = Promise.resolve();
   private saveWarned = false;
@@ -565,6 +567,24 @@ export class Listener {
       switch (end.kind) {
         case 'fatal':
           throw end.error;
+        case 'revoked':
+          // Answered like any other refusal of the key (exit 3), and never by reconnecting or polling with it.
+          throw new HookrelayApiError(
+            'UNAUTHORIZED',
+            `the API key was revoked while listening: the server closed the stream (${end.code}${end.reason === '' ? '' : ` ${end.reason}`})`,
+            401,
+            undefined,
+          );
+        case 'limited': {
+          // The server allows no more sockets for now: polling instead would go around the limit its
+          // operator set, so the WebSocket is tried again, no sooner than the server asked.
+          const reason = `the server refused the stream: ${end.error.message}`;
+          if (!this.limitedWarned) this.options.events.warning(reason);
+          this.limitedWarned = true;
+          this.markDisconnected(reason);
+          await this.backoff('too many open streams', (end.error.retryAfterSeconds ?? 0) * 1000);
+          break;
+        }
         case 'refused':
           if (this.options.mode === 'auto') {
             polling = true;
@@ -651,6 +671,7 @@ export class Listener {
 
   private markConnected(transport: TransportName): void {
     this.disconnectedSince = null;
+    this.limitedWarned = false;
     this.retryDelay = this.timing.reconnectInitialMs;
     if (this.connectedVia !== transport) {
       this.connectedVia = transport;
@@ -681,8 +702,9 @@ export class Listener {
     }
   }
 
-  private async backoff(reason: string): Promise<void> {
-    let delay = this.retryDelay;
+  /** Waits before the next attempt: the reconnect delay (doubling), or `minDelayMs` when longer. */
+  private async backoff(reason: string, minDelayMs = 0): Promise<void> {
+    let delay = Math.max(this.retryDelay, minDelayMs);
     this.retryDelay = Math.min(this.retryDelay * 2, this.timing.reconnectMaxMs);
     const limit = this.options.exitOnDisconnectMs;
     if (limit !== undefined && this.disconnectedSince !== null) delay = Math.max(0, Math.min(delay, this.disconnectedSince + limit - this.now()));

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { CliMessageOut } from '@hookrelay/shared';
 import { HookrelayApiError } from '@hookrelay/shared/client';
+import { KEY_REVOKED_CLOSE } from '@hookrelay/shared/sockets';
 import WebSocket from 'ws';
 import { errorText } from './forwarder.js';
 
@@ -31,8 +32,15 @@ export interface ListenFilter {
 export type StreamEnd =
   /** The upgrade was refused in the API's envelope with 400/401/403/404/410: the command cannot go on. */
   | { kind: 'fatal'; error: HookrelayApiError }
+  /**
+   * The upgrade was refused 429 in the API's envelope: the key, its project or the server has as
+   * many sockets open as the server allows (`error.retryAfterSeconds`: the server's Retry-After).
+   */
+  | { kind: 'limited'; error: HookrelayApiError }
   /** The upgrade was answered with another HTTP status (a proxy that refuses WebSockets, a 5xx). */
   | { kind: 'refused'; status: number; message: string }
+  /** The server closed the open stream because the API key was revoked: no retry can succeed. */
+  | { kind: 'revoked'; code: number; reason: string }
   /** No connection, or it broke before the upgrade completed. */
   | { kind: 'unreachable'; message: string }
   /** An open stream closed: by the server or the network, by our heartbeat watch, or by us. */
@@ -103,14 +111,15 @@ function readErrorBody(res: IncomingMessage): Promise<string> {
 }
 
 /** The API's error envelope in an upgrade answer, if that is what it is. */
-function apiError(status: number, text: string): HookrelayApiError | undefined {
+function apiError(status: number, text: string, retryAfter: string | undefined): HookrelayApiError | undefined {
   try {
     const parsed = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: unknown }; meta?: { request_id?: unknown } };
     const code = parsed.error?.code;
     if (typeof code !== 'string') return undefined;
     const message = typeof parsed.error?.message === 'string' ? parsed.error.message : code;
     const requestId = typeof parsed.meta?.request_id === 'string' ? parsed.meta.request_id : undefined;
-    return new HookrelayApiError(code, message, status, requestId, Array.isArray(parsed.error?.details) ? (parsed.error.details as never) : undefined);
+    const retryAfterSeconds = retryAfter !== undefined && /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) : undefined;
+    return new HookrelayApiError(code, message, status, requestId, Array.isArray(parsed.error?.details) ? (parsed.error.details as never) : undefined, undefined, retryAfterSeconds);
   } catch {
     return undefined;
   }
@@ -183,8 +192,10 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
   socket.on('unexpected-response', (request, response) => {
     const status = response.statusCode ?? 0;
     void readErrorBody(response).then((text) => {
-      const error = apiError(status, text);
+      const retryAfter = response.headers['retry-after'];
+      const error = apiError(status, text, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
       if (error !== undefined && FATAL_STATUSES.has(status)) finish({ kind: 'fatal', error });
+      else if (error !== undefined && status === 429) finish({ kind: 'limited', error });
       else finish({ kind: 'refused', status, message: error?.message ?? `HTTP ${status}` });
       request.destroy();
       socket.terminate();
@@ -216,6 +227,7 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
   });
   socket.on('close', (code, reason) => {
     if (!opened) finish({ kind: 'unreachable', message: `the connection closed during the upgrade (${code})` });
+    else if (code === KEY_REVOKED_CLOSE.code) finish({ kind: 'revoked', code, reason: reason.toString() });
     else finish({ kind: 'closed', code, reason: reason.toString(), openMs: Date.now() - openedAt, cause });
   });
 
