@@ -1,11 +1,14 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { freePort, startPgCluster, type PgCluster } from '@hookrelay/server/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testResources } from './helpers/fixture.js';
 import { createCliEndpoint, delay, sendWebhook, until, type LocalApp, type ListenProcess } from './helpers/listen.js';
+import { SERVER_MAIN } from './helpers/paths.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
 /**
@@ -56,6 +59,20 @@ async function setup(): Promise<{ app: LocalApp; endpoint: { id: string; token: 
   const cli = listen([endpoint.id, '-f', app.url], await configDir(), { HOOKRELAY_API_URL: b.url, HOOKRELAY_API_KEY: apiKey });
   await cli.waitForStderr(/connected \(websocket\)/u, 30_000);
   return { app, endpoint, cli };
+}
+
+/** An admin command of the server (`keys create`, `keys revoke`) against the cluster, as an operator runs it. */
+async function admin<T>(...args: string[]): Promise<T> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-admin-'));
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [SERVER_MAIN, ...args, '--json'], {
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: cluster.url, HOOKRELAY_DATA_DIR: dataDir },
+      timeout: 60_000,
+    });
+    return JSON.parse(stdout) as T;
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
 }
 
 const numbers = (app: LocalApp): number[] => app.requests.map((r) => (JSON.parse(r.body.toString()) as { n: number }).n);
@@ -111,5 +128,24 @@ describe('listen across server processes (PostgreSQL)', () => {
     expect(acknowledged.filter((k) => !seen.has(k))).toEqual([]);
     expect(cli.stderr).toMatch(/disconnected \(websocket\)/u);
     expect(await cli.stop()).toBe(0);
+  });
+
+  it('its API key revoked with `keys revoke` while it listens: it exits 3 at once with the reason, without reconnecting or polling', async () => {
+    const [project] = await admin<{ id: string }[]>('projects', 'list');
+    const created = await admin<{ id: string; key: string }>('keys', 'create', '--project', project!.id, '--name', 'revoked while listening');
+    const app = await localApp();
+    const endpoint = await createCliEndpoint(a.url, created.key);
+    const cli = listen([endpoint.id, '-f', app.url], await configDir(), { HOOKRELAY_API_URL: b.url, HOOKRELAY_API_KEY: created.key });
+    await cli.waitForStderr(/connected \(websocket\)/u, 30_000);
+    await sendWebhook(a.url, endpoint.token, { body: '{"n":0}' });
+    await app.waitFor(1, 30_000);
+
+    await admin('keys', 'revoke', created.id);
+    expect(await cli.waitForExit(10_000)).toBe(3);
+    expect(cli.stderr).toContain('the API key was revoked while listening: the server closed the stream (4401 api key revoked)');
+    expect(cli.stderr).not.toMatch(/reconnecting|falling back to polling/u);
+    await sendWebhook(a.url, endpoint.token, { body: '{"n":1}' });
+    await delay(300);
+    expect(numbers(app)).toEqual([0]);
   });
 });

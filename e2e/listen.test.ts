@@ -387,3 +387,31 @@ describe('hookrelay inbound messages', () => {
     expect(await cli.stop()).toBe(0);
   });
 });
+
+describe('hookrelay listen over the server\'s socket limit', () => {
+  it('a listener refused 429 says so plainly, keeps trying the WebSocket (never polling) and connects once a slot is free', async () => {
+    const limited = await startServer({ env: { HOOKRELAY_MAX_SOCKETS_PER_KEY: '1' } });
+    try {
+      const limitedEnv = { HOOKRELAY_API_URL: limited.url, HOOKRELAY_API_KEY: limited.apiKey };
+      const endpoint = await createCliEndpoint(limited.url, limited.apiKey);
+      const app = await localApp();
+      const dir = await configDir();
+      const first = listenWith([endpoint.id, '-f', app.url], dir, limitedEnv);
+      await first.waitForStderr(/connected \(websocket\)/u);
+      const second = listenWith([endpoint.id, '-f', app.url], dir, limitedEnv);
+      await second.waitForStderr(/the server refused the stream: too many open WebSockets for this API key \(limit 1 per server process\)/u);
+      await second.waitForStderr(/reconnecting in \d+s \(too many open streams\)/u);
+      expect(second.running).toBe(true);
+      expect(await first.stop()).toBe(0);
+      // The server's Retry-After is 10 s.
+      await second.waitForStderr(/connected \(websocket\)/u, 40_000);
+      expect(second.stderr).not.toMatch(/polling/u);
+      await sendWebhook(limited.url, endpoint.token, { body: '{"n":1}' });
+      await app.waitFor(1);
+      expect(await second.stop()).toBe(0);
+    } finally {
+      await cleanup();
+      await limited.stop();
+    }
+  });
+});
