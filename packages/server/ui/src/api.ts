@@ -35,6 +35,11 @@ export function setUnauthorizedHandler(listener: Listener): void {
   onUnauthorized = listener;
 }
 
+/** The key was refused outside an API call (a live socket closed for it): the app signs out, showing `message`. */
+export function keyRefused(message: string): void {
+  onUnauthorized(new ApiError(401, 'UNAUTHORIZED', message));
+}
+
 export type Query = Record<string, string | number | undefined | null>;
 
 /**

@@ -1,7 +1,8 @@
 import { Component } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { InboundAnswerSummaryOut, InboundEndpointCreateOut, InboundEndpointOut, InboundEndpointSummaryOut, WatchFrame } from '@hookrelay/shared';
-import { api, openSocket, page, type Page } from '../api.js';
+import { KEY_REVOKED_CLOSE } from '@hookrelay/shared/sockets';
+import { api, keyRefused, openSocket, page, type Page } from '../api.js';
 import { ConfirmButton, CopyButton, ErrorBox, KeyTable, ListState, Loading, Pager, useLoad } from '../components.js';
 import { formatBytes, formatMs, formatTime, statusClass } from '../format.js';
 import type { MessageRow } from './types.js';
@@ -170,6 +171,10 @@ function AnswerCell({ row }: { row: MessageRow }) {
   );
 }
 
+/** The watch socket's first reconnection delay, and the longest. */
+const WATCH_RETRY_MS = 2000;
+const WATCH_RETRY_MAX_MS = 30_000;
+
 /** How many rows the live list keeps as new ones arrive (older ones are a page away). */
 const LIVE_ROWS = 200;
 
@@ -233,12 +238,20 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
     let socket: WebSocket | undefined;
     let stopped = false;
     let retry: ReturnType<typeof setTimeout> | undefined;
+    // Doubles while the socket does not come up (a server at its socket limit refuses the upgrade,
+    // which a browser reports only as a close), back to the first once it is live.
+    let retryMs = WATCH_RETRY_MS;
+    const again = () => {
+      if (stopped) return;
+      retry = setTimeout(connect, retryMs);
+      retryMs = Math.min(retryMs * 2, WATCH_RETRY_MAX_MS);
+    };
     const connect = async () => {
       try {
         socket = await openSocket(`/v1/inbound-endpoints/${endpointId}/watch`);
       } catch {
         setLive('offline');
-        if (!stopped) retry = setTimeout(connect, 2000);
+        again();
         return;
       }
       if (stopped) return socket.close();
@@ -252,14 +265,19 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
       };
       socket.onmessage = (event) => {
         const frame = JSON.parse(String(event.data)) as WatchFrame;
-        if (frame.type === 'ready') setLive('live');
+        if (frame.type === 'ready') {
+          setLive('live');
+          retryMs = WATCH_RETRY_MS;
+        }
         if (frame.type !== 'message') return;
         if (pending.length === 0) setTimeout(flush, 16);
         pending.push(frame.message);
       };
-      socket.onclose = () => {
+      socket.onclose = (event) => {
         setLive('offline');
-        if (!stopped) retry = setTimeout(connect, 2000);
+        // The key was revoked: no socket or call will work with it again.
+        if (event.code === KEY_REVOKED_CLOSE.code && !stopped) return keyRefused('the API key was revoked: the server closed the live view; sign in with another key');
+        again();
       };
     };
     void connect();
