@@ -8,6 +8,7 @@ import { freePort, startPgCluster, type PgCluster } from '@hookrelay/server/test
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testResources } from './helpers/fixture.js';
 import { createCliEndpoint, delay, sendWebhook, until, type LocalApp, type ListenProcess } from './helpers/listen.js';
+import { launchBrowser } from './helpers/browser.js';
 import { SERVER_MAIN } from './helpers/paths.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
@@ -147,5 +148,33 @@ describe('listen across server processes (PostgreSQL)', () => {
     await sendWebhook(a.url, endpoint.token, { body: '{"n":1}' });
     await delay(300);
     expect(numbers(app)).toEqual([0]);
+  });
+
+  it("the inspector's live view, its key revoked: the page signs out at once, saying why, and opens no socket again", async () => {
+    const [project] = await admin<{ id: string }[]>('projects', 'list');
+    const created = await admin<{ id: string; key: string }>('keys', 'create', '--project', project!.id, '--name', 'inspector');
+    const endpoint = await createCliEndpoint(a.url, created.key);
+    const browser = await launchBrowser();
+    try {
+      const page = await (await browser.context()).newPage();
+      const tickets: string[] = [];
+      page.on('request', (request) => request.url().includes('/v1/stream-tickets') && tickets.push(request.url()));
+      await page.goto(`${a.url}/#key=${created.key}`);
+      await page.getByRole('heading', { name: 'Inbound endpoints' }).waitFor();
+      await page.goto(`${a.url}/#/inbound/${endpoint.id}`);
+      // A filter stops the page's periodic reload of its first page, whose 401 would sign out too.
+      await page.getByLabel('Event type').fill('nothing.matches');
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await expect.poll(() => page.getByTestId('live-state').textContent()).toBe('live');
+      expect(tickets).toHaveLength(1);
+
+      await admin('keys', 'revoke', created.id);
+      await page.getByRole('alert').filter({ hasText: 'the API key was revoked: the server closed the live view' }).waitFor({ timeout: 5000 });
+      await page.getByLabel('API key').waitFor();
+      await delay(2500);
+      expect(tickets).toHaveLength(1);
+    } finally {
+      await browser.close();
+    }
   });
 });
