@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { KEY_REVOKED_CLOSE, keyHint, newApiKey } from '@hookrelay/shared';
+import { parseConfig } from '../../src/config.js';
 import { insertApiKey, revokeApiKey } from '../../src/db/api-keys.js';
 import { sha256Hex } from '../../src/security/crypto.js';
 import { createTestApp, type TestApp, type TestProjectKey } from '../helpers/app.js';
@@ -255,5 +256,24 @@ describe('socket limits', () => {
     expect(gauge).toMatch(/^hookrelay_websockets_open 6$/mu);
     await closeAll(sockets);
     await closeAll([opened(await stream(keys[3]!, endpoints[3]!.id))]);
+  });
+});
+
+describe('socket limit settings', () => {
+  const parse = (env: Record<string, string>) => parseConfig({ HOOKRELAY_DATA_DIR: '/tmp/hookrelay-unused', ...env });
+
+  it('default to 100 per key, 500 per project and 10,000 per process; 0 turns one off, empty means the default', () => {
+    expect(parse({}).maxSockets).toEqual({ perKey: 100, perProject: 500, total: 10_000 });
+    expect(parse({ HOOKRELAY_MAX_SOCKETS_PER_KEY: '0', HOOKRELAY_MAX_SOCKETS_PER_PROJECT: '', HOOKRELAY_MAX_SOCKETS: '20000' }).maxSockets).toEqual({
+      perKey: 0,
+      perProject: 500,
+      total: 20_000,
+    });
+  });
+
+  it('refuse what is not a whole number of 0 or more, naming the variable', () => {
+    expect(() => parse({ HOOKRELAY_MAX_SOCKETS_PER_KEY: '-1' })).toThrow('HOOKRELAY_MAX_SOCKETS_PER_KEY must be 0 or more');
+    expect(() => parse({ HOOKRELAY_MAX_SOCKETS_PER_PROJECT: '1.5' })).toThrow('HOOKRELAY_MAX_SOCKETS_PER_PROJECT must be an integer');
+    expect(() => parse({ HOOKRELAY_MAX_SOCKETS: 'many' })).toThrow('HOOKRELAY_MAX_SOCKETS must be an integer');
   });
 });
