@@ -270,8 +270,15 @@ export class HookrelayClient {
       this.request<InboundMessageOut>('GET', `/v1/inbound-messages/${encodeURIComponent(id)}`, { query }),
     replay: (id: string) => this.request<InboundReplayOut>('POST', `/v1/inbound-messages/${encodeURIComponent(id)}/replay`),
     attempts: (id: string) => this.request<AttemptOut[]>('GET', `/v1/inbound-messages/${encodeURIComponent(id)}/attempts`),
-    result: (id: string, body: InboundResultIn) =>
-      this.request<InboundMessageOut>('POST', `/v1/inbound-messages/${encodeURIComponent(id)}/result`, { body }),
+    /**
+     * `resultId` goes as the Idempotency-Key header: a report sent again under it is recorded once
+     * (and a server that predates result ids ignores the header, where it would refuse `body.result_id`).
+     */
+    result: (id: string, body: InboundResultIn, options: { resultId?: string } = {}) =>
+      this.request<InboundMessageOut>('POST', `/v1/inbound-messages/${encodeURIComponent(id)}/result`, {
+        body,
+        ...(options.resultId !== undefined ? { headers: { 'idempotency-key': options.resultId } } : {}),
+      }),
     delete: (id: string) => this.request<InboundMessageDeleteOut>('DELETE', `/v1/inbound-messages/${encodeURIComponent(id)}`),
     deleteBatch: (messageIds: readonly string[]) =>
       this.request<InboundMessageDeleteBatchOut>('POST', '/v1/inbound-messages/delete-batch', { body: { message_ids: messageIds } }),

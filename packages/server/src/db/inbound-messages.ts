@@ -1,5 +1,6 @@
 import { newUuidv7 as newAttemptId, uuidv7AtTime } from '@hookrelay/shared';
 import type { Sql } from './database.js';
+import { isUniqueViolation } from './errors.js';
 import { newestFirstById, timeWindow } from './keyset.js';
 import { claimDeletedPayloads, clearPayloadKeys, softDeleteMessages, type SoftDeleteResult } from './soft-delete.js';
 
@@ -323,8 +324,16 @@ export interface InboundResultReport {
   projectId: string;
   endpointId: string;
   messageId: string;
+  /** The reporter's id of the report (null: none sent): a report recorded under it before is not recorded again. */
+  resultId: string | null;
   result: InboundResult;
   answer: InboundAnswer;
+}
+
+/** What one report did: the message as it now stands; `duplicate` when the report's id was recorded before and nothing changed. */
+export interface RecordedInboundResult {
+  row: InboundMessageRow;
+  duplicate: boolean;
 }
 
 /** The listeners whose answers a message keeps: a new listener beyond them drops the least recent one's. */
@@ -334,19 +343,36 @@ export const MAX_ANSWERS_PER_MESSAGE = 20;
  * CLI reports of the local app's answers (decisions.md §4), many in one statement and one commit:
  * each matched message takes one attempt row, and the report's outcome (2xx succeeded, anything
  * else failed_permanent); the report's listener's answer replaces its previous one, and the message
- * keeps the answers of its `MAX_ANSWERS_PER_MESSAGE` most recently answering listeners. The answer is aligned with `reports`: the updated row, or undefined when
- * the message is not found, deleted, or not of that project and endpoint.
+ * keeps the answers of its `MAX_ANSWERS_PER_MESSAGE` most recently answering listeners. The answer
+ * is aligned with `reports`: the message as the report left it, or undefined when the message is not
+ * found, deleted, or not of that project and endpoint.
+ *
+ * A report whose `resultId` the message already has an attempt of is a copy sent again (its
+ * acknowledgement was lost): it changes nothing and answers the message as it stands, `duplicate`.
+ * Two copies recorded at the same moment by two statements both pass that check; the unique index
+ * on (message, result id) refuses the second at its attempt row, and the statement runs again,
+ * now seeing the first.
  *
  * Message ids must be distinct (one UPDATE changes a row once: two reports of one message go in
  * two calls, in report order). The rows are locked in id order first, so that batches of several
  * processes over the same messages cannot deadlock.
  */
-export async function recordInboundResults(sql: Sql, reports: readonly InboundResultReport[]): Promise<(InboundMessageRow | undefined)[]> {
+export async function recordInboundResults(sql: Sql, reports: readonly InboundResultReport[]): Promise<(RecordedInboundResult | undefined)[]> {
   if (reports.length === 0) return [];
   if (new Set(reports.map((r) => r.messageId)).size !== reports.length) throw new Error('recordInboundResults: one report per message id');
-  const succeeded = reports.map(({ result }) => result.status !== null && result.status >= 200 && result.status < 300);
-  const errors = reports.map(({ result }, i) =>
-    succeeded[i] ? null : (result.error ?? (result.status === null ? 'no response' : `HTTP ${result.status}`)),
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await recordResultsOnce(sql, reports);
+    } catch (error) {
+      // Each run sees the copies committed before it: a few runs at most, even under a storm of resends.
+      if (attempt >= 5 || !isUniqueViolation(error, 'delivery_attempts_result')) throw error;
+    }
+  }
+}
+
+async function recordResultsOnce(sql: Sql, reports: readonly InboundResultReport[]): Promise<(RecordedInboundResult | undefined)[]> {
+  const errors = reports.map(({ result }) =>
+    result.status !== null && result.status >= 200 && result.status < 300 ? null : (result.error ?? (result.status === null ? 'no response' : `HTTP ${result.status}`)),
   );
   const answers = reports.map(({ answer }, i) => ({
     batch_index: i,
@@ -355,15 +381,20 @@ export async function recordInboundResults(sql: Sql, reports: readonly InboundRe
     body: answer.responseBodyBase64,
     truncated: answer.responseBodyTruncated,
   }));
-  const rows = await sql<InboundMessageRow & { batch_index: number }>`
+  const rows = await sql<InboundMessageRow & { batch_index: number; duplicate: boolean }>`
     WITH reports AS (
       SELECT * FROM unnest(
         ${reports.map((_, i) => i)}::int[], ${reports.map((r) => r.messageId)}::uuid[], ${reports.map((r) => r.projectId)}::uuid[],
         ${reports.map((r) => r.endpointId)}::uuid[], ${reports.map((r) => r.result.status)}::int[], ${reports.map((r) => r.result.latencyMs)}::int[],
-        ${errors}::text[], ${reports.map(() => newAttemptId())}::uuid[]
-      ) AS u(batch_index, message_id, project_id, endpoint_id, response_status, latency_ms, error, attempt_id)
+        ${errors}::text[], ${reports.map(() => newAttemptId())}::uuid[], ${reports.map((r) => r.resultId)}::uuid[]
+      ) AS u(batch_index, message_id, project_id, endpoint_id, response_status, latency_ms, error, attempt_id, result_id)
+    ), seen AS (
+      SELECT u.batch_index, u.message_id, u.project_id, u.endpoint_id FROM reports u
+      WHERE u.result_id IS NOT NULL
+        AND EXISTS (SELECT 1 FROM delivery_attempts d WHERE d.message_id = u.message_id AND d.result_id = u.result_id)
     ), input AS (
       SELECT u.*, coalesce(u.response_status BETWEEN 200 AND 299, false) AS succeeded FROM reports u
+      WHERE NOT EXISTS (SELECT 1 FROM seen s WHERE s.batch_index = u.batch_index)
     ), answer_input AS (
       SELECT * FROM jsonb_to_recordset(${answers as unknown as object}::jsonb)
         AS a(batch_index integer, listener text, headers jsonb, body text, truncated boolean)
@@ -393,9 +424,9 @@ export async function recordInboundResults(sql: Sql, reports: readonly InboundRe
       WHERE m.id = i.message_id AND m.deleted_at IS NULL
       RETURNING i.batch_index, ${COLUMNS(sql)}
     ), attempt AS (
-      INSERT INTO delivery_attempts (id, message_id, attempt_number, started_at, response_status, latency_ms, error)
+      INSERT INTO delivery_attempts (id, message_id, attempt_number, started_at, response_status, latency_ms, error, result_id)
       SELECT i.attempt_id, r.id, r.attempt_count, now() - make_interval(secs => r.response_latency_ms / 1000.0),
-             r.response_status, r.response_latency_ms, r.last_error
+             r.response_status, r.response_latency_ms, r.last_error, i.result_id
       FROM reported r JOIN input i ON i.batch_index = r.batch_index
     ), answer_rows AS (
       SELECT r.id AS message_id, a.listener, r.response_status, r.response_latency_ms, r.last_error, a.headers, a.body, a.truncated
@@ -418,9 +449,12 @@ export async function recordInboundResults(sql: Sql, reports: readonly InboundRe
       ) old
       WHERE a.message_id = old.message_id AND a.listener = old.listener AND old.rank >= ${MAX_ANSWERS_PER_MESSAGE}
     )
-    SELECT * FROM reported`;
-  const byIndex: (InboundMessageRow | undefined)[] = new Array(reports.length).fill(undefined);
-  for (const { batch_index, ...row } of rows) byIndex[batch_index] = row;
+    SELECT *, false AS duplicate FROM reported
+    UNION ALL
+    SELECT s.batch_index, ${COLUMNS(sql)}, true AS duplicate FROM seen s JOIN inbound_messages m ON m.id = s.message_id
+    WHERE m.project_id = s.project_id AND m.inbound_endpoint_id = s.endpoint_id AND m.deleted_at IS NULL`;
+  const byIndex: (RecordedInboundResult | undefined)[] = new Array(reports.length).fill(undefined);
+  for (const { batch_index, duplicate, ...row } of rows) byIndex[batch_index] = { row, duplicate };
   return byIndex;
 }
 

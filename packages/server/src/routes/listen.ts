@@ -6,13 +6,18 @@ import {
   DEFAULT_LISTENER,
   IdParams,
   InboundMessageOut,
+  InboundResultHeaders,
   InboundResultIn,
   ListenMeta,
   ListenQuery,
   StreamQuery,
   StreamResultFrame,
+  Uuid,
   newUuidv7,
   successEnvelope,
+  type ResultAckOutcome,
+  type StreamReadyFrame,
+  type StreamResultAckFrame,
 } from '@hookrelay/shared';
 import { findInboundEndpoint, findInboundEndpointMode, type InboundEndpointDetailRow } from '../db/inbound-endpoints.js';
 import { findInboundMessage, type InboundAnswer } from '../db/inbound-messages.js';
@@ -36,6 +41,17 @@ import { loadAnswers, toInboundMessageOut } from './inbound-messages.js';
 
 /** Messages per listen page (interface rule 6). */
 export const LISTEN_PAGE_SIZE = 50;
+
+/** Enough of a frame that is not a valid result to acknowledge it as refused: its type and its result id. */
+const IdentifiedResult = z.object({ type: z.literal('result'), result_id: Uuid });
+
+/** The first problem of an invalid result frame, as `field: message`. */
+function frameProblem(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return 'not a valid result frame';
+  const path = issue.path.map(String).join('.');
+  return path === '' ? issue.message : `${path}: ${issue.message}`;
+}
 
 /** The answer part of a result report; an old CLI's report is the `default` listener's answer without content. */
 function answerOf(report: InboundResultIn): InboundAnswer {
@@ -164,27 +180,48 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
           if (inserted) await deleteStreamConnection(sql, connectionId).catch(() => undefined);
         });
       });
+      /** After the commit that settled it (never before): the CLI forgets a report once acknowledged. */
+      const acknowledge = (resultId: string, outcome: ResultAckOutcome, message?: string): void => {
+        if (socket.readyState !== socket.OPEN) return;
+        const ack: StreamResultAckFrame = { type: 'result_ack', result_id: resultId, outcome };
+        if (message !== undefined) ack.message = message;
+        socket.send(JSON.stringify(ack));
+      };
       socket.on('message', (data, isBinary) => {
         heardFrom();
         if (isBinary) return;
-        let frame: StreamResultFrame;
+        let parsed: unknown;
         try {
-          frame = StreamResultFrame.parse(JSON.parse(data.toString()));
+          parsed = JSON.parse(data.toString());
         } catch {
-          request.log.info({ inbound_endpoint_id: endpoint.id }, 'ignored a stream frame that is not a result');
+          request.log.info({ inbound_endpoint_id: endpoint.id }, 'ignored a stream frame that is not JSON');
           return;
         }
+        const checked = StreamResultFrame.safeParse(parsed);
+        if (!checked.success) {
+          const identified = IdentifiedResult.safeParse(parsed);
+          request.log.info({ inbound_endpoint_id: endpoint.id }, 'ignored a stream frame that is not a result');
+          // Refused for good: acknowledged, so that the CLI does not send it again at every reconnection.
+          if (identified.success) acknowledge(identified.data.result_id.toLowerCase(), 'refused', frameProblem(checked.error));
+          return;
+        }
+        const frame = checked.data;
+        const resultId = frame.result_id?.toLowerCase() ?? null;
         const report = {
           projectId: principal.project_id,
           endpointId: endpoint.id,
           messageId: frame.message_id.toLowerCase(),
+          resultId,
           result: { status: frame.status, latencyMs: frame.latency_ms, error: frame.error },
           answer: answerOf(frame),
         };
-        // The protocol has no answer to a result frame: a report that cannot be recorded is logged.
+        // A report that cannot be recorded (the database is away) is not acknowledged: the CLI sends it again.
         results
           .record(report, { canWait: true })
-          .then((row) => row && services.metrics.countDelivery('cli', row.status))
+          .then((recorded) => {
+            if (recorded !== undefined && !recorded.duplicate) services.metrics.countDelivery('cli', recorded.row.status);
+            if (resultId !== null) acknowledge(resultId, recorded === undefined ? 'not_found' : recorded.duplicate ? 'duplicate' : 'recorded');
+          })
           .catch((error: unknown) => request.log.warn({ err: error }, 'could not record a stream result'));
       });
 
@@ -197,7 +234,8 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
           const current = await findInboundEndpoint(sql, principal.project_id, endpoint.id);
           cursor = current?.last_message_id ?? null;
         }
-        socket.send(JSON.stringify({ type: 'ready', cursor }));
+        const ready: StreamReadyFrame = { type: 'ready', cursor, result_acks: true };
+        socket.send(JSON.stringify(ready));
         subscriber.start(cursor);
       })().catch((error: unknown) => {
         request.log.warn({ err: error }, 'stream could not start');
@@ -208,12 +246,21 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.post(
     '/inbound-messages/:id/result',
-    { schema: { params: IdParams, body: InboundResultIn, response: { 200: successEnvelope(InboundMessageOut) } } },
+    {
+      schema: { params: IdParams, body: InboundResultIn, headers: InboundResultHeaders, response: { 200: successEnvelope(InboundMessageOut) } },
+    },
     async (request) => {
       const id = request.params.id.toLowerCase();
       if (request.body.message_id.toLowerCase() !== id) {
         throw new AppError('INVALID_REQUEST', 'body.message_id: must be the message id of the path', {
           details: [{ path: 'body.message_id', message: 'must be the message id of the path' }],
+        });
+      }
+      const headerId = request.headers['idempotency-key']?.toLowerCase();
+      const bodyId = request.body.result_id?.toLowerCase();
+      if (headerId !== undefined && bodyId !== undefined && headerId !== bodyId) {
+        throw new AppError('INVALID_REQUEST', 'header.idempotency-key: differs from body.result_id (send one, or the same value in both)', {
+          details: [{ path: 'header.idempotency-key', message: 'differs from body.result_id' }],
         });
       }
       const projectId = principalOf(request).project_id;
@@ -223,16 +270,17 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
       if ((await findInboundEndpointMode(sql, message.inbound_endpoint_id)) !== 'cli') {
         throw new AppError('INVALID_REQUEST', `inbound message ${id} belongs to a forward-mode endpoint: only cli-mode messages take results`);
       }
-      const row = await results.record({
+      const recorded = await results.record({
         projectId,
         endpointId: message.inbound_endpoint_id,
         messageId: id,
+        resultId: headerId ?? bodyId ?? null,
         result: { status: request.body.status, latencyMs: request.body.latency_ms, error: request.body.error },
         answer: answerOf(request.body),
       });
-      if (!row) throw notFound('inbound message', id);
-      services.metrics.countDelivery('cli', row.status);
-      return { data: toInboundMessageOut(row, {}, await loadAnswers(sql, row.id)), meta: { request_id: request.id } };
+      if (!recorded) throw notFound('inbound message', id);
+      if (!recorded.duplicate) services.metrics.countDelivery('cli', recorded.row.status);
+      return { data: toInboundMessageOut(recorded.row, {}, await loadAnswers(sql, recorded.row.id)), meta: { request_id: request.id } };
     },
   );
 }

@@ -1,13 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Sql } from '../db/database.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { recordInboundResults, type InboundMessageRow, type InboundResultReport } from '../db/inbound-messages.js';
+import { recordInboundResults, type InboundResultReport, type RecordedInboundResult } from '../db/inbound-messages.js';
 
 interface Pending {
   report: InboundResultReport;
   /** Nobody waits on it (a stream's result frame, which has no answer): it may wait for company. */
   canWait: boolean;
-  resolve(row: InboundMessageRow | undefined): void;
+  resolve(recorded: RecordedInboundResult | undefined): void;
   reject(error: unknown): void;
 }
 
@@ -62,10 +62,10 @@ export class ResultBatcher {
   }
 
   /**
-   * Resolves after the commit that holds the report: the updated row, or undefined (no such live
-   * message). `canWait`: nobody waits on the answer, so the report may be held up to `lingerMs`.
+   * Resolves after the commit that holds the report: the message as the report left it (and whether
+   * the report was a copy of one recorded before), or undefined (no such live message). `canWait`: nobody waits on the answer, so the report may be held up to `lingerMs`.
    */
-  record(report: InboundResultReport, { canWait = false }: { canWait?: boolean } = {}): Promise<InboundMessageRow | undefined> {
+  record(report: InboundResultReport, { canWait = false }: { canWait?: boolean } = {}): Promise<RecordedInboundResult | undefined> {
     return new Promise((resolve, reject) => {
       this.queue.push({ report, canWait, resolve, reject });
       if (!canWait) this.waitedOn++;
@@ -127,7 +127,7 @@ export class ResultBatcher {
   }
 
   private async flush(batch: Pending[]): Promise<void> {
-    let rows: (InboundMessageRow | undefined)[];
+    let rows: (RecordedInboundResult | undefined)[];
     try {
       rows = await recordInboundResults(
         this.sql,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { recordInboundResults } from '../../src/db/inbound-messages.js';
 import { ResultBatcher } from '../../src/stream/result-batcher.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
@@ -242,6 +243,162 @@ describe('result frames sent back to back on one stream', () => {
   });
 });
 
+/** A stream that keeps its frames: `ready` first, then acknowledgements as they come. */
+async function openAckingStream(endpointId: string) {
+  const socket = new WebSocket(`${baseUrl.replace('http', 'ws')}/v1/inbound-endpoints/${endpointId}/stream`, {
+    headers: { authorization: `Bearer ${t.main.apiKey}` },
+  });
+  const acks: { type: string; result_id: string; outcome: string; message?: string }[] = [];
+  const waiters: (() => void)[] = [];
+  const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
+    socket.on('message', (data) => {
+      const frame = JSON.parse(data.toString()) as { type: string };
+      if (frame.type === 'ready') resolve(frame);
+      if (frame.type === 'result_ack') {
+        acks.push(frame as (typeof acks)[number]);
+        waiters.splice(0).forEach((w) => w());
+      }
+    });
+    socket.once('error', reject);
+  });
+  /** Resolves once `count` acknowledgements have come (bounded). */
+  const untilAcks = async (count: number): Promise<void> => {
+    const deadline = Date.now() + 10_000;
+    while (acks.length < count) {
+      if (Date.now() > deadline) throw new Error(`timed out: ${acks.length} of ${count} acknowledgements`);
+      await new Promise<void>((resolve) => {
+        waiters.push(resolve);
+        setTimeout(resolve, 50);
+      });
+    }
+  };
+  return { socket, ready, acks, untilAcks };
+}
+
+const RESULT_IDS = ['0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f01', '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f02', '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f03'];
+
+describe('result acknowledgements', () => {
+  it('ready says the server acknowledges; a result frame is acknowledged once its commit is done, a copy of it changes nothing', async () => {
+    const { id, token } = await createCli();
+    const stream = await openAckingStream(id);
+    try {
+      expect(stream.ready).toMatchObject({ type: 'ready', result_acks: true });
+      const messageId = await send(token, 1);
+      const frame = {
+        type: 'result',
+        message_id: messageId,
+        status: 200,
+        latency_ms: 12,
+        error: null,
+        listener: 'laptop',
+        response_body: Buffer.from('first').toString('base64'),
+        result_id: RESULT_IDS[0]!.toUpperCase(),
+      };
+      stream.socket.send(JSON.stringify(frame));
+      await stream.untilAcks(1);
+      // Read the moment the acknowledgement came: the report is committed by then.
+      expect(await states([messageId])).toMatchObject(new Map([[messageId, { status: 'succeeded', attempt_count: 1, response_latency_ms: 12 }]]));
+      expect(stream.acks[0]).toEqual({ type: 'result_ack', result_id: RESULT_IDS[0], outcome: 'recorded' });
+
+      // The same report again (its acknowledgement was lost), even with another answer: nothing changes.
+      stream.socket.send(JSON.stringify({ ...frame, status: 500, latency_ms: 99, response_body: Buffer.from('second').toString('base64') }));
+      await stream.untilAcks(2);
+      expect(stream.acks[1]).toEqual({ type: 'result_ack', result_id: RESULT_IDS[0], outcome: 'duplicate' });
+      expect(await attempts([messageId])).toEqual([{ message_id: messageId, attempt_number: 1, response_status: 200, latency_ms: 12, error: null }]);
+      const record = await t.request('GET', `/v1/inbound-messages/${messageId}`);
+      expect(record.body.data).toMatchObject({ status: 'succeeded', attempt_count: 1, response_status: 200 });
+      expect(record.body.data.answers).toMatchObject([{ listener: 'laptop', status: 200, response_body: Buffer.from('first').toString('base64') }]);
+
+      // Another report of the message (a replay forwarded again) is another attempt.
+      stream.socket.send(JSON.stringify({ ...frame, status: 503, result_id: RESULT_IDS[1] }));
+      await stream.untilAcks(3);
+      expect(stream.acks[2]).toEqual({ type: 'result_ack', result_id: RESULT_IDS[1], outcome: 'recorded' });
+      expect((await states([messageId])).get(messageId)).toMatchObject({ status: 'failed_permanent', attempt_count: 2 });
+    } finally {
+      stream.socket.close();
+    }
+  });
+
+  it('a result for no live message of the stream is acknowledged as not_found, an invalid one as refused; one without an id is recorded, not acknowledged', async () => {
+    const { id, token } = await createCli();
+    const other = await createCli();
+    const stream = await openAckingStream(id);
+    try {
+      const foreign = await send(other.token, 1);
+      const plain = await send(token, 2);
+      stream.socket.send(JSON.stringify({ type: 'result', message_id: foreign, status: 200, latency_ms: 1, error: null, result_id: RESULT_IDS[0] }));
+      await stream.untilAcks(1);
+      stream.socket.send(JSON.stringify({ type: 'result', message_id: plain, status: 200, latency_ms: 1, error: null, result_id: RESULT_IDS[1], bogus: 1 }));
+      await stream.untilAcks(2);
+      stream.socket.send(JSON.stringify({ type: 'result', message_id: plain, status: 9000, latency_ms: 1, error: null, result_id: RESULT_IDS[2] }));
+      await stream.untilAcks(3);
+      stream.socket.send(JSON.stringify({ type: 'result', message_id: plain, status: 201, latency_ms: 1, error: null }));
+      await untilAttempts([plain], 1);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(stream.acks).toEqual([
+        { type: 'result_ack', result_id: RESULT_IDS[0], outcome: 'not_found' },
+        { type: 'result_ack', result_id: RESULT_IDS[1], outcome: 'refused', message: expect.stringContaining('bogus') },
+        { type: 'result_ack', result_id: RESULT_IDS[2], outcome: 'refused', message: 'status: must be at most 599' },
+      ]);
+      expect((await states([foreign, plain])).get(foreign)).toMatchObject({ status: 'queued', attempt_count: 0 });
+      expect((await states([plain])).get(plain)).toMatchObject({ status: 'succeeded', attempt_count: 1, response_status: 201 });
+    } finally {
+      stream.socket.close();
+    }
+  });
+
+  it('POST: the Idempotency-Key header (or body.result_id) makes a repeated report a no-op answered with the message as it stands', async () => {
+    const { token } = await createCli();
+    const messageId = await send(token, 1);
+    const report = { message_id: messageId, status: 200, latency_ms: 4, error: null };
+    const headers = { 'idempotency-key': RESULT_IDS[0]! };
+    const first = await t.request('POST', `/v1/inbound-messages/${messageId}/result`, { body: report, headers });
+    expect(first.status, first.raw).toBe(200);
+    expect(first.body.data).toMatchObject({ status: 'succeeded', attempt_count: 1 });
+    const again = await t.request('POST', `/v1/inbound-messages/${messageId}/result`, { body: { ...report, status: 500 }, headers });
+    expect(again.status, again.raw).toBe(200);
+    expect(again.body.data).toMatchObject({ status: 'succeeded', attempt_count: 1, response_status: 200 });
+    const inBody = await t.request('POST', `/v1/inbound-messages/${messageId}/result`, { body: { ...report, result_id: RESULT_IDS[0] } });
+    expect(inBody.body.data).toMatchObject({ attempt_count: 1 });
+    expect(await attempts([messageId])).toHaveLength(1);
+
+    const differs = await t.request('POST', `/v1/inbound-messages/${messageId}/result`, { body: { ...report, result_id: RESULT_IDS[1] }, headers });
+    expect(differs.status).toBe(400);
+    expect(differs.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: [{ path: 'header.idempotency-key', message: 'differs from body.result_id' }] });
+    const notUuid = await t.request('POST', `/v1/inbound-messages/${messageId}/result`, { body: report, headers: { 'idempotency-key': 'abc' } });
+    expect(notUuid.status).toBe(400);
+    expect(notUuid.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: [{ path: 'header.idempotency-key', message: 'must be a UUID' }] });
+    expect(await attempts([messageId])).toHaveLength(1);
+  });
+
+  it('two copies of one report recorded at the same moment (two statements, two connections) count once', async () => {
+    const { id, token } = await createCli();
+    const ids = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => send(token, i)));
+    const report = (messageId: string, i: number) => ({
+      projectId: t.main.projectId,
+      endpointId: id,
+      messageId,
+      resultId: `0190b2c4-7d2e-7a51-9c3f-${String(i).padStart(12, '0')}`,
+      result: { status: 200, latencyMs: i, error: null },
+      answer: { listener: 'default', responseHeaders: [], responseBodyBase64: null, responseBodyTruncated: false },
+    });
+    const reports = ids.map(report);
+    // Both statements start (and read which results exist) while the rows are locked, so that on
+    // PostgreSQL they meet at the locks: neither sees the other's copy before the second writes its own.
+    let recording: Promise<Awaited<ReturnType<typeof recordInboundResults>>[]> | undefined;
+    await t.db.sql.begin(async (tx) => {
+      await tx`SELECT id FROM inbound_messages WHERE id = ANY(${ids}::uuid[]) FOR UPDATE`;
+      recording = Promise.all([recordInboundResults(t.db.sql, reports), recordInboundResults(t.db.sql, [...reports].reverse())]);
+      await new Promise((r) => setTimeout(r, 200));
+    });
+    const [one, two] = await recording!;
+    const outcomes = ids.map((_, i) => [one![i]!.duplicate, two![ids.length - 1 - i]!.duplicate].sort());
+    expect(outcomes).toEqual(ids.map(() => [false, true]));
+    expect(await attempts(ids)).toHaveLength(ids.length);
+    for (const state of (await states(ids)).values()) expect(state).toMatchObject({ status: 'succeeded', attempt_count: 1 });
+  });
+});
+
 describe('ResultBatcher', () => {
   it('settles each report of a failing batch on its own: rows to the right callers, the bad one rejected', async () => {
     const { id, token } = await createCli();
@@ -252,6 +409,7 @@ describe('ResultBatcher', () => {
       projectId: t.main.projectId,
       endpointId: id,
       messageId: ids[i]!,
+      resultId: null,
       result: { status: 200 + i, latencyMs, error: null },
       answer: { listener: 'default', responseHeaders: [], responseBodyBase64: null, responseBodyTruncated: false },
     });
@@ -268,8 +426,10 @@ describe('ResultBatcher', () => {
     await batcher.idle();
 
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
-    const value = (i: number) => (settled[i] as PromiseFulfilledResult<{ id: string; response_status: number; response_latency_ms: number } | undefined>).value;
-    for (const i of [0, 1, 3]) expect(value(i)).toMatchObject({ id: ids[i], response_status: 200 + i, response_latency_ms: 10 + i, attempt_count: 1 });
+    const value = (i: number) => (settled[i] as PromiseFulfilledResult<{ row: { id: string }; duplicate: boolean } | undefined>).value;
+    for (const i of [0, 1, 3]) {
+      expect(value(i)).toMatchObject({ row: { id: ids[i], response_status: 200 + i, response_latency_ms: 10 + i, attempt_count: 1 }, duplicate: false });
+    }
     // Unknown message, or one of another project: nothing recorded, undefined to the caller.
     expect(value(4)).toBeUndefined();
     expect(value(5)).toBeUndefined();
@@ -283,6 +443,7 @@ describe('ResultBatcher', () => {
     projectId: t.main.projectId,
     endpointId,
     messageId,
+    resultId: null,
     result: { status, latencyMs: 1, error: null },
     answer: { listener: 'default', responseHeaders: [], responseBodyBase64: null, responseBodyTruncated: false },
   });

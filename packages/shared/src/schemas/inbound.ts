@@ -516,12 +516,30 @@ const answerShape = {
   response_body_truncated: z.boolean({ message: 'must be true or false' }).optional(),
 };
 
+/**
+ * The reporter's id of one report (one answer of the app to one delivery): a report sent again under
+ * the same id, because its acknowledgement was lost, is recorded once. On POST it may come as the
+ * `Idempotency-Key` header instead (which servers without result ids ignore).
+ */
+const resultIdShape = { result_id: Uuid.optional() };
+
 /** POST /v1/inbound-messages/{id}/result: how a polling CLI reports (decisions.md §5). */
-export const InboundResultIn = z.strictObject({ ...resultShape, ...answerShape });
+export const InboundResultIn = z.strictObject({ ...resultShape, ...answerShape, ...resultIdShape });
 export type InboundResultIn = z.infer<typeof InboundResultIn>;
 
-/** Server → client, first frame: the stream is open after `cursor` (null when it starts from now). */
-export const StreamReadyFrame = z.object({ type: z.literal('ready'), cursor: Uuid.nullable() });
+/** The headers of POST /v1/inbound-messages/{id}/result: `Idempotency-Key`, the report's `result_id`. */
+export const InboundResultHeaders = z.looseObject({
+  'idempotency-key': Uuid.optional(),
+});
+export type InboundResultHeaders = z.infer<typeof InboundResultHeaders>;
+
+/**
+ * Server → client, first frame: the stream is open after `cursor` (null when it starts from now).
+ * `result_acks`: the server answers each result frame that carries a `result_id` with a
+ * `result_ack` frame once the report is committed (a server without it ignores `result_id`, and
+ * refuses a frame that carries one).
+ */
+export const StreamReadyFrame = z.object({ type: z.literal('ready'), cursor: Uuid.nullable(), result_acks: z.boolean().optional() });
 export type StreamReadyFrame = z.infer<typeof StreamReadyFrame>;
 
 /** Server → client: one message; its body is always base64 here, so bytes survive exactly. */
@@ -542,14 +560,36 @@ export const StreamCursorFrame = z.object({ type: z.literal('cursor'), cursor: U
 export type StreamCursorFrame = z.infer<typeof StreamCursorFrame>;
 
 /** Client → server: the local app's answer, as InboundResultIn. */
-export const StreamResultFrame = z.strictObject({ type: z.literal('result'), ...resultShape, ...answerShape });
+export const StreamResultFrame = z.strictObject({ type: z.literal('result'), ...resultShape, ...answerShape, ...resultIdShape });
 export type StreamResultFrame = z.infer<typeof StreamResultFrame>;
 
-export const StreamServerFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame]);
+/**
+ * What became of an acknowledged report: `recorded`; `duplicate`, its `result_id` was recorded
+ * before (nothing changed); `not_found`, no live message of the stream's endpoint has its id;
+ * `refused`, the frame is not a valid result (`message` says why). None of them changes if the
+ * report is sent again.
+ */
+export const RESULT_ACK_OUTCOMES = ['recorded', 'duplicate', 'not_found', 'refused'] as const;
+export type ResultAckOutcome = (typeof RESULT_ACK_OUTCOMES)[number];
+
+/**
+ * Server → client: the report `result_id` is settled, sent after the commit that holds it. A report
+ * without an acknowledgement (the connection or the server went away first) may or may not have
+ * been recorded: the client sends it again, under the same id.
+ */
+export const StreamResultAckFrame = z.object({
+  type: z.literal('result_ack'),
+  result_id: Uuid,
+  outcome: z.enum(RESULT_ACK_OUTCOMES),
+  message: z.string().optional(),
+});
+export type StreamResultAckFrame = z.infer<typeof StreamResultAckFrame>;
+
+export const StreamServerFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultAckFrame]);
 export type StreamServerFrame = z.infer<typeof StreamServerFrame>;
 
 /** Any frame of the stream, in either direction (JSON text frames). */
-export const StreamFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultFrame]);
+export const StreamFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultAckFrame, StreamResultFrame]);
 export type StreamFrame = z.infer<typeof StreamFrame>;
 
 /** POST /v1/inbound-messages/{id}/replay: queued again, `replay_count` already incremented. */
