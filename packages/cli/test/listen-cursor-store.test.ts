@@ -37,7 +37,7 @@ describe('cursor files', () => {
     expect(await store.read()).toBeNull();
     await store.save(CURSOR_A);
     await store.save(CURSOR_B);
-    expect(await store.read()).toBe(CURSOR_B);
+    expect((await store.read())?.cursor).toBe(CURSOR_B);
     expect(JSON.parse(await readFile(store.file, 'utf8'))).toMatchObject({ endpoint_id: ENDPOINT, slot: 'default', cursor: CURSOR_B });
     expect((await stat(store.file)).mode & 0o777).toBe(0o600);
     // Only the cursor and the lock: no temporary file left behind.
@@ -56,7 +56,7 @@ describe('cursor files', () => {
     const replaced = (await stat(store.file)).ino;
     expect(replaced).not.toBe(before);
     for (let i = 0; i < 200; i++) {
-      await store.save(i % 2 === 0 ? CURSOR_B : CURSOR_A, new Date(Date.UTC(2026, 0, 1, 0, 0, i % 60)));
+      await store.save(i % 2 === 0 ? CURSOR_B : CURSOR_A, [], new Date(Date.UTC(2026, 0, 1, 0, 0, i % 60)));
       // Every state of the file is one complete record.
       expect(JSON.parse(await readFile(store.file, 'utf8')).cursor).toBe(i % 2 === 0 ? CURSOR_B : CURSOR_A);
     }
@@ -64,7 +64,53 @@ describe('cursor files', () => {
     expect((await readFile(store.file, 'utf8')).split('\n')).toHaveLength(2);
     await store.release();
     const next = await open(100);
-    expect(await next.read()).toBe(CURSOR_A);
+    expect((await next.read())?.cursor).toBe(CURSOR_A);
+  });
+
+  it('keeps the pending results with the cursor, in place while the record fits a page, whole at every step', async () => {
+    alive.add(100);
+    const store = await open(100);
+    const result = (n: number, bodyBytes = 0) => ({
+      type: 'result' as const,
+      message_id: CURSOR_A,
+      status: 200,
+      latency_ms: n,
+      error: null,
+      result_id: `0190b2c4-7d2e-7a51-9c3f-${String(n).padStart(12, '0')}`,
+      ...(bodyBytes > 0 ? { response_body: Buffer.alloc(bodyBytes, 1).toString('base64') } : {}),
+    });
+    await store.save(CURSOR_A);
+    const first = (await stat(store.file)).ino;
+    // Zero, one or a few results: one page, rewritten in place.
+    for (const count of [1, 0, 3, 2, 0]) {
+      const results = Array.from({ length: count }, (_, i) => result(i));
+      await store.save(CURSOR_B, results);
+      expect(await store.read()).toEqual({ cursor: CURSOR_B, results, unreadableResults: 0 });
+    }
+    expect((await stat(store.file)).ino).toBe(first);
+    // Longer than a page: a new file, renamed over the old one.
+    const big = [result(1, 6000), result(2)];
+    await store.save(CURSOR_A, big);
+    expect((await stat(store.file)).ino).not.toBe(first);
+    expect(await store.read()).toEqual({ cursor: CURSOR_A, results: big, unreadableResults: 0 });
+    await store.save(CURSOR_B, []);
+    expect(await store.read()).toEqual({ cursor: CURSOR_B, results: [], unreadableResults: 0 });
+    // Without pending results the record has none (an older CLI reads the file as it always did).
+    expect(JSON.parse(await readFile(store.file, 'utf8'))).not.toHaveProperty('pending_results');
+    expect((await readdir(join(configDir, 'cursors', 'default'))).sort()).toEqual([`${ENDPOINT}.json`, `${ENDPOINT}.json.lock`]);
+  });
+
+  it('leaves out (and counts) stored results that are not valid', async () => {
+    alive.add(100);
+    const store = await open(100);
+    const good = { type: 'result', message_id: CURSOR_A, status: 200, latency_ms: 1, error: null, result_id: CURSOR_B.toUpperCase() };
+    const withoutId = { type: 'result', message_id: CURSOR_A, status: 200, latency_ms: 1, error: null };
+    await writeFile(store.file, JSON.stringify({ cursor: CURSOR_A, pending_results: [good, withoutId, { ...good, status: 9000 }, 'x'] }));
+    expect(await store.read()).toEqual({ cursor: CURSOR_A, results: [{ ...good, result_id: CURSOR_B }], unreadableResults: 3 });
+    await writeFile(store.file, JSON.stringify({ cursor: CURSOR_A, pending_results: {} }));
+    expect(await store.read()).toEqual({ cursor: CURSOR_A, results: [], unreadableResults: 1 });
+    await writeFile(store.file, 'null');
+    await expect(store.read()).rejects.toThrow(/no valid cursor/u);
   });
 
   it('keeps profiles apart', async () => {
@@ -95,8 +141,8 @@ describe('listener slots', () => {
     expect([first.slot, second.slot, third.slot]).toEqual(['default', '2', '3']);
     await first.save(CURSOR_A);
     await second.save(CURSOR_B);
-    expect(await first.read()).toBe(CURSOR_A);
-    expect(await second.read()).toBe(CURSOR_B);
+    expect((await first.read())?.cursor).toBe(CURSOR_A);
+    expect((await second.read())?.cursor).toBe(CURSOR_B);
     expect(await third.read()).toBeNull();
   });
 
@@ -107,7 +153,7 @@ describe('listener slots', () => {
     await first.release();
     const again = await open(200);
     expect(again.slot).toBe('default');
-    expect(await again.read()).toBe(CURSOR_A);
+    expect((await again.read())?.cursor).toBe(CURSOR_A);
   });
 
   it("takes over the slot of a listener that died without releasing it", async () => {
@@ -118,7 +164,7 @@ describe('listener slots', () => {
     alive.add(200);
     const next = await open(200);
     expect(next.slot).toBe('default');
-    expect(await next.read()).toBe(CURSOR_A);
+    expect((await next.read())?.cursor).toBe(CURSOR_A);
     expect((await readFile(next.lockFile, 'utf8')).trim()).toBe('200');
     // The dead one's late release does not remove the new holder's lock.
     await crashed.release();

@@ -82,7 +82,7 @@ class FakeStream implements StreamConnection {
     this.open = true;
     this.openedAt = Date.now();
     this.cursor = after ?? this.server.latest();
-    this.handlers.ready(after === null ? this.server.latest() : after);
+    this.handlers.ready(after === null ? this.server.latest() : after, this.server.acks !== 'none');
     this.pump();
   }
 
@@ -116,8 +116,20 @@ class FakeStream implements StreamConnection {
 
   sendResult(frame: ResultFrame): boolean {
     if (!this.open) return false;
-    this.server.streamResults.push(frame);
+    // As the real stream does: a server that does not acknowledge results never sees their ids.
+    const { result_id: resultId, ...withoutId } = frame;
+    this.server.streamResults.push(this.server.acks === 'none' ? withoutId : frame);
+    if (this.server.acks === 'auto' && resultId !== undefined) {
+      setTimeout(() => {
+        if (this.open) this.handlers.resultAck?.(resultId, 'recorded', undefined);
+      }, 1);
+    }
     return true;
+  }
+
+  /** Acknowledges `resultId` now (`acks: 'manual'`). */
+  ack(resultId: string, outcome: 'recorded' | 'duplicate' | 'not_found' | 'refused' = 'recorded', message?: string): void {
+    this.handlers.resultAck?.(resultId, outcome, message);
   }
 
   close(): void {
@@ -128,6 +140,8 @@ class FakeStream implements StreamConnection {
 class FakeServer implements ListenApi {
   ids: string[] = [];
   ws: WsBehaviour = 'ok';
+  /** `none`: an older server (no `result_acks`); `auto`: each result acknowledged a moment after it came; `manual`: by `ack`. */
+  acks: 'none' | 'auto' | 'manual' = 'none';
   httpUp = true;
   streams: FakeStream[] = [];
   streamOpens: (string | null)[] = [];
@@ -167,8 +181,18 @@ class FakeServer implements ListenApi {
     return { messages: messages.map(cliMessage), cursor: last ?? null };
   }
 
+  /** Every POST of a result, answered or not. */
+  postAttempts: ResultFrame[] = [];
+  /** POSTs still to fail with a 503 (the server answers, but cannot record it now). */
+  failPosts = 0;
+
   async postResult(frame: ResultFrame): Promise<void> {
     this.up();
+    this.postAttempts.push(frame);
+    if (this.failPosts > 0) {
+      this.failPosts -= 1;
+      throw new HookrelayApiError('SERVICE_UNAVAILABLE', 'database unavailable', 503, 'r2');
+    }
     this.postedResults.push(frame);
   }
 
@@ -268,7 +292,10 @@ function setup(overrides: Partial<ListenerOptions> = {}) {
   const server = new FakeServer();
   const events = new Recorder();
   const app = new FakeApp();
+  /** The cursors saved, a save that repeats the last one left out (it only updates the pending results). */
   const saved: string[] = [];
+  /** The pending results of each save. */
+  const savedResults: ResultFrame[][] = [];
   const stop = new AbortController();
   const make = (options: Partial<ListenerOptions> = {}) =>
     new Listener({
@@ -276,13 +303,18 @@ function setup(overrides: Partial<ListenerOptions> = {}) {
       startCursor: null,
       api: server,
       deliverer: app,
-      cursors: { save: async (cursor) => void saved.push(cursor) },
+      cursors: {
+        save: async (cursor, results) => {
+          if (saved[saved.length - 1] !== cursor) saved.push(cursor);
+          savedResults.push([...results]);
+        },
+      },
       events,
       ...overrides,
       ...options,
       timing: { ...FAST, ...overrides.timing, ...options.timing },
     });
-  return { server, events, app, saved, stop, make };
+  return { server, events, app, saved, savedResults, stop, make };
 }
 
 describe('Listener: transports', () => {
@@ -439,7 +471,8 @@ describe('Listener: never loses, never repeats', () => {
     await until(() => reported().length === 1, 'the report', 5000);
     stop.abort();
     await running;
-    expect(reported()).toEqual([{ type: 'result', message_id: id, status: 200, latency_ms: 1, error: null }]);
+    // A POST carries the result's id (as its Idempotency-Key header), a stream without acknowledgements does not.
+    expect(reported().map(({ result_id: _id, ...report }) => report)).toEqual([{ type: 'result', message_id: id, status: 200, latency_ms: 1, error: null }]);
   });
 
   it('stopping keeps the stream open until the delivery in flight is done, and reports it there', async () => {
@@ -691,5 +724,159 @@ describe('Listener: server-side filters', () => {
       response_body: Buffer.from('fine').toString('base64'),
       response_body_truncated: false,
     });
+  });
+});
+
+describe('Listener: results until the server acknowledges them', () => {
+  const ids = (frames: readonly ResultFrame[]): (string | undefined)[] => frames.map((f) => f.result_id);
+
+  it('a result the stream took without acknowledging is sent again, under the same id, after a reconnection; once acknowledged, never again', async () => {
+    const { server, events, savedResults, stop, make } = setup({ mode: 'ws' });
+    server.acks = 'manual';
+    const [start] = server.add(1);
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    const [first] = server.add(1);
+    await until(() => server.streamResults.length === 1, 'the first result');
+    const sent = server.streamResults[0]!;
+    expect(sent).toMatchObject({ message_id: first, result_id: expect.stringMatching(/^[0-9a-f-]{36}$/u) });
+    // The cursor moved past the message only with its result pending in the same save.
+    expect(ids(savedResults[savedResults.length - 1]!)).toEqual([sent.result_id]);
+
+    // The server dies before acknowledging it: the next stream gets it again, the same report.
+    server.streams[0]!.drop();
+    await until(() => server.streamResults.length === 2, 'the result again');
+    expect(server.streamResults[1]).toEqual(sent);
+    server.streams[0]!.ack(sent.result_id!, 'duplicate');
+    await until(() => savedResults[savedResults.length - 1]!.length === 0, 'the cursor file without it');
+
+    const acknowledging = server.streams[0]!;
+    acknowledging.drop();
+    await until(() => server.streams.length === 1 && server.streams[0] !== acknowledging, 'a third stream');
+    const [second] = server.add(1);
+    await until(() => server.streamResults.length === 3, 'the next result');
+    expect(server.streamResults.map((r) => r.message_id)).toEqual([first, first, second]);
+    server.streams[0]!.ack(server.streamResults[2]!.result_id!);
+    stop.abort();
+    await running;
+    expect(server.postAttempts).toEqual([]);
+    expect(events.log.filter((l) => l.startsWith('warning'))).toEqual([]);
+  });
+
+  it('a stop waits (a while) for the acknowledgements before closing the stream', async () => {
+    const { server, events, savedResults, stop, make } = setup({ mode: 'ws' });
+    server.acks = 'manual';
+    const [start] = server.add(1);
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    server.add(1);
+    await until(() => server.streamResults.length === 1, 'the result');
+    stop.abort();
+    await wait(30);
+    const stream = server.streams[0]!;
+    expect(stream.open).toBe(true);
+    stream.ack(server.streamResults[0]!.result_id!);
+    await running;
+    expect(stream.open).toBe(false);
+    expect(server.postAttempts).toEqual([]);
+    expect(savedResults[savedResults.length - 1]).toEqual([]);
+    expect(events.log.filter((l) => l.startsWith('warning'))).toEqual([]);
+  });
+
+  it('what is not acknowledged at the stop stays in the cursor file, and the next run sends it first, under the same id', async () => {
+    const { server, events, saved, savedResults, stop, make } = setup({ mode: 'ws', timing: { reportFlushMs: 50 } });
+    server.acks = 'manual';
+    const [start] = server.add(1);
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    const [id] = server.add(1);
+    await until(() => server.streamResults.length === 1, 'the result');
+    // The server is gone for HTTP too: the stop cannot report it by POST either.
+    server.httpUp = false;
+    stop.abort();
+    await running;
+    const kept = savedResults[savedResults.length - 1]!;
+    expect(kept).toEqual([server.streamResults[0]]);
+    expect(saved[saved.length - 1]).toBe(id);
+    expect(events.log).toContain('warning: 1 result was not acknowledged by the server: kept in the cursor file, sent again when this listener next starts');
+
+    // The next run, on a server that acknowledges: it goes first, the same report.
+    server.httpUp = true;
+    server.acks = 'auto';
+    const next = setup({ mode: 'ws' });
+    next.server.ids = server.ids;
+    next.server.acks = 'auto';
+    const again = next.make({ startCursor: id!, pendingResults: kept as never }).run(next.stop.signal);
+    await until(() => next.server.streamResults.length === 1, 'the kept result');
+    expect(next.server.streamResults[0]).toEqual(kept[0]);
+    await until(() => next.savedResults.length > 0 && next.savedResults[next.savedResults.length - 1]!.length === 0, 'the file without it');
+    next.stop.abort();
+    await again;
+    expect(next.events.delivered).toEqual([]);
+  });
+
+  it('polling: a POST that fails is retried under the same id; its 2xx is the acknowledgement', async () => {
+    const { server, events, savedResults, stop, make } = setup({ mode: 'poll' });
+    const [start] = server.add(1);
+    server.failPosts = 2;
+    const running = make({ startCursor: start! }).run(stop.signal);
+    const [id] = server.add(1);
+    await until(() => server.postedResults.length === 1, 'the result', 10_000);
+    expect(server.postAttempts).toHaveLength(3);
+    expect(new Set(ids(server.postAttempts)).size).toBe(1);
+    expect(server.postAttempts[0]).toMatchObject({ message_id: id, result_id: expect.any(String) });
+    await until(() => savedResults[savedResults.length - 1]!.length === 0, 'the cursor file without it');
+    stop.abort();
+    await running;
+    expect(events.log.filter((l) => l.startsWith('warning'))).toEqual([]);
+  });
+
+  it('an older server (no acknowledgements): a result is done once sent, never sent again, never kept', async () => {
+    const { server, events, savedResults, stop, make } = setup({ mode: 'ws' });
+    const [start] = server.add(1);
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    server.add(2);
+    await until(() => server.streamResults.length === 2, 'the results');
+    server.streams[0]!.drop();
+    await until(() => server.streams.length === 1, 'a new stream');
+    await wait(30);
+    stop.abort();
+    await running;
+    expect(server.streamResults).toHaveLength(2);
+    expect(ids(server.streamResults)).toEqual([undefined, undefined]);
+    expect(savedResults[savedResults.length - 1]).toEqual([]);
+  });
+
+  it('results the server refuses are forgotten with a warning', async () => {
+    const { server, events, savedResults, stop, make } = setup({ mode: 'ws' });
+    server.acks = 'manual';
+    const [start] = server.add(1);
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    const [id] = server.add(1);
+    await until(() => server.streamResults.length === 1, 'the result');
+    server.streams[0]!.ack(server.streamResults[0]!.result_id!, 'refused', 'latency_ms: must be at most 2147483647');
+    await until(() => savedResults[savedResults.length - 1]!.length === 0, 'the cursor file without it');
+    expect(events.log).toContain(`warning: the server refused the result of message ${id}: latency_ms: must be at most 2147483647`);
+    stop.abort();
+    await running;
+  });
+
+  it('keeps at most maxPendingResults: the oldest go first, with one warning', async () => {
+    const { server, events, savedResults, stop, make } = setup({ mode: 'ws', maxPendingResults: 3, timing: { reportFlushMs: 20 } });
+    server.acks = 'manual';
+    const [start] = server.add(1);
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    const added = server.add(5);
+    await until(() => server.streamResults.length === 5, 'the results');
+    server.httpUp = false;
+    stop.abort();
+    await running;
+    expect(savedResults[savedResults.length - 1]!.map((r) => r.message_id)).toEqual(added.slice(2));
+    const warnings = events.log.filter((l) => l.startsWith('warning: more results wait'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`beginning with the result of message ${added[0]}`);
   });
 });

@@ -115,6 +115,58 @@ describe('openStream', () => {
     expect(connection.sendResult({ type: 'result', message_id: 'm2', status: 200, latency_ms: 3, error: null })).toBe(false);
   });
 
+  it('result acknowledgements: the ready frame says whether the server gives them; ids go only to a server that does; acks are checked', async () => {
+    const RESULT = '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f99';
+    const frames = (acks: boolean) => {
+      const received: unknown[] = [];
+      return {
+        received,
+        onUpgrade: (socket: WebSocket) => {
+          socket.on('message', (data) => received.push(JSON.parse(data.toString())));
+          socket.send(JSON.stringify(acks ? { type: 'ready', cursor: null, result_acks: true } : { type: 'ready', cursor: null }));
+          if (!acks) return;
+          socket.send(JSON.stringify({ type: 'result_ack', result_id: 'not-a-uuid', outcome: 'recorded' }));
+          socket.send(JSON.stringify({ type: 'result_ack', result_id: RESULT, outcome: 'lost' }));
+          socket.send(JSON.stringify({ type: 'result_ack', result_id: RESULT.toUpperCase(), outcome: 'refused', message: 'status: must be at most 599' }));
+        },
+      };
+    };
+    const result = { type: 'result' as const, message_id: 'm1', status: 200, latency_ms: 3, error: null, result_id: RESULT };
+
+    const acking = frames(true);
+    const seen: string[] = [];
+    const handlers: StreamHandlers = {
+      ready: (cursor, resultAcks) => seen.push(`ready ${cursor} acks ${resultAcks}`),
+      message: () => {},
+      resultAck: (id, outcome, message) => seen.push(`ack ${id} ${outcome} ${message}`),
+      silent: () => {},
+    };
+    const connection = openStream(options(await listen(acking.onUpgrade)), handlers);
+    await expect.poll(() => seen.length).toBe(2);
+    // The malformed acknowledgements are ignored: only the valid one (its id lower-cased) reaches the listener.
+    expect(seen).toEqual(['ready null acks true', `ack ${RESULT} refused status: must be at most 599`]);
+    expect(connection.sendResult(result)).toBe(true);
+    await expect.poll(() => acking.received.length).toBe(1);
+    expect(acking.received[0]).toEqual(result);
+    connection.close();
+    await connection.ended;
+    wss?.clients.forEach((client) => client.terminate());
+    wss?.close();
+    await new Promise<void>((resolve) => server!.close(() => resolve()));
+
+    // An older server: no result_acks in its ready frame, and it would refuse a frame with a field it does not know.
+    const older = frames(false);
+    const oldSeen: string[] = [];
+    const old = openStream(options(await listen(older.onUpgrade)), { ...handlers, ready: (cursor, resultAcks) => oldSeen.push(`ready ${cursor} acks ${resultAcks}`) });
+    await expect.poll(() => oldSeen.length).toBe(1);
+    expect(oldSeen).toEqual(['ready null acks false']);
+    expect(old.sendResult(result)).toBe(true);
+    await expect.poll(() => older.received.length).toBe(1);
+    expect(older.received[0]).toEqual({ type: 'result', message_id: 'm1', status: 200, latency_ms: 3, error: null });
+    old.close();
+    await old.ended;
+  });
+
   it('an upgrade refused in the API envelope with 401/404/400 is fatal, with the server message', async () => {
     const body = JSON.stringify({ error: { code: 'INVALID_REQUEST', message: 'inbound endpoint x is in forward mode' }, meta: { request_id: 'req-9' } });
     const apiUrl = await listen(() => {}, { status: 400, body });

@@ -36,8 +36,8 @@ export function createListenApi(
       return { messages: data, cursor: meta.cursor?.toLowerCase() ?? null };
     },
     async postResult(frame) {
-      const { type: _type, ...report } = frame;
-      await client.inboundMessages.result(frame.message_id, report);
+      const { type: _type, result_id: resultId, ...report } = frame;
+      await client.inboundMessages.result(frame.message_id, report, resultId === undefined ? {} : { resultId });
     },
     openStream(after, handlers) {
       return openStream({ ...stream, endpointId, after, filter }, handlers);

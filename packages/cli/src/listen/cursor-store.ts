@@ -1,16 +1,19 @@
 import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { StreamResultFrame } from '@hookrelay/shared';
 import { UUID_PATTERN } from '@hookrelay/shared/ids';
 import { CONFIG_DIR_MODE, CONFIG_FILE_MODE } from '../config.js';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import type { PendingResultFrame } from './listener.js';
 
 /**
  * Where `listen` keeps its place (decisions.md §5): one file per profile, endpoint and listener
  * slot, `<config dir>/cursors/<profile>/<endpoint-id>[.<slot>].json`, holding the id of the last
- * message processed. A running listener holds its slot with `<file>.lock` (its pid), so that a
- * second listener on the same endpoint and machine gets a slot, and a cursor, of its own.
+ * message processed and the results of the app not yet acknowledged by the server. A running
+ * listener holds its slot with `<file>.lock` (its pid), so that a second listener on the same
+ * endpoint and machine gets a slot, and a cursor, of its own.
  */
 
 /** The first slot's name; its file has no suffix. */
@@ -21,12 +24,52 @@ const MAX_AUTO_SLOTS = 100;
 /** The directory mutex of slot selection is stale (its holder died) after this long. */
 const MUTEX_STALE_MS = 10_000;
 const MUTEX_WAIT_MS = 15_000;
+/**
+ * A record this long or shorter is updated in place with one write at offset 0: within one page, a
+ * write that a killed process cannot leave half done.
+ */
+const IN_PLACE_MAX_BYTES = 4096;
+/** A record is padded to a multiple of this, so that one a little longer than the last still fits in place. */
+const RECORD_STEP_BYTES = 1024;
 
 export interface CursorFile {
   endpoint_id: string;
   slot: string;
   cursor: string;
   updated_at: string;
+  /** Results of the app the server has not acknowledged yet, oldest first (absent when none). */
+  pending_results?: PendingResultFrame[];
+}
+
+/** What a cursor file holds. */
+export interface StoredCursor {
+  cursor: string;
+  /** The results to send again. */
+  results: PendingResultFrame[];
+  /** Entries of `pending_results` that are not valid results, left out. */
+  unreadableResults: number;
+}
+
+/** The valid results of a stored `pending_results` (anything else is counted, not kept). */
+function storedResults(value: unknown): { results: PendingResultFrame[]; unreadable: number } {
+  if (value === undefined) return { results: [], unreadable: 0 };
+  if (!Array.isArray(value)) return { results: [], unreadable: 1 };
+  const results: PendingResultFrame[] = [];
+  for (const entry of value) {
+    const parsed = StreamResultFrame.safeParse(entry);
+    if (parsed.success && parsed.data.result_id !== undefined) {
+      results.push({ ...parsed.data, result_id: parsed.data.result_id.toLowerCase() });
+    }
+  }
+  return { results, unreadable: value.length - results.length };
+}
+
+/** The record as written: the JSON, padded with spaces to `size` bytes, then a newline. */
+function paddedRecord(json: Buffer, size: number): Buffer {
+  const record = Buffer.alloc(size, 0x20);
+  json.copy(record);
+  record[size - 1] = 0x0a;
+  return record;
 }
 
 export interface CursorStoreOptions {
@@ -167,8 +210,11 @@ export class CursorStore {
     });
   }
 
-  /** The stored cursor; null when this slot has never listened. A damaged file is an error, not a silent restart. */
-  async read(): Promise<string | null> {
+  /**
+   * The stored cursor and pending results; null when this slot has never listened. A damaged file is
+   * an error, not a silent restart (a damaged result is left out and counted).
+   */
+  async read(): Promise<StoredCursor | null> {
     let text: string;
     try {
       text = await readFile(this.file, 'utf8');
@@ -187,7 +233,7 @@ export class CursorStore {
         'Delete it and start again with --since <time> (or --from-start) to choose where to resume.',
       );
     }
-    if (typeof parsed.cursor !== 'string' || !UUID_PATTERN.test(parsed.cursor)) {
+    if (typeof parsed !== 'object' || parsed === null || typeof parsed.cursor !== 'string' || !UUID_PATTERN.test(parsed.cursor)) {
       throw new CliFailure(
         CliErrorCode.CONFIG_ERROR,
         `${this.file} holds no valid cursor`,
@@ -195,37 +241,44 @@ export class CursorStore {
         'Delete it and start again with --since <time> (or --from-start) to choose where to resume.',
       );
     }
-    return parsed.cursor.toLowerCase();
+    const { results, unreadable } = storedResults(parsed.pending_results);
+    return { cursor: parsed.cursor.toLowerCase(), results, unreadableResults: unreadable };
   }
 
   /**
-   * Saves the cursor after every delivery, so it must be cheap and never leave a damaged file:
-   * - the first save of a run writes a temporary file and renames it over the old one;
-   * - later saves overwrite that file in place with one `pwrite` of a record of the same length
-   *   (UUIDs and ISO times have fixed lengths). A single write cannot be torn by a crash of the
-   *   process, and it avoids what a rename over an existing file costs on every save (ext4 flushes
-   *   the new file's data before such a rename: up to a millisecond per message under disk load).
+   * Saves the cursor, with the results not yet acknowledged, after every delivery, so it must be
+   * cheap and never leave a damaged file:
+   * - the first save of a run writes a temporary file and renames it over the old one; so does a
+   *   save whose record no longer fits the file, or is longer than a page;
+   * - other saves overwrite the file in place with one `pwrite` at offset 0 of a record padded with
+   *   spaces to the file's length (a multiple of 1 KiB, at most a page). A single write within a
+   *   page cannot be torn by a crash of the process, and it avoids what a rename over an existing
+   *   file costs on every save (ext4 flushes the new file's data before such a rename: up to a
+   *   millisecond per message under disk load).
    * Synchronous on purpose: a few microseconds, cheaper than a thread-pool round trip.
    */
-  async save(cursor: string, now: Date = new Date()): Promise<void> {
+  async save(cursor: string, results: readonly PendingResultFrame[] = [], now: Date = new Date()): Promise<void> {
     const content: CursorFile = { endpoint_id: this.endpointId, slot: this.slot, cursor, updated_at: now.toISOString() };
-    const bytes = Buffer.from(`${JSON.stringify(content)}\n`);
+    if (results.length > 0) content.pending_results = [...results];
+    const json = Buffer.from(JSON.stringify(content));
+    const needed = json.length + 1;
     try {
-      if (this.fd !== undefined && bytes.length === this.length) {
-        writeSync(this.fd, bytes, 0, bytes.length, 0);
+      if (this.fd !== undefined && needed <= this.length && this.length <= IN_PLACE_MAX_BYTES) {
+        writeSync(this.fd, paddedRecord(json, this.length), 0, this.length, 0);
         return;
       }
       this.closeFile();
+      const size = needed <= IN_PLACE_MAX_BYTES ? Math.min(IN_PLACE_MAX_BYTES, Math.ceil(needed / RECORD_STEP_BYTES) * RECORD_STEP_BYTES) : needed;
       const temporary = `${this.file}.${this.pid}.tmp`;
       try {
-        writeFileSync(temporary, bytes, { mode: CONFIG_FILE_MODE });
+        writeFileSync(temporary, paddedRecord(json, size), { mode: CONFIG_FILE_MODE });
         renameSync(temporary, this.file);
       } catch (error) {
         await rm(temporary, { force: true });
         throw error;
       }
       this.fd = openSync(this.file, 'r+');
-      this.length = bytes.length;
+      this.length = size;
     } catch (error) {
       throw storeFailure(`cannot write ${this.file}: ${(error as Error).message}`);
     }

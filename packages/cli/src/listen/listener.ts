@@ -1,4 +1,5 @@
-import type { CliMessageOut } from '@hookrelay/shared';
+import { randomUUID } from 'node:crypto';
+import type { CliMessageOut, ResultAckOutcome } from '@hookrelay/shared';
 import { HookrelayApiError } from '@hookrelay/shared/client';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -33,8 +34,13 @@ export interface Deliverer {
 }
 
 export interface CursorSink {
-  save(cursor: string): Promise<void>;
+  /** Saves the cursor together with the results the server has not acknowledged yet, in one record. */
+  save(cursor: string, results: readonly PendingResultFrame[]): Promise<void>;
 }
+
+/** Results kept until the server acknowledges them: beyond either bound the oldest is dropped. */
+export const MAX_PENDING_RESULTS = 1000;
+export const MAX_PENDING_RESULT_BYTES = 4 * 1024 * 1024;
 
 /** One processed message, as `--json` prints it (plus what people see). */
 export interface DeliveryRecord {
@@ -114,6 +120,11 @@ export interface ListenerOptions {
   filtered?: boolean | undefined;
   /** Start after this id (a stored cursor, --since, --from-start); null: from now (first run, --skip-backlog). */
   startCursor: string | null;
+  /** Results a previous run kept (from the cursor file): sent again first. */
+  pendingResults?: readonly PendingResultFrame[] | undefined;
+  /** Bounds of the results waiting for the server's acknowledgement (tests make them small). */
+  maxPendingResults?: number;
+  maxPendingResultBytes?: number;
   /** Give up (exit 7) when the server has been unreachable this long. */
   exitOnDisconnectMs?: number | undefined;
   timing?: Partial<ListenerTiming>;
@@ -223,6 +234,25 @@ class WorkQueue {
 
 const FATAL_STATUSES = new Set([400, 401, 403, 404, 410]);
 
+/** A result as the listener keeps it: always with its id. */
+export type PendingResultFrame = ResultFrame & { result_id: string };
+
+/** A result the server may not have recorded yet. */
+interface PendingResult {
+  frame: PendingResultFrame;
+  /** About what it takes in memory and in the cursor file. */
+  bytes: number;
+  /** `waiting`: to be sent; `sent`: on the open stream, its acknowledgement awaited; `posting`: in a POST now. */
+  state: 'waiting' | 'sent' | 'posting';
+}
+
+/** The size of a result's record, without serialising it: the answer's bytes and a fixed part. */
+function resultBytes(frame: ResultFrame): number {
+  let bytes = 400 + (frame.error?.length ?? 0) + (frame.response_body?.length ?? 0) + (frame.listener?.length ?? 0);
+  for (const [name, value] of frame.response_headers ?? []) bytes += name.length + value.length + 6;
+  return bytes;
+}
+
 /** An API answer no retry can change (bad key, unknown or forward-mode endpoint). */
 export function isFatal(error: unknown): error is HookrelayApiError {
   return error instanceof HookrelayApiError && FATAL_STATUSES.has(error.status);
@@ -263,12 +293,31 @@ export class Listener {
 
   private saving: Promise<void> = Promise.resolve();
   private saveWarned = false;
-  private readonly reports: ResultFrame[] = [];
+  /**
+   * Results not known to be recorded, oldest first, by result id: each is kept (and saved with the
+   * cursor) until the server acknowledges it (a `result_ack` frame, or a 2xx to its POST), and sent
+   * again under the same id after a reconnection, so that a server that died between the report and
+   * its commit loses no answer. A server that does not acknowledge results (an older one) has them
+   * once they are sent.
+   */
+  private readonly pending = new Map<string, PendingResult>();
+  private pendingBytes = 0;
+  private readonly maxPendingResults: number;
+  private readonly maxPendingResultBytes: number;
+  /** Results dropped for the bounds since the pending set was last empty (warned about once). */
+  private droppedResults = 0;
+  /** How many results the last save of the cursor file listed: removing one then saves again. */
+  private savedResults = 0;
+  private resaveScheduled = false;
+  /** Called when a result is settled or the stream ends (a stop waits for the acknowledgements). */
+  private readonly ackWaiters = new Set<() => void>();
   private reporting: Promise<void> | null = null;
   private pumping = false;
   private reportTimer: NodeJS.Timeout | undefined;
   /** The open stream has said `ready`: results can go on it. */
   private streamReady = false;
+  /** The open stream's server acknowledges results. */
+  private streamAcks = false;
   /** The processing side; the stream stays open until it has finished (its last result goes there). */
   private processing: Promise<void> = Promise.resolve();
   private readonly reportsGivenUp = new AbortController();
@@ -283,6 +332,9 @@ export class Listener {
     this.now = options.now ?? Date.now;
     this.retryDelay = this.timing.reconnectInitialMs;
     this.wsRetryDelay = this.timing.wsRetryInitialMs;
+    this.maxPendingResults = Math.max(1, options.maxPendingResults ?? MAX_PENDING_RESULTS);
+    this.maxPendingResultBytes = options.maxPendingResultBytes ?? MAX_PENDING_RESULT_BYTES;
+    for (const frame of options.pendingResults ?? []) this.addPending(frame);
   }
 
   private get halted(): boolean {
@@ -317,6 +369,14 @@ export class Listener {
       await Promise.all([this.processing, this.manage().catch(fail)]);
       await this.saving;
       await this.flushReports();
+      // The cursor file keeps what is left, for the next start.
+      if (this.processed !== null && (this.pending.size > 0 || this.savedResults > 0)) await this.commit(this.processed);
+      if (this.pending.size > 0) {
+        const count = this.pending.size;
+        this.options.events.warning(
+          `${count === 1 ? '1 result was' : `${count} results were`} not acknowledged by the server: kept in the cursor file, sent again when this listener next starts`,
+        );
+      }
       if (this.failure !== undefined) throw this.failure;
     } finally {
       stop.removeEventListener('abort', onStop);
@@ -410,12 +470,16 @@ export class Listener {
       const outcome = await this.options.deliverer.deliver(item.message, this.halt.signal);
       // Stopped while holding it for an unreachable app: not processed, delivered on the next start.
       if (outcome === null) return false;
-      if (item.kind === 'sequence') await this.commit(item.id);
-      // A message no route takes never reached an app: there is no answer to report.
-      if (outcome.target !== null) {
+      // A message no route takes never reached an app: there is no answer to report. The result is
+      // pending before the save, so that the cursor never moves past a message without its answer.
+      const reported = outcome.target !== null;
+      if (reported) {
         this.lastMessage = item.message;
-        this.report(this.resultFrame(item.message.message_id, outcome));
+        this.addPending(this.resultFrame(item.message.message_id, outcome));
       }
+      if (item.kind === 'sequence') await this.commit(item.id);
+      else if (reported && this.processed !== null) await this.commit(this.processed);
+      if (reported) this.sendReports();
       this.options.events.delivery({
         message_id: item.message.message_id,
         cursor: this.processed,
@@ -437,8 +501,15 @@ export class Listener {
     }
   }
 
-  private resultFrame(messageId: string, outcome: ForwardOutcome): ResultFrame {
-    const frame: ResultFrame = { type: 'result', message_id: messageId, status: outcome.status, latency_ms: outcome.latencyMs, error: outcome.error };
+  private resultFrame(messageId: string, outcome: ForwardOutcome): PendingResultFrame {
+    const frame: PendingResultFrame = {
+      type: 'result',
+      message_id: messageId,
+      status: outcome.status,
+      latency_ms: outcome.latencyMs,
+      error: outcome.error,
+      result_id: randomUUID(),
+    };
     if (this.options.name !== undefined) frame.listener = this.options.name;
     const response = outcome.response;
     if (response !== undefined) {
@@ -455,34 +526,114 @@ export class Listener {
     this.catchUp = null;
   }
 
-  /** Saves are chained: one file, written in cursor order. */
+  /**
+   * Saves are chained: one file, written in cursor order. Each save writes the results pending at
+   * that moment along with the cursor.
+   */
   private commit(cursor: string): Promise<void> {
     this.processed = cursor;
-    this.saving = this.saving.then(() =>
-      this.options.cursors.save(cursor).catch((error: unknown) => {
+    this.saving = this.saving.then(() => {
+      const results = [...this.pending.values()].map((p) => p.frame);
+      this.savedResults = results.length;
+      return this.options.cursors.save(cursor, results).catch((error: unknown) => {
         if (!this.saveWarned) {
           this.saveWarned = true;
           this.options.events.warning(`cannot save the cursor (${errorText(error)}); a restart would resume from an older message`);
         }
-      }),
-    );
+      });
+    });
     return this.saving;
   }
 
-  /** Results are sent in order: on the stream when it is open, else over HTTP (see `sendReports`). */
-  private report(frame: ResultFrame): void {
-    this.reports.push(frame);
-    this.sendReports();
+  /** Keeps a result until the server has it; beyond the bounds the oldest ones go (a warning says so, once). */
+  private addPending(frame: PendingResultFrame): void {
+    const entry: PendingResult = { frame, bytes: resultBytes(frame), state: 'waiting' };
+    this.pending.set(frame.result_id, entry);
+    this.pendingBytes += entry.bytes;
+    while (this.pending.size > this.maxPendingResults || (this.pendingBytes > this.maxPendingResultBytes && this.pending.size > 1)) {
+      const [oldestId, oldest] = this.pending.entries().next().value as [string, PendingResult];
+      this.forget(oldestId);
+      if (this.droppedResults++ === 0) {
+        this.options.events.warning(
+          `more results wait for the server's acknowledgement than are kept (${this.maxPendingResults}, ${Math.round(this.maxPendingResultBytes / 1024)} KiB): ` +
+            `the oldest are dropped, beginning with the result of message ${oldest.frame.message_id}, whose status on the server stays as it is`,
+        );
+      }
+    }
+  }
+
+  /** The server has the result (or never will): it is forgotten, and soon also in the cursor file. */
+  private forget(id: string): void {
+    const entry = this.pending.get(id);
+    if (entry === undefined) return;
+    this.pending.delete(id);
+    this.pendingBytes -= entry.bytes;
+    if (this.pending.size === 0) this.droppedResults = 0;
+    this.notifyAckWaiters();
+    // The file lists it until the next save: soon after, not with the next message, so that a crash
+    // meanwhile does not send it again.
+    if (this.savedResults > 0 && !this.resaveScheduled && this.processed !== null) {
+      this.resaveScheduled = true;
+      setImmediate(() => {
+        this.resaveScheduled = false;
+        if (this.processed !== null && this.savedResults > 0) void this.commit(this.processed);
+      });
+    }
+  }
+
+  private onResultAck(resultId: string, outcome: ResultAckOutcome, message: string | undefined): void {
+    const entry = this.pending.get(resultId);
+    if (entry === undefined) return;
+    if (outcome === 'refused') this.options.events.warning(`the server refused the result of message ${entry.frame.message_id}: ${message ?? 'not a valid result'}`);
+    this.forget(resultId);
+  }
+
+  private notifyAckWaiters(): void {
+    for (const waiter of this.ackWaiters) waiter();
+    this.ackWaiters.clear();
+  }
+
+  /** Resolves once no result on `connection` awaits its acknowledgement, it has closed, or `reportFlushMs` passed. */
+  private async acknowledged(connection: StreamConnection): Promise<void> {
+    const timeout = new AbortController();
+    let expired = false;
+    void this.sleep(this.timing.reportFlushMs, timeout.signal).then((slept) => {
+      expired = slept;
+      this.notifyAckWaiters();
+    });
+    try {
+      while (!expired && this.stream === connection && [...this.pending.values()].some((p) => p.state === 'sent')) {
+        await new Promise<void>((resolve) => this.ackWaiters.add(resolve));
+      }
+    } finally {
+      timeout.abort();
+    }
+  }
+
+  /** The first result that waits to be sent, if any. */
+  private firstWaiting(): [string, PendingResult] | undefined {
+    for (const entry of this.pending) if (entry[1].state === 'waiting') return entry;
+    return undefined;
   }
 
   /**
-   * Sends the results that wait: on the stream when it is open (cheap, and what the stream is for);
-   * over HTTP (POST /v1/inbound-messages/{id}/result) when polling or stopping, or when the stream
-   * has not come back within `reportGraceMs` (it is reconnecting, or closed while the queue drains).
+   * Sends the results that wait, in order: on the stream once it is ready (cheap, and what the stream
+   * is for); over HTTP (POST /v1/inbound-messages/{id}/result) when polling or stopping, or when the
+   * stream has not come back within `reportGraceMs` (it is reconnecting, or closed while the queue drains).
    */
   private sendReports(): void {
-    while (this.reports.length > 0 && this.stream?.sendResult(this.reports[0]!) === true) this.reports.shift();
-    if (this.reports.length === 0) return;
+    const stream = this.streamReady ? this.stream : null;
+    let waiting = false;
+    for (const [id, entry] of this.pending) {
+      if (entry.state !== 'waiting') continue;
+      if (stream === null || !stream.sendResult(entry.frame)) {
+        waiting = true;
+        break;
+      }
+      if (this.streamAcks) entry.state = 'sent';
+      else this.forget(id);
+    }
+    if (!waiting) return;
     if (this.connectedVia === 'polling' || this.halted) {
       this.startReportPump();
       return;
@@ -501,37 +652,42 @@ export class Listener {
       clearTimeout(this.reportTimer);
       this.reportTimer = undefined;
     }
-    if (this.pumping || this.reports.length === 0) return;
+    if (this.pumping || this.firstWaiting() === undefined) return;
     this.pumping = true;
     this.reporting = this.pumpReports();
   }
 
   /**
-   * POSTs the waiting results one by one. While the server cannot be reached they are retried (the
-   * listener is reconnecting meanwhile); when the stream is back the rest go on it; only at
-   * shutdown, after `reportFlushMs`, are the rest given up.
+   * POSTs the waiting results one by one, each under its result id (the Idempotency-Key header); a
+   * 2xx is the acknowledgement. While the server cannot be reached they are retried (the listener is
+   * reconnecting meanwhile); when the stream is back the rest go on it; at shutdown, after
+   * `reportFlushMs`, the rest stay pending (the cursor file keeps them).
    */
   private async pumpReports(): Promise<void> {
     for (;;) {
+      const next = this.firstWaiting();
       // `pumping` is cleared in the very turn the pump stops, so that a later report starts a new one.
-      if (this.reports.length === 0 || (this.stream !== null && !this.halted && this.streamReady)) {
+      if (next === undefined || (this.stream !== null && !this.halted && this.streamReady) || this.reportsGivenUp.signal.aborted) {
         this.pumping = false;
-        this.sendReports();
+        if (!this.reportsGivenUp.signal.aborted) this.sendReports();
         return;
       }
-      const frame = this.reports.shift()!;
+      const [id, entry] = next;
+      entry.state = 'posting';
       for (let attempt = 1; ; attempt++) {
         try {
-          await this.options.api.postResult(frame);
+          await this.options.api.postResult(entry.frame);
+          this.forget(id);
           break;
         } catch (error) {
           // A message deleted meanwhile, or a report the server refuses: nothing to retry.
-          if (error instanceof HookrelayApiError && error.status < 500 && error.status !== 429) break;
+          if (error instanceof HookrelayApiError && error.status < 500 && error.status !== 429) {
+            this.forget(id);
+            break;
+          }
           if (this.reportsGivenUp.signal.aborted) {
-            const lost = 1 + this.reports.length;
-            this.reports.length = 0;
+            entry.state = 'waiting';
             this.pumping = false;
-            this.options.events.warning(`could not report ${lost === 1 ? 'the result' : `${lost} results`} to the server (${errorText(error)}); the deliveries themselves are done`);
             return;
           }
           await this.sleep(Math.min(250 * 2 ** attempt, 10_000), this.reportsGivenUp.signal);
@@ -546,8 +702,9 @@ export class Listener {
     const timeout = new AbortController();
     await Promise.race([this.reporting, this.sleep(this.timing.reportFlushMs, timeout.signal)]);
     timeout.abort();
-    // Whatever is left is not waited for: the process is ending.
+    // Whatever is left is not waited for: the process is ending, and the cursor file keeps it.
     this.reportsGivenUp.abort();
+    for (const entry of this.pending.values()) if (entry.state === 'posting') entry.state = 'waiting';
   }
 
   // ---- connection side ------------------------------------------------------------------------
@@ -676,6 +833,8 @@ export class Listener {
     if (this.connectedVia !== transport) {
       this.connectedVia = transport;
       this.options.events.connected({ transport, cursor: this.fetchCursor });
+      // Results kept from before (a previous run, a stream that went away) go by POST now.
+      if (transport === 'polling') this.sendReports();
     }
   }
 
@@ -718,7 +877,7 @@ export class Listener {
     if (this.connectedVia !== 'websocket') this.options.events.connecting({ transport: 'websocket', after: this.fetchCursor });
     let overflow = false;
     const connection = this.options.api.openStream(this.fetchCursor, {
-      ready: (cursor) => {
+      ready: (cursor, resultAcks) => {
         if (this.fetchCursor === null) {
           // First run: the server starts "now" and says where that is. Saved at once, so that a
           // restart resumes from here even before the first message.
@@ -729,8 +888,10 @@ export class Listener {
         this.markConnected('websocket');
         this.wsRetryDelay = this.timing.wsRetryInitialMs;
         this.streamReady = true;
+        this.streamAcks = resultAcks;
         this.sendReports();
       },
+      resultAck: (resultId, outcome, message) => this.onResultAck(resultId, outcome, message),
       message: (message, replay) => {
         const id = message.message_id.toLowerCase();
         // The stream never repeats itself after `after`: an id at or below what it sent is a replay.
@@ -758,8 +919,13 @@ export class Listener {
     });
     this.stream = connection;
     this.streamReady = false;
-    // Stopping: the delivery in flight finishes first, and its result goes on this stream.
-    const onHalt = (): void => void this.processing.then(() => connection.close());
+    this.streamAcks = false;
+    // Stopping: the delivery in flight finishes first, its result goes on this stream, and the
+    // stream stays open (a while) for the acknowledgements.
+    const onHalt = (): void =>
+      void this.processing
+        .then(() => this.acknowledged(connection))
+        .then(() => connection.close());
     if (this.halted) onHalt();
     else this.halt.signal.addEventListener('abort', onHalt, { once: true });
     try {
@@ -769,6 +935,11 @@ export class Listener {
       if (this.stream === connection) {
         this.stream = null;
         this.streamReady = false;
+        this.streamAcks = false;
+        // What this stream took without acknowledging goes again, on the next stream or by POST.
+        for (const entry of this.pending.values()) if (entry.state === 'sent') entry.state = 'waiting';
+        this.notifyAckWaiters();
+        this.sendReports();
       }
     }
   }

@@ -97,7 +97,8 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
   const offStop = stop.onStop(() => output.stopping());
   const offQuit = stop.onQuit(() => output.close());
   try {
-    const stored = await store.read();
+    const storedFile = await store.read();
+    const stored = storedFile?.cursor ?? null;
     const start = options.start;
     const withoutCursor = start.withoutCursor === 'first-message' ? ZERO_CURSOR : null;
     const startCursor =
@@ -119,9 +120,15 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
       ...(filterText === '' ? [] : [style.dim(`  only ${filterText} (the server skips the rest)`)]),
       style.dim(`  listener "${store.slot}", cursor file ${store.file}`),
       style.dim(`  ${describeStart(start, stored, startCursor)}`),
+      ...(storedFile === null || storedFile.results.length === 0
+        ? []
+        : [style.dim(`  ${storedFile.results.length === 1 ? '1 result' : `${storedFile.results.length} results`} of the last run not acknowledged by the server: sending again`)]),
       style.dim(keysInput === undefined ? '  Ctrl-C to stop' : `  ${KEY_HELP} · Ctrl-C to stop`),
     ]);
     if (forwarding.tls.insecure) output.warn('--insecure: the certificates of https:// targets are not checked');
+    if (storedFile !== null && storedFile.unreadableResults > 0) {
+      output.warn(`${store.file}: ${storedFile.unreadableResults === 1 ? '1 stored result is' : `${storedFile.unreadableResults} stored results are`} not valid and left out`);
+    }
 
     const forwarder = new Forwarder({
       routes,
@@ -142,6 +149,7 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
       name: store.slot,
       filtered: filter.events !== undefined || filter.path !== undefined,
       startCursor,
+      pendingResults: storedFile?.results,
       exitOnDisconnectMs: options.exitOnDisconnectMs,
       timing: { heartbeatTimeoutMs: forwarding.heartbeatTimeoutMs },
       api: createListenApi(client, endpointId, {

@@ -1,24 +1,15 @@
 import type { IncomingMessage } from 'node:http';
-import type { CliMessageOut } from '@hookrelay/shared';
+import { StreamResultAckFrame, type CliMessageOut, type ResultAckOutcome, type StreamResultFrame } from '@hookrelay/shared';
 import { HookrelayApiError } from '@hookrelay/shared/client';
 import { KEY_REVOKED_CLOSE } from '@hookrelay/shared/sockets';
 import WebSocket from 'ws';
 import { errorText } from './forwarder.js';
 
-/** Client → server: the local app's answer to one message (decisions.md §5). */
-export interface ResultFrame {
-  type: 'result';
-  message_id: string;
-  status: number | null;
-  latency_ms: number;
-  error: string | null;
-  /** The listener's name (its cursor slot): the server keeps one answer per message and listener. */
-  listener?: string;
-  /** What the app answered besides its status (--capture-response-bytes above 0, and an answer came). */
-  response_headers?: [string, string][];
-  response_body?: string;
-  response_body_truncated?: boolean;
-}
+/**
+ * Client → server: the local app's answer to one message (decisions.md §5). The listener gives each
+ * a `result_id`, sent only to a server that acknowledges results (its `ready` frame says so).
+ */
+export type ResultFrame = StreamResultFrame;
 
 /** The server-side filters of a listener (`--events`, `--path`); skipped messages still move its cursor. */
 export interface ListenFilter {
@@ -47,7 +38,10 @@ export type StreamEnd =
   | { kind: 'closed'; code: number; reason: string; openMs: number; cause: 'server' | 'heartbeat' | 'client' };
 
 export interface StreamHandlers {
-  ready(cursor: string | null): void;
+  /** `resultAcks`: the server acknowledges each result (by its `result_id`) once it is committed. */
+  ready(cursor: string | null, resultAcks: boolean): void;
+  /** The server has settled the result `resultId` (recorded, or never to be). */
+  resultAck?(resultId: string, outcome: ResultAckOutcome, message: string | undefined): void;
   /** `replay`: the server marked the frame as a replay (a newer server may; see docs/cli.md). */
   message(message: CliMessageOut, replay: boolean): void;
   /** With a filter: every message up to `cursor` was considered, none after the last message frame matched. */
@@ -58,7 +52,10 @@ export interface StreamHandlers {
 
 export interface StreamConnection {
   readonly ended: Promise<StreamEnd>;
-  /** False when the socket is not open (the caller then reports over HTTP). */
+  /**
+   * False when the socket is not open (the caller then reports over HTTP). Without acknowledgements
+   * from the server (an older one), the frame goes without its `result_id`, which such a server refuses.
+   */
   sendResult(frame: ResultFrame): boolean;
   close(): void;
 }
@@ -158,6 +155,7 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
   let warned = false;
   let cause: 'server' | 'heartbeat' | 'client' = 'server';
   let settled = false;
+  let resultAcks = false;
   let resolveEnded!: (end: StreamEnd) => void;
   const ended = new Promise<StreamEnd>((resolve) => (resolveEnded = resolve));
   let closeTimer: NodeJS.Timeout | undefined;
@@ -211,15 +209,22 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
   socket.on('message', (data, isBinary) => {
     heard();
     if (isBinary || settled) return;
-    let frame: { type?: unknown; cursor?: unknown; message?: unknown; replay?: unknown };
+    let frame: { type?: unknown; cursor?: unknown; message?: unknown; replay?: unknown; result_acks?: unknown };
     try {
       frame = JSON.parse(data.toString()) as typeof frame;
     } catch {
       return;
     }
-    if (frame.type === 'ready') handlers.ready(typeof frame.cursor === 'string' ? frame.cursor.toLowerCase() : null);
-    else if (frame.type === 'message' && isCliMessage(frame.message)) handlers.message(frame.message, frame.replay === true);
+    if (frame.type === 'ready') {
+      resultAcks = frame.result_acks === true;
+      handlers.ready(typeof frame.cursor === 'string' ? frame.cursor.toLowerCase() : null, resultAcks);
+    } else if (frame.type === 'message' && isCliMessage(frame.message)) handlers.message(frame.message, frame.replay === true);
     else if (frame.type === 'cursor' && typeof frame.cursor === 'string') handlers.cursor?.(frame.cursor.toLowerCase());
+    else if (frame.type === 'result_ack') {
+      // A frame that would make the listener forget a result is checked in full.
+      const ack = StreamResultAckFrame.safeParse(frame);
+      if (ack.success) handlers.resultAck?.(ack.data.result_id.toLowerCase(), ack.data.outcome, ack.data.message);
+    }
   });
   socket.on('error', (error) => {
     // Before the upgrade completes this is the only news; after it, 'close' follows with the code.
@@ -235,7 +240,11 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
     ended,
     sendResult(frame) {
       if (socket.readyState !== WebSocket.OPEN) return false;
-      socket.send(JSON.stringify(frame));
+      if (resultAcks || frame.result_id === undefined) socket.send(JSON.stringify(frame));
+      else {
+        const { result_id: _resultId, ...withoutId } = frame;
+        socket.send(JSON.stringify(withoutId));
+      }
       return true;
     },
     close() {
