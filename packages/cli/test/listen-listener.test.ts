@@ -763,6 +763,26 @@ describe('Listener: results until the server acknowledges them', () => {
     expect(events.log.filter((l) => l.startsWith('warning'))).toEqual([]);
   });
 
+  it('a result whose acknowledgement is overdue is sent again on the same stream (a server that could not record it for a while)', async () => {
+    const { server, events, stop, make } = setup({ mode: 'ws', timing: { resultAckTimeoutMs: 60 } });
+    server.acks = 'manual';
+    const [start] = server.add(1);
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    server.add(1);
+    await until(() => server.streamResults.length === 1, 'the result');
+    const stream = server.streams[0]!;
+    await until(() => server.streamResults.length === 3, 'the result twice more');
+    expect(new Set(server.streamResults.map((r) => r.result_id)).size).toBe(1);
+    expect(server.streams[0]).toBe(stream);
+    stream.ack(server.streamResults[0]!.result_id!, 'duplicate');
+    const sent = server.streamResults.length;
+    await wait(200);
+    expect(server.streamResults).toHaveLength(sent);
+    stop.abort();
+    await running;
+  });
+
   it('a stop waits (a while) for the acknowledgements before closing the stream', async () => {
     const { server, events, savedResults, stop, make } = setup({ mode: 'ws' });
     server.acks = 'manual';

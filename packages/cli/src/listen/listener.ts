@@ -94,6 +94,11 @@ export interface ListenerTiming {
   /** How long results wait for the stream to come back before they are POSTed. */
   reportGraceMs: number;
   heartbeatTimeoutMs: number;
+  /**
+   * A result the open stream took is sent on it again when no acknowledgement came for this long (the
+   * server stayed up but could not record it: its database was away).
+   */
+  resultAckTimeoutMs: number;
 }
 
 export const DEFAULT_TIMING: ListenerTiming = {
@@ -110,6 +115,7 @@ export const DEFAULT_TIMING: ListenerTiming = {
   reportFlushMs: 5_000,
   reportGraceMs: 3_000,
   heartbeatTimeoutMs: 45_000,
+  resultAckTimeoutMs: 30_000,
 };
 
 export interface ListenerOptions {
@@ -244,6 +250,8 @@ interface PendingResult {
   bytes: number;
   /** `waiting`: to be sent; `sent`: on the open stream, its acknowledgement awaited; `posting`: in a POST now. */
   state: 'waiting' | 'sent' | 'posting';
+  /** When it was last sent on the stream. */
+  sentAt: number;
 }
 
 /** The size of a result's record, without serialising it: the answer's bytes and a fixed part. */
@@ -311,6 +319,10 @@ export class Listener {
   private resaveScheduled = false;
   /** Called when a result is settled or the stream ends (a stop waits for the acknowledgements). */
   private readonly ackWaiters = new Set<() => void>();
+  /** Runs when the oldest result sent on the stream has waited `resultAckTimeoutMs` for its acknowledgement. */
+  private ackTimer: NodeJS.Timeout | undefined;
+  /** When a stop stops waiting for the server to have the results: `reportFlushMs` after it began to. */
+  private flushDeadline: number | null = null;
   private reporting: Promise<void> | null = null;
   private pumping = false;
   private reportTimer: NodeJS.Timeout | undefined;
@@ -547,7 +559,7 @@ export class Listener {
 
   /** Keeps a result until the server has it; beyond the bounds the oldest ones go (a warning says so, once). */
   private addPending(frame: PendingResultFrame): void {
-    const entry: PendingResult = { frame, bytes: resultBytes(frame), state: 'waiting' };
+    const entry: PendingResult = { frame, bytes: resultBytes(frame), state: 'waiting', sentAt: 0 };
     this.pending.set(frame.result_id, entry);
     this.pendingBytes += entry.bytes;
     while (this.pending.size > this.maxPendingResults || (this.pendingBytes > this.maxPendingResultBytes && this.pending.size > 1)) {
@@ -593,11 +605,17 @@ export class Listener {
     this.ackWaiters.clear();
   }
 
-  /** Resolves once no result on `connection` awaits its acknowledgement, it has closed, or `reportFlushMs` passed. */
+  /** The time left to a stop for its results (acknowledgements, then POSTs): `reportFlushMs` in all. */
+  private flushTimeLeft(): number {
+    this.flushDeadline ??= this.now() + this.timing.reportFlushMs;
+    return Math.max(0, this.flushDeadline - this.now());
+  }
+
+  /** Resolves once no result on `connection` awaits its acknowledgement, it has closed, or the stop's time is up. */
   private async acknowledged(connection: StreamConnection): Promise<void> {
     const timeout = new AbortController();
     let expired = false;
-    void this.sleep(this.timing.reportFlushMs, timeout.signal).then((slept) => {
+    void this.sleep(this.flushTimeLeft(), timeout.signal).then((slept) => {
       expired = slept;
       this.notifyAckWaiters();
     });
@@ -608,6 +626,22 @@ export class Listener {
     } finally {
       timeout.abort();
     }
+  }
+
+  /** Sends again, on the same stream, the results whose acknowledgement is overdue. */
+  private armAckTimer(): void {
+    if (this.ackTimer !== undefined) return;
+    let oldest = Infinity;
+    for (const entry of this.pending.values()) if (entry.state === 'sent' && entry.sentAt < oldest) oldest = entry.sentAt;
+    if (oldest === Infinity) return;
+    this.ackTimer = setTimeout(() => {
+      this.ackTimer = undefined;
+      const overdue = this.now() - this.timing.resultAckTimeoutMs;
+      for (const entry of this.pending.values()) if (entry.state === 'sent' && entry.sentAt <= overdue) entry.state = 'waiting';
+      this.sendReports();
+      this.armAckTimer();
+    }, Math.max(0, oldest + this.timing.resultAckTimeoutMs - this.now()));
+    this.ackTimer.unref();
   }
 
   /** The first result that waits to be sent, if any. */
@@ -630,8 +664,11 @@ export class Listener {
         waiting = true;
         break;
       }
-      if (this.streamAcks) entry.state = 'sent';
-      else this.forget(id);
+      if (this.streamAcks) {
+        entry.state = 'sent';
+        entry.sentAt = this.now();
+        this.armAckTimer();
+      } else this.forget(id);
     }
     if (!waiting) return;
     if (this.connectedVia === 'polling' || this.halted) {
@@ -700,7 +737,7 @@ export class Listener {
     this.sendReports();
     if (!this.pumping || this.reporting === null) return;
     const timeout = new AbortController();
-    await Promise.race([this.reporting, this.sleep(this.timing.reportFlushMs, timeout.signal)]);
+    await Promise.race([this.reporting, this.sleep(this.flushTimeLeft(), timeout.signal)]);
     timeout.abort();
     // Whatever is left is not waited for: the process is ending, and the cursor file keeps it.
     this.reportsGivenUp.abort();
@@ -938,6 +975,8 @@ export class Listener {
         this.streamAcks = false;
         // What this stream took without acknowledging goes again, on the next stream or by POST.
         for (const entry of this.pending.values()) if (entry.state === 'sent') entry.state = 'waiting';
+        clearTimeout(this.ackTimer);
+        this.ackTimer = undefined;
         this.notifyAckWaiters();
         this.sendReports();
       }
