@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import type { DeliveryStatus } from '../db/deliveries.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { enqueueOutboundMessages, lockIdempotencyKeys, type EnqueueResult, type OutboundSubmission } from '../db/messages.js';
+import { GroupCommit } from '../lib/group-commit.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { localWorker, type HandedOverDelivery } from './local-worker.js';
 
@@ -36,78 +37,68 @@ export interface MessageBatcherOptions {
   maxBatchBytes?: number;
 }
 
-interface Pending {
+interface Queued {
   submission: OutboundSubmission;
   payload: Buffer;
-  resolve(outcome: SubmissionOutcome): void;
-  reject(error: unknown): void;
 }
 
 /**
- * Stores POST /v1/messages submissions in group commits: while one batch is being written, new
- * arrivals queue, and the next batch takes them all (an idle server starts a batch at once). A batch
- * is one statement — payloads (database store), messages, jobs and one NOTIFY — in autocommit; with
- * idempotency keys, the statement runs in a transaction after taking the keys' locks. Each request
- * gets the answer it would have had alone, in arrival order: a repeat of a key (from before or from
- * earlier in the batch) returns its first message or conflicts, and an unknown endpoint is 404. A
- * batch the database refuses is retried one submission at a time, so that one bad submission fails
- * only its own request; a database outage, or a payload store that refuses the batch's objects, fails
- * the whole batch at once, storing nothing.
+ * Stores POST /v1/messages submissions in group commits (an idle server starts a batch in the turn
+ * after the first arrival). A batch is one statement — payloads (database store), messages, jobs and
+ * one NOTIFY — in autocommit; with idempotency keys, the statement runs in a transaction after taking
+ * the keys' locks. Each request gets the answer it would have had alone, in arrival order: a repeat of
+ * a key (from before or from earlier in the batch) returns its first message or conflicts, and an
+ * unknown endpoint is 404. A batch the database refuses is retried one submission at a time, so that
+ * one bad submission fails only its own request; a database outage, or a payload store that refuses
+ * the batch's objects, fails the whole batch at once, storing nothing.
  */
 export class MessageBatcher {
-  private queue: Pending[] = [];
-  private scheduled = false;
-  private running: Promise<void> | null = null;
-  private readonly maxBatch: number;
-  private readonly maxBatchBytes: number;
+  private readonly commits: GroupCommit<Queued, SubmissionOutcome>;
 
   constructor(
     private readonly db: Database,
     private readonly payloadStore: PayloadStore,
     options: MessageBatcherOptions = {},
   ) {
-    this.maxBatch = options.maxBatch ?? 500;
-    this.maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
+    this.commits = new GroupCommit({
+      commit: (batch) => this.store(batch),
+      maxBatch: options.maxBatch ?? 500,
+      sizeOf: (queued) => queued.payload.length,
+      maxBatchSize: options.maxBatchBytes ?? 16 * 1024 * 1024,
+      onFailure: (error, batch) => {
+        if (error instanceof PayloadStoreFailure) return { action: 'fail', error: error.cause };
+        if (batch.length > 1 && !isDatabaseUnavailable(error)) return { action: 'split' };
+        return { action: 'fail', error };
+      },
+    });
   }
 
   submit(submission: MessageSubmission): Promise<SubmissionOutcome> {
     const id = newUuidv7();
     const inline = this.inlinePayloads();
-    return new Promise((resolve, reject) => {
-      this.queue.push({
-        submission: {
-          id,
-          projectId: submission.projectId,
-          endpointId: submission.endpointId,
-          eventType: submission.eventType,
-          idempotencyKey: submission.idempotencyKey,
-          requestSha256: submission.requestSha256,
-          payloadFormat: submission.payloadFormat,
-          contentType: submission.contentType,
-          sizeBytes: submission.payload.length,
-          payloadSha256: submission.payloadSha256,
-          payloadKey: `outbound/${id}`,
-          createdAt: new Date(),
-          inlinePayload: inline ? submission.payload : undefined,
-        },
-        payload: submission.payload,
-        resolve,
-        reject,
-      });
-      if (!this.scheduled && !this.running) {
-        this.scheduled = true;
-        // Requests that arrived in the same turn of the event loop join one batch.
-        setImmediate(() => {
-          this.scheduled = false;
-          this.launch();
-        });
-      }
+    return this.commits.enqueue({
+      submission: {
+        id,
+        projectId: submission.projectId,
+        endpointId: submission.endpointId,
+        eventType: submission.eventType,
+        idempotencyKey: submission.idempotencyKey,
+        requestSha256: submission.requestSha256,
+        payloadFormat: submission.payloadFormat,
+        contentType: submission.contentType,
+        sizeBytes: submission.payload.length,
+        payloadSha256: submission.payloadSha256,
+        payloadKey: `outbound/${id}`,
+        createdAt: new Date(),
+        inlinePayload: inline ? submission.payload : undefined,
+      },
+      payload: submission.payload,
     });
   }
 
   /** Resolves once everything queued so far is answered (graceful shutdown). */
-  async idle(): Promise<void> {
-    while (this.scheduled || this.running || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+  idle(): Promise<void> {
+    return this.commits.idle();
   }
 
   /** The database store writes payloads in the enqueue's statement; another store is written to first. */
@@ -115,43 +106,7 @@ export class MessageBatcher {
     return this.payloadStore.kind === 'database';
   }
 
-  private launch(): void {
-    if (this.running || this.queue.length === 0) return;
-    const batch = this.takeBatch();
-    this.running = this.flush(batch).finally(() => {
-      this.running = null;
-      this.launch();
-    });
-  }
-
-  private takeBatch(): Pending[] {
-    let count = 0;
-    let bytes = 0;
-    while (count < this.queue.length && count < this.maxBatch && (count === 0 || bytes + this.queue[count]!.payload.length <= this.maxBatchBytes)) {
-      bytes += this.queue[count]!.payload.length;
-      count++;
-    }
-    return this.queue.splice(0, count);
-  }
-
-  private async flush(batch: Pending[]): Promise<void> {
-    let outcomes: SubmissionOutcome[];
-    try {
-      outcomes = await this.store(batch);
-    } catch (error) {
-      if (error instanceof PayloadStoreFailure) {
-        for (const p of batch) p.reject(error.cause);
-      } else if (batch.length > 1 && !isDatabaseUnavailable(error)) {
-        for (const p of batch) await this.flush([p]);
-      } else {
-        for (const p of batch) p.reject(error);
-      }
-      return;
-    }
-    batch.forEach((p, i) => p.resolve(outcomes[i]!));
-  }
-
-  private async store(batch: Pending[]): Promise<SubmissionOutcome[]> {
+  private async store(batch: Queued[]): Promise<SubmissionOutcome[]> {
     const items = batch.map((p) => p.submission);
     const worker = localWorker(this.db);
     const lease = worker?.reserveHandoff(items.length);

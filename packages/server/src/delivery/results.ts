@@ -12,6 +12,7 @@ import {
   type DeliveryStatus,
   type MessageOutcome,
 } from '../db/deliveries.js';
+import { GroupCommit } from '../lib/group-commit.js';
 import { honoursRetryAfter, nextRetryDelayMs, parseRetryAfterMs } from './schedule.js';
 import type { SendResult } from './sender.js';
 import type { Metrics } from '../metrics/index.js';
@@ -73,21 +74,16 @@ export function outcomeOf(attempt: AttemptResult, rerun: boolean, scheduleSecond
   return { ...common, status: 'pending_retry', nextAttemptAt: new Date(attempt.finishedAt.getTime() + delay) };
 }
 
-interface Pending {
-  attempt: AttemptResult;
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
 /**
- * Writes attempt results in group commits: while one transaction runs, new results queue and the next
- * transaction takes them all. A result counts only while its job is still leased to the lease it was
- * claimed under (otherwise the reaper already gave the job to another worker): its attempt row is
- * kept either way, as the request was made.
+ * Writes attempt results in group commits (one transaction for the results that finished while the
+ * previous one ran). A result counts only while its job is still leased to the lease it was claimed
+ * under (otherwise the reaper already gave the job to another worker): its attempt row is kept
+ * either way, as the request was made. While the database is unreachable the same results are
+ * written again with a growing delay; a result that is not written is sent again once its job is
+ * released or its lease runs out.
  */
 export class ResultWriter {
-  private queue: Pending[] = [];
-  private running: Promise<void> | null = null;
+  private readonly commits: GroupCommit<AttemptResult, void>;
   private closed = false;
   /** Set by the worker. Outcomes are counted once their transaction commits: a retried write counts once. */
   metrics: Metrics | undefined;
@@ -99,57 +95,36 @@ export class ResultWriter {
     private readonly workerId: string,
     private readonly log: FastifyBaseLogger,
     private readonly onDue: (at: Date) => void,
-  ) {}
-
-  /** Resolves once the result is committed. */
-  push(attempt: AttemptResult): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ attempt, resolve, reject });
-      this.kick();
+  ) {
+    this.commits = new GroupCommit({
+      commit: (attempts) => this.commit(attempts),
+      maxBatch: MAX_BATCH,
+      onFailure: (error, _batch, failures) => {
+        const transient = isDatabaseUnavailable(error);
+        if (!transient) this.log.error({ err: error }, 'delivery worker: could not record delivery results');
+        else if (failures === 1) this.log.warn({ err: { message: (error as Error).message } }, 'delivery worker: database unavailable; retrying to record delivery results');
+        if (!transient || (this.closed && failures >= 5)) return { action: 'fail', error };
+        return { action: 'retry', delayMs: Math.min(5000, 200 * 2 ** failures) };
+      },
     });
   }
 
-  private kick(): void {
-    if (this.running) return;
-    this.running = this.drain().finally(() => {
-      this.running = null;
-      if (this.queue.length > 0) this.kick();
-    });
+  /** Resolves once the result is committed. */
+  push(attempt: AttemptResult): Promise<void> {
+    return this.commits.enqueue(attempt);
   }
 
   /** Writes what is queued; from now on a database outage is retried a few times, not forever. */
   async close(): Promise<void> {
     this.closed = true;
-    while (this.running) await this.running;
+    await this.commits.idle();
   }
 
-  private async drain(): Promise<void> {
-    await new Promise((r) => setImmediate(r)); // let results of the same moment join one commit
-    let failures = 0;
-    while (this.queue.length > 0) {
-      const batch = this.queue.slice(0, MAX_BATCH);
-      try {
-        const due = await this.db.sql.begin((tx) => this.write(tx, batch.map((p) => p.attempt)));
-        this.queue.splice(0, batch.length);
-        batch.forEach((p) => p.resolve());
-        for (const [kind, status] of this.outcomesInTransaction) this.metrics?.countDelivery(kind, status);
-        for (const at of due) this.onDue(at);
-        failures = 0;
-      } catch (error) {
-        failures++;
-        const transient = isDatabaseUnavailable(error);
-        if (!transient) this.log.error({ err: error }, 'delivery worker: could not record delivery results');
-        else if (failures === 1) this.log.warn({ err: { message: (error as Error).message } }, 'delivery worker: database unavailable; retrying to record delivery results');
-        // Not recorded: the worker releases the jobs (or their leases run out) and they are sent again.
-        if (!transient || (this.closed && failures >= 5)) {
-          this.queue.splice(0, batch.length);
-          batch.forEach((p) => p.reject(error));
-          failures = 0;
-          continue;
-        }
-        await new Promise((r) => setTimeout(r, Math.min(5000, 200 * 2 ** failures)));
-      }
-    }
+  private async commit(attempts: AttemptResult[]): Promise<void[]> {
+    const due = await this.db.sql.begin((tx) => this.write(tx, attempts));
+    for (const [kind, status] of this.outcomesInTransaction) this.metrics?.countDelivery(kind, status);
+    for (const at of due) this.onDue(at);
+    return [];
   }
 
   /** Returns the times at which rescheduled jobs become due. */

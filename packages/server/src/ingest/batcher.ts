@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.js';
 import { storeInboundBatch, storeInboundOne, type IngestBatchItem } from '../db/ingest.js';
 import { notifyAfterCommit } from '../db/notify.js';
+import { GroupCommit } from '../lib/group-commit.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { nextOrderedId } from './ordered-id.js';
 
@@ -42,12 +43,6 @@ export type IngestOutcome =
   | { kind: 'paused' }
   | { kind: 'gone' };
 
-interface Pending {
-  item: IngestItem;
-  resolve(outcome: IngestOutcome): void;
-  reject(error: unknown): void;
-}
-
 export interface IngestBatcherOptions {
   /** Most webhooks stored in one transaction. */
   maxBatch?: number;
@@ -84,11 +79,11 @@ export interface CommittedMessages {
 }
 
 /**
- * Stores webhooks in group commits: while a batch is being stored, new arrivals queue, and the next
- * batch takes them all. A batch is one autocommit statement (`storeInboundBatch`, or
- * `storeInboundOne` for a webhook alone without an idempotency key; one round trip). It locks its
- * endpoints' rows (in id order) until its commit and stores only ids above each endpoint's last
- * committed id, so one endpoint's messages become visible strictly in id order across
+ * Stores webhooks in group commits, several in flight at once (`maxConcurrent`). A batch is one
+ * autocommit statement (`storeInboundBatch`, or `storeInboundOne` for a webhook alone without an
+ * idempotency key; one round trip). It locks its endpoints' rows (in id order) until its commit and
+ * stores only ids above each endpoint's last committed id, so one endpoint's messages become
+ * visible strictly in id order across
  * any number of processes (decisions.md §5). A request is answered only after the commit that holds
  * its message.
  *
@@ -98,17 +93,12 @@ export interface CommittedMessages {
  * off the webhook's critical path.
  */
 export class IngestBatcher {
-  private queue: Pending[] = [];
+  private readonly commits: GroupCommit<IngestItem, IngestOutcome>;
   /** The last id this process proposed per endpoint. */
   private readonly lastProposed = new Map<string, string>();
-  private scheduled = false;
-  private inFlight = 0;
   /** Endpoints with commits not announced yet, with their last committed id. */
   private readonly unannounced = new Map<string, string>();
   private announcing = false;
-  private readonly maxBatch: number;
-  private readonly maxBatchBytes: number;
-  private readonly maxConcurrent: number;
   private readonly announceAfterLocalStreamsMs: number;
 
   constructor(
@@ -116,75 +106,46 @@ export class IngestBatcher {
     private readonly payloadStore: PayloadStore,
     private readonly options: IngestBatcherOptions = {},
   ) {
-    this.maxBatch = options.maxBatch ?? 500;
-    this.maxBatchBytes = options.maxBatchBytes ?? 16 * 1024 * 1024;
-    this.maxConcurrent = options.maxConcurrent ?? 2;
     this.announceAfterLocalStreamsMs = options.announceAfterLocalStreamsMs ?? ANNOUNCE_AFTER_LOCAL_STREAMS_MS;
-  }
-
-  submit(item: IngestItem): Promise<IngestOutcome> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        // Let the requests that arrived in the same turn of the event loop join one batch.
-        setImmediate(() => {
-          this.scheduled = false;
-          this.launch();
-        });
-      }
+    this.commits = new GroupCommit({
+      commit: (items) => this.store(items),
+      maxBatch: options.maxBatch ?? 500,
+      sizeOf: (item) => item.body.length,
+      maxBatchSize: options.maxBatchBytes ?? 16 * 1024 * 1024,
+      maxInFlight: options.maxConcurrent ?? 2,
     });
   }
 
-  /** Resolves once everything queued so far is stored (graceful shutdown). */
+  submit(item: IngestItem): Promise<IngestOutcome> {
+    return this.commits.enqueue(item);
+  }
+
+  /** Resolves once everything queued so far is stored and announced (graceful shutdown). */
   async idle(): Promise<void> {
-    while (this.scheduled || this.inFlight > 0 || this.queue.length > 0 || this.announcing || this.unannounced.size > 0) {
-      await new Promise((r) => setTimeout(r, 5));
+    while (this.commits.busy || this.announcing || this.unannounced.size > 0) {
+      await this.commits.idle();
+      if (this.announcing || this.unannounced.size > 0) await new Promise((r) => setTimeout(r, 5));
     }
   }
 
-  private launch(): void {
-    while (this.queue.length > 0 && this.inFlight < this.maxConcurrent) {
-      const batch = this.takeBatch();
-      this.inFlight++;
-      void this.flush(batch).finally(() => {
-        this.inFlight--;
-        this.launch();
-      });
-    }
+  /**
+   * NOTIFYs the commits not announced yet after the answers of the batch that is ending (they go out
+   * in the microtasks of its end, before any timer); and when this process's own streams have the
+   * messages to forward (`handedToStreams`), after those too: the NOTIFY's transaction and the
+   * wake-up of every listening process would take the cores from them.
+   */
+  private announceSoon(handedToStreams: boolean): void {
+    if (this.unannounced.size === 0 || this.announcing) return;
+    this.announcing = true;
+    if (handedToStreams) setTimeout(() => void this.announce(), this.announceAfterLocalStreamsMs);
+    else setImmediate(() => void this.announce());
   }
 
-  private takeBatch(): Pending[] {
-    let count = 0;
-    let bytes = 0;
-    while (count < this.queue.length && count < this.maxBatch && (count === 0 || bytes + this.queue[count]!.item.body.length <= this.maxBatchBytes)) {
-      bytes += this.queue[count]!.item.body.length;
-      count++;
-    }
-    return this.queue.splice(0, count);
-  }
-
-  private async flush(batch: Pending[]): Promise<void> {
-    let handedToStreams = false;
-    try {
-      const stored = await this.store(batch.map((p) => p.item));
-      handedToStreams = stored.handedToStreams;
-      batch.forEach((p, i) => p.resolve(stored.outcomes[i]!));
-    } catch (error) {
-      batch.forEach((p) => p.reject(error));
-    }
-    if (this.unannounced.size > 0 && !this.announcing) {
-      this.announcing = true;
-      // After the answers above have gone out; and when this process's own streams have the
-      // messages to forward, after those too: the NOTIFY's transaction and the wake-up of every
-      // listening process would take the cores from them.
-      if (handedToStreams) setTimeout(() => void this.announce(), this.announceAfterLocalStreamsMs);
-      else setImmediate(() => void this.announce());
-    }
-  }
-
-  /** `handedToStreams`: some of the messages went to this process's streams (`onCommitted`). */
-  private async store(items: IngestItem[]): Promise<{ outcomes: IngestOutcome[]; handedToStreams: boolean }> {
+  /**
+   * Stores one batch; its messages that this process's streams want go to them (`onCommitted`). A
+   * batch that fails has nothing to announce: its ids are noted only once its statement succeeded.
+   */
+  private async store(items: IngestItem[]): Promise<IngestOutcome[]> {
     // Only the first webhook of an idempotency key in the batch is sent; the others share its fate.
     const firstOfKey = new Map<string, number>();
     const sent: number[] = [];
@@ -286,7 +247,8 @@ export class IngestBatcher {
       const unused = batchItems.filter((b) => outcomes[b.ord]?.kind !== 'stored').map((b) => `inbound/${b.id}`);
       if (unused.length > 0) await this.payloadStore.deleteMany(this.db.sql, unused).catch(() => undefined);
     }
-    return { outcomes: outcomes as IngestOutcome[], handedToStreams: committed !== undefined };
+    this.announceSoon(committed !== undefined);
+    return outcomes as IngestOutcome[];
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { Database, Sql } from '../db/database.js';
 import { lockPullEndpointsForIngest } from '../db/pull-endpoints.js';
 import { insertPullEvents, type NewPullEvent } from '../db/pull-events.js';
+import { GroupCommit } from '../lib/group-commit.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 
 export interface PullIngestItem {
@@ -10,64 +11,39 @@ export interface PullIngestItem {
 
 export type PullIngestOutcome = { kind: 'stored'; eventId: string } | { kind: 'paused' } | { kind: 'gone' };
 
-interface Pending {
-  item: PullIngestItem;
-  resolve(outcome: PullIngestOutcome): void;
-  reject(error: unknown): void;
-}
-
 /** The payload store key of a pull event's bytes. */
 export const pullPayloadKey = (eventId: string) => `pull/${eventId}`;
 
 /**
- * Stores pull events in group commits, as the inbound batcher does: while one transaction runs,
- * arrivals queue, and the next transaction takes them all. Each transaction share-locks its
- * endpoints' rows and re-checks paused/deleted under that lock, so a pause or delete that has
- * answered is never followed by a stored event. A request is answered only after its commit.
+ * Stores pull events in group commits (one transaction for the webhooks that arrived while the
+ * previous one ran). Each transaction share-locks its endpoints' rows and re-checks paused/deleted
+ * under that lock, so a pause or delete that has answered is never followed by a stored event. A
+ * request is answered only after its commit; a failed transaction fails every request in it.
  */
 export class PullIngestBatcher {
-  private queue: Pending[] = [];
-  private flushing = false;
+  private readonly commits: GroupCommit<PullIngestItem, PullIngestOutcome>;
 
   constructor(
     private readonly db: Database,
     private readonly payloadStore: PayloadStore,
-    private readonly maxBatch = 500,
-    private readonly maxBatchBytes = 16 * 1024 * 1024,
-  ) {}
-
-  submit(item: PullIngestItem): Promise<PullIngestOutcome> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
-      if (!this.flushing) {
-        this.flushing = true;
-        setImmediate(() => void this.drain());
-      }
+    maxBatch = 500,
+    maxBatchBytes = 16 * 1024 * 1024,
+  ) {
+    this.commits = new GroupCommit({
+      commit: (items) => this.db.sql.begin((tx) => this.store(tx, items)),
+      maxBatch,
+      sizeOf: (item) => item.body.length,
+      maxBatchSize: maxBatchBytes,
     });
   }
 
-  /** Resolves once everything queued so far is stored (graceful shutdown). */
-  async idle(): Promise<void> {
-    while (this.flushing || this.queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+  submit(item: PullIngestItem): Promise<PullIngestOutcome> {
+    return this.commits.enqueue(item);
   }
 
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      let count = 0;
-      let bytes = 0;
-      while (count < this.queue.length && count < this.maxBatch && (count === 0 || bytes + this.queue[count]!.item.body.length <= this.maxBatchBytes)) {
-        bytes += this.queue[count]!.item.body.length;
-        count++;
-      }
-      const batch = this.queue.splice(0, count);
-      try {
-        const outcomes = await this.db.sql.begin((tx) => this.store(tx, batch.map((p) => p.item)));
-        batch.forEach((p, i) => p.resolve(outcomes[i]!));
-      } catch (error) {
-        batch.forEach((p) => p.reject(error));
-      }
-    }
-    this.flushing = false;
+  /** Resolves once everything queued so far is stored (graceful shutdown). */
+  idle(): Promise<void> {
+    return this.commits.idle();
   }
 
   private async store(tx: Sql, items: PullIngestItem[]): Promise<PullIngestOutcome[]> {
