@@ -96,7 +96,7 @@ describe('command surface', () => {
     }
   });
 
-  it('has the commands of issue 7, noun then verb', async () => {
+  it('has every documented command, noun then verb (messages, logs, pull endpoints and events, completion)', async () => {
     await ensureFreshManifest(ROOT);
     const config = await Config.load({ root: ROOT });
     const ids = new Set(config.commands.map((command) => command.id));

@@ -1,6 +1,6 @@
 /**
- * The error codes of the API (interface.md "Errors" and decisions.md §1) and the one table that maps
- * each code to its HTTP status. Server, client and CLI all read this table.
+ * The error codes of the API and the one table that maps each code to its HTTP status (docs/api.md,
+ * Status codes). Server, client and CLI all read this table.
  */
 export const ERROR_CODES = [
   'INVALID_REQUEST',
@@ -40,7 +40,7 @@ export const HTTP_STATUS_BY_ERROR_CODE: Readonly<Record<ErrorCode, number>> = {
   ENDPOINT_PAUSED: 503,
 };
 
-/** Codes whose responses carry a Retry-After header (decisions.md §1). */
+/** Codes whose responses carry a Retry-After header: the caller may succeed by retrying later. */
 export const RETRY_AFTER_ERROR_CODES: ReadonlySet<ErrorCode> = new Set([
   'RATE_LIMITED',
   'SERVICE_UNAVAILABLE',

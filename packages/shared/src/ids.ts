@@ -23,7 +23,7 @@ export function newSigningKeyId(): string {
   return `sk_${hex(12)}`;
 }
 
-/** API key: `hr_` + 40 lowercase hex (decisions.md §2). */
+/** API key: `hr_` + 40 lowercase hex (docs/api.md, Keys, ids and secrets). */
 export function newApiKey(): string {
   return `hr_${hex(20)}`;
 }
@@ -69,7 +69,7 @@ export function isUuid(value: string): boolean {
 
 /**
  * The smallest UUIDv7 of a millisecond: timestamp bits set, random bits zero. A listen cursor built
- * from it starts at that point in time (`hookrelay listen --since 10m`, decisions.md §5).
+ * from it starts at that point in time (`hookrelay listen --since 10m`; docs/cli.md, Order, cursor and resume).
  */
 export function uuidv7AtTime(time: Date | number): string {
   const ms = typeof time === 'number' ? time : time.getTime();
@@ -85,7 +85,7 @@ export function uuidv7Time(id: string): number {
   return Number.parseInt(id.replace(/-/g, '').slice(0, 12), 16);
 }
 
-/** The last `n` characters of a secret, shown as `key_hint` (decisions.md §6). */
+/** The last `n` characters of a secret, shown as `key_hint`: enough to tell keys apart, too little to use. */
 export function keyHint(secret: string, n = 4): string {
   return secret.slice(-n);
 }

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Env } from '../config.js';
 
-/** The line the server prints once it accepts connections (decisions.md §11). */
+/** The line the server prints on stdout once it accepts connections, with the port it really bound. */
 export const LISTENING_LINE = /^hookrelay-server listening on (http:\/\/\S+)\s*$/mu;
 /** How much of the server's output is kept in memory, for error messages. */
 const OUTPUT_TAIL_CHARS = 8_000;

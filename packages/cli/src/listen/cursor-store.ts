@@ -9,7 +9,8 @@ import { ExitCode } from '../exit-codes.js';
 import type { PendingResultFrame } from './listener.js';
 
 /**
- * Where `listen` keeps its place (decisions.md §5): one file per profile, endpoint and listener
+ * Where `listen` keeps its place, so that it never loses a message across restarts (docs/cli.md,
+ * Order, cursor and resume): one file per profile, endpoint and listener
  * slot, `<config dir>/cursors/<profile>/<endpoint-id>[.<slot>].json`, holding the id of the last
  * message processed and the results of the app not yet acknowledged by the server. A running
  * listener holds its slot with `<file>.lock` (its pid), so that a second listener on the same

@@ -13,7 +13,7 @@ export type TransportName = 'websocket' | 'polling';
 
 /** The cursor before every UUIDv7: `after=` it means "from the endpoint's first message". */
 export const ZERO_CURSOR = '00000000-0000-7000-8000-000000000000';
-/** Messages per listen page (interface, rule 6): a full page means more are waiting. */
+/** Messages per listen page, the server's fixed page size: a full page means more are waiting. */
 export const LISTEN_PAGE_SIZE = 50;
 
 /** What the listener needs of the server. */

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { HeaderName } from './common.js';
 
 /**
- * Event type extraction settings, shared by pull endpoints and inbound endpoints (interface "Event
- * type extraction"): `event_type_source` (`body` or `header`) and `event_type_path` (a dot path into
+ * Event type extraction settings, shared by pull endpoints and inbound endpoints (docs/api.md, Pull
+ * ingestion): `event_type_source` (`body` or `header`) and `event_type_path` (a dot path into
  * the JSON body, or a header name).
  */
 export const EVENT_TYPE_SOURCES = ['body', 'header'] as const;
@@ -58,7 +58,7 @@ export const eventTypeUpdateShape = {
 };
 
 /**
- * `event_type_source: ""` clears extraction (interface rule 7) and the stored path with it, so a path
+ * `event_type_source: ""` clears extraction (docs/api.md, Pull endpoints) and the stored path with it, so a path
  * may then only be omitted or "". Changing the source alone keeps the stored path; the server checks
  * that one exists.
  */

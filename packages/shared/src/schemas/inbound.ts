@@ -19,7 +19,7 @@ export const INBOUND_MODES = ['forward', 'cli'] as const;
 export const InboundMode = z.enum(INBOUND_MODES, { message: 'must be forward or cli' });
 export type InboundMode = z.infer<typeof InboundMode>;
 
-/** The sender's signature format (decisions.md §4); `hex` is the default. */
+/** The sender's signature format (docs/api.md, Inbound endpoints); `hex` is the default. */
 export const HMAC_SCHEMES = ['hex', 'base64', 'github', 'stripe', 'slack', 'standard_webhooks'] as const;
 export const HmacScheme = z.enum(HMAC_SCHEMES, { message: `must be one of ${HMAC_SCHEMES.join(', ')}` });
 export type HmacScheme = z.infer<typeof HmacScheme>;
@@ -210,8 +210,8 @@ const endpointActivityShape = {
 };
 
 /**
- * GET /v1/inbound-endpoints/{id}: the interface's record, the decisions.md §4 names and the
- * non-secret verification settings (secrets are never returned). An unset optional setting is null;
+ * GET /v1/inbound-endpoints/{id}: the endpoint's record with its non-secret verification settings
+ * (docs/api.md, Inbound endpoints) (secrets are never returned). An unset optional setting is null;
  * `url` is "" in cli mode even when a URL is stored. `expires_at` only when ephemeral;
  * `latest_message_id` only in cli mode (null while the endpoint has no message).
  */
@@ -254,7 +254,7 @@ export type InboundEndpointOut = z.infer<typeof InboundEndpointOut>;
 
 /**
  * GET /v1/inbound-endpoints row. No ingest URL: it embeds the secret token, so it is shown only by
- * the single GET. `expires_at` null unless ephemeral (decisions.md §6).
+ * the single GET. `expires_at` null unless ephemeral.
  */
 export const InboundEndpointSummaryOut = z.object({
   id: Uuid,
@@ -275,7 +275,7 @@ export type InboundEndpointSummaryOut = z.infer<typeof InboundEndpointSummaryOut
 export const InboundEndpointUpdateOut = z.object({ id: Uuid, updated: z.literal(true) });
 export type InboundEndpointUpdateOut = z.infer<typeof InboundEndpointUpdateOut>;
 
-/** The same five statuses as outbound messages (decisions.md §4). */
+/** The same five statuses as outbound messages (docs/api.md, Statuses). */
 export const InboundMessageStatus = MessageStatus;
 export type InboundMessageStatus = MessageStatus;
 
@@ -392,7 +392,7 @@ export const RawHeader = z.tuple([z.string(), z.string()]);
 export type RawHeader = z.infer<typeof RawHeader>;
 
 /**
- * A message as the CLI gets it from listen and the stream (interface, decisions.md §5). `body` is the
+ * A message as the CLI gets it from listen and the stream (docs/api.md, Listen and stream). `body` is the
  * JSON value for a JSON payload, otherwise a base64 string with `body_encoding: 'base64'` (always so
  * in stream frames and with `?body_encoding=base64`). `body_error` replaces both when storage could
  * not be read; a payload gone on purpose simply has no `body`.
@@ -523,7 +523,7 @@ const answerShape = {
  */
 const resultIdShape = { result_id: Uuid.optional() };
 
-/** POST /v1/inbound-messages/{id}/result: how a polling CLI reports (decisions.md §5). */
+/** POST /v1/inbound-messages/{id}/result: how a polling CLI reports the local app's answer (the stream's `result` frame otherwise). */
 export const InboundResultIn = z.strictObject({ ...resultShape, ...answerShape, ...resultIdShape });
 export type InboundResultIn = z.infer<typeof InboundResultIn>;
 
@@ -617,7 +617,7 @@ export const InboundLogRecordOut = z.object({
 });
 export type InboundLogRecordOut = z.infer<typeof InboundLogRecordOut>;
 
-/** GET /v1/inbound-logs: `received_after` inclusive, `received_before` exclusive (decisions.md §4). */
+/** GET /v1/inbound-logs: `received_after` inclusive, `received_before` exclusive, so adjacent windows never share a message. */
 export const InboundLogsQuery = z.strictObject({
   status: InboundMessageStatus.optional(),
   inbound_endpoint_id: Uuid.optional(),

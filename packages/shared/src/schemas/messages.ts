@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Cursor, EndpointId, JsonValue, limitParam, Timestamp, TimestampIn, Uuid, uuidBatch } from './common.js';
 
-/** Delivery statuses, outbound and inbound alike (decisions.md §4). */
+/** Delivery statuses, outbound and inbound alike (docs/api.md, Statuses). */
 export const MESSAGE_STATUSES = ['queued', 'delivering', 'succeeded', 'pending_retry', 'failed_permanent'] as const;
 
 export const MessageStatus = z.enum(MESSAGE_STATUSES, { message: `must be one of ${MESSAGE_STATUSES.join(', ')}` });
@@ -20,7 +20,7 @@ const ContentType = z
   );
 
 /**
- * POST /v1/messages (decisions.md §6). Exactly one of `payload` (any JSON value, sent as
+ * POST /v1/messages (docs/api.md, Outbound messages). Exactly one of `payload` (any JSON value, sent as
  * `application/json` unless `content_type` says otherwise, e.g. `application/cloudevents+json`) or
  * `body` (sent verbatim as UTF-8; `content_type` is then the caller's to choose). The
  * `Idempotency-Key` header, when sent, takes the place of `idempotency_key`.
@@ -54,8 +54,8 @@ export const MessageCreateOut = z.object({
 export type MessageCreateOut = z.infer<typeof MessageCreateOut>;
 
 /**
- * One row of GET /v1/logs (interface "Outbound message log record"). Absent-until-it-happens times
- * (`delivered_at`, `next_attempt_at`) are omitted, as the interface says; measurements and results
+ * One row of GET /v1/logs (docs/api.md, Logs and deletes). Absent-until-it-happens times
+ * (`delivered_at`, `next_attempt_at`) are omitted; measurements and results
  * that do not exist yet (no attempt made, no HTTP answer, not delivered) are null, so every row has
  * the same keys for tables and `jq`.
  */
@@ -126,7 +126,7 @@ export const MessageRetryOut = z.object({
 });
 export type MessageRetryOut = z.infer<typeof MessageRetryOut>;
 
-/** GET /v1/logs: `start_time` inclusive, `end_time` exclusive (decisions.md §6). */
+/** GET /v1/logs: `start_time` inclusive, `end_time` exclusive, so adjacent windows never share a message. */
 export const LogsQuery = z.strictObject({
   endpoint_id: EndpointId.optional(),
   status: MessageStatus.optional(),
@@ -157,7 +157,7 @@ export const BatchDeleteOutcome = z.enum(BATCH_DELETE_OUTCOMES);
 export type BatchDeleteOutcome = z.infer<typeof BatchDeleteOutcome>;
 
 /**
- * The batch delete result (interface "Batch delete result"), whose id field is `message_id` for
+ * The batch delete result, whose id field is `message_id` for
  * outbound and inbound messages and `event_id` for pull events. `deleted_at` is present for the
  * `deleted` and `already_deleted` outcomes only.
  */

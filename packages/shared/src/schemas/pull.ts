@@ -39,7 +39,7 @@ export type PullEndpointCreateIn = z.infer<typeof PullEndpointCreateIn>;
 
 /**
  * PATCH /v1/pull-endpoints/{id}: omitted fields keep their values. `event_type_source: ""` clears
- * extraction (interface rule 7) and the stored path with it, so a path may then only be omitted or
+ * extraction (docs/api.md, Pull endpoints) and the stored path with it, so a path may then only be omitted or
  * "". Changing the source alone keeps the stored path; the server checks that one exists.
  */
 export const PullEndpointUpdateIn = z
@@ -153,7 +153,7 @@ export type PullEventsQuery = z.infer<typeof PullEventsQuery>;
 
 /**
  * meta of the events list: `next_cursor` is an empty string, never null, when there are no more
- * results (interface "Pull events"); `has_more` says the same as a boolean.
+ * results, unlike the other lists' null (docs/api.md, Pull events); `has_more` says the same as a boolean.
  */
 export const PullEventsPageMeta = z.object({
   request_id: z.string(),
