@@ -3,8 +3,8 @@ import { homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ensureFreshManifest } from '../dist/manifest-cache.js';
 
-// On import, @oclif/core checks the running Node against oclif's own `engines` with semver (48
-// files, ~20 ms of every command's start). The CLI's own requirement is its package.json's
+// On import, @oclif/core checks the running Node against oclif's own `engines` with semver, whose
+// many files every command's start would load. The CLI's own requirement is its package.json's
 // `engines`, which the package manager checks at install.
 process.env.OCLIF_DISABLE_ENGINE_WARNING ??= '1';
 

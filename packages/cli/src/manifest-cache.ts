@@ -6,15 +6,15 @@ import { dirname, join } from 'node:path';
  * oclif's command manifest, kept fresh by the CLI itself.
  *
  * Without `oclif.manifest.json` oclif imports every command module at start-up to learn the
- * commands and their flags (about 0.3 s here: zod, undici and the schemas come with them), which
- * puts `hookrelay --version` near half a second. With the manifest it imports only the command
+ * commands and their flags (zod, undici and the schemas come with them), which would multiply the
+ * start of `hookrelay --version` (BENCHMARKS.md, CLI start-up). With the manifest it imports only the command
  * that runs. A manifest that no longer matches the compiled commands hides new commands and
  * flags, so none is committed; instead `bin/run.js` calls `ensureFreshManifest` before oclif
  * starts: the manifest carries a fingerprint of everything it was built from (size and mtime of
  * every compiled file of the CLI and of @hookrelay/shared, which supplies flag options, and the
  * package.json of the CLI and of @oclif/core), and when that no longer matches the files it is
- * built again from the compiled commands and replaced atomically. Checking costs 2-7 ms (about
- * 120 stat calls).
+ * built again from the compiled commands and replaced atomically. Checking is one stat call per
+ * file.
  */
 
 export const MANIFEST_FILE = 'oclif.manifest.json';
@@ -28,7 +28,7 @@ interface ManifestOnDisk {
   [FINGERPRINT_FIELD]?: unknown;
 }
 
-/** The `.js` files under `dir`, as paths relative to it (a hand-made walk: Node 20's recursive readdir is ten times slower). */
+/** The `.js` files under `dir`, as paths relative to it (a hand-made walk: Node 20's recursive readdir is much slower). */
 function listJsFiles(dir: string, prefix = '', out: string[] = []): string[] {
   let entries;
   try {

@@ -2,8 +2,8 @@ import * as crypto from 'node:crypto';
 
 // `crypto.hash` (Node ≥ 20.12) hashes in one call. `createHash` builds a Hash object around the
 // digest first. Most of that goes unseen in a loop, but a server or CLI woken by each webhook
-// pays it cold: about 27 µs for the first one-shot hash after a 20 ms sleep, against 58 µs for
-// `createHash`, on 2 shared cores (BENCHMARKS.md, Listen latency).
+// pays it cold, and the one-shot hash costs less cold than `createHash` (BENCHMARKS.md, Listen
+// latency).
 const oneShot: typeof crypto.hash | undefined = typeof crypto.hash === 'function' ? crypto.hash : undefined;
 
 /** SHA-256 of `data` (a string as UTF-8) in lowercase hex. */

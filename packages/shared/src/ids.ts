@@ -36,8 +36,7 @@ export function newSecretToken(): string {
 /**
  * The random words of UUIDv7s, drawn from the CSPRNG 1,024 at a time. The library's own buffer holds
  * 8, so it called the CSPRNG every two or three ids: a server woken by each webhook (a request id
- * and a message id) paid the CSPRNG's first call after a sleep, some 50–70 µs on 2 shared cores,
- * on most webhooks.
+ * and a message id) paid the CSPRNG's costly first call after a sleep on most webhooks.
  */
 class PooledRandom {
   private readonly words = new Uint32Array(1024);

@@ -159,7 +159,7 @@ class WorkQueue {
   /**
    * The processing side, while it waits for an item: called once, synchronously, by the next push
    * (or when `halt` aborts). A resumed `await` would run only after the WebSocket's read has
-   * unwound, 25–40 µs later; called here, the message's request to the app leaves at once.
+   * unwound; called here, the message's request to the app leaves at once.
    */
   private idle: (() => void) | null = null;
 

@@ -170,7 +170,7 @@ export const PullEventDeleteOut = z.object({
 });
 export type PullEventDeleteOut = z.infer<typeof PullEventDeleteOut>;
 
-/** POST .../events/delete-batch: the interface names the field `message_ids`; it holds event ids. */
+/** POST .../events/delete-batch: the field is named `message_ids`, as for messages; it holds event ids. */
 export const PullEventDeleteBatchIn = z.strictObject({
   message_ids: uuidBatch(100),
 });
