@@ -100,7 +100,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     forceCloseConnections: 'idle',
     frameworkErrors: answerFrameworkError,
     // Every schema is zod: Fastify's own compilers (Ajv, fast-json-stringify) would only be loaded,
-    // at ~50 ms of the start, never used.
+    // at a cost to the start, never used.
     schemaController: { compilersFactory: ZOD_COMPILERS },
   });
 

@@ -1,5 +1,5 @@
-// A V8 code cache for the bundled server program. Node 20 compiles the 3 MB bundle and every function
-// its start runs on each start (~70 ms of a reopened embedded start of ~1 s): the bundle is run
+// A V8 code cache for the bundled server program. Node 20 compiles the bundle and every function its
+// start runs on each start (BENCHMARKS.md, Embedded start-up and memory): the bundle is run
 // through vm.Script with the bytecode of the previous start's compiled functions, saved once per
 // bundle, Node version and set of V8 flags. Node 22's module.enableCompileCache() does the same for
 // ES modules; Node 20 offers it only for scripts, so the bundle is a CommonJS script.

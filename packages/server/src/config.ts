@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { API_KEY_PATTERN, emptyRecord } from '@hookrelay/shared';
 
 /**
- * Server configuration (decisions.md §11), parsed once from an injected environment. Command-line
+ * Server configuration, parsed once from an injected environment. Command-line
  * flags are turned into the same variables by main.ts and win over the environment.
  */
 export const ROLES = ['api', 'ingest', 'worker'] as const;
@@ -37,7 +37,7 @@ export const DEFAULT_MAX_SOCKETS = 10_000;
  * PostgreSQL settings of the embedded database (PGlite), chosen by measurement (docs/operating.md):
  * PGlite's own default of 128 MB shared buffers is resident from the start and is most of its memory.
  * PGlite runs PostgreSQL single-user, one backend and no autovacuum workers, yet PostgreSQL sizes its
- * shared memory for 100 connections and 16 worker slots: 4 MB more to allocate and zero at each start.
+ * shared memory for 100 connections and 16 worker slots, more to allocate and zero at each start.
  * The WAL sizes bound what the data dir keeps of WAL between the checkpoints the sweepers make
  * (sweepers/embedded.ts): PostgreSQL's 1 GB suits a server's disk, not a developer's data dir.
  * HOOKRELAY_PGLITE_OPTIONS adds to these and wins over them, name by name.
@@ -222,7 +222,7 @@ export interface Config {
   apiRateLimit: number;
   /** /v1 requests an API key may make at once (default twice the rate). */
   apiRateBurst: number;
-  /** Where payload bytes live (decisions.md §10). */
+  /** Where payload bytes live (docs/operating.md, Payload storage on S3). */
   payloadStore: PayloadStoreConfig;
   /** PostgreSQL settings of the embedded database: the defaults with HOOKRELAY_PGLITE_OPTIONS over them. */
   pgliteSettings: Readonly<Record<string, string>>;
@@ -327,7 +327,7 @@ function payloadStoreOf(e: z.output<typeof EnvSchema>): PayloadStoreConfig {
   };
 }
 
-/** `{receive_base}`: HOOKRELAY_PUBLIC_URL, else `http://localhost:<bound port>` (decisions.md §3). */
+/** `{receive_base}`: HOOKRELAY_PUBLIC_URL, else `http://localhost:<bound port>` (docs/api.md, Addresses). */
 export function receiveBase(config: Config, boundPort: number): string {
   return config.publicUrl ?? `http://localhost:${boundPort}`;
 }

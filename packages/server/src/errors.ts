@@ -2,7 +2,8 @@ import type { ErrorCode, ErrorDetail } from '@hookrelay/shared';
 
 /**
  * An error the API answers in its envelope. The HTTP status comes from the shared code → status
- * table, never from here. `data` is sent beside `error` only by delete-all (decisions.md §7).
+ * table, never from here. `data` is sent beside `error` only by delete-all, to report what it
+ * committed before failing (docs/api.md, Pull event deletes and retention).
  */
 export class AppError extends Error {
   override readonly name = 'AppError';

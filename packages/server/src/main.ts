@@ -21,7 +21,7 @@ import {
 } from './admin/commands.js';
 import { rotateEncryptionKeyCommand } from './admin/encryption-key.js';
 
-/** Flags of the same names as the environment variables win over them (decisions.md §11). */
+/** Flags of the same names as the environment variables win over them. */
 const CONFIG_FLAGS: Record<string, string> = {
   host: 'HOOKRELAY_HOST',
   port: 'HOOKRELAY_PORT',
@@ -178,7 +178,7 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
       app.log.warn(`the stored secrets are sealed under ${keys.previousName}: run \`hookrelay-server encryption rotate-key\` to seal them under the current key`);
     }
     if (boot.generatedKey) {
-      // Plain stdout, never the JSON log (decisions.md §2).
+      // Plain stdout, never the JSON log, which must hold no secret (docs/operating.md, Logs).
       process.stdout.write(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}\n`);
     }
     // Built before listening, so that a bad delivery setting (an unreadable CA file) stops the start.

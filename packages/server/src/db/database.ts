@@ -5,7 +5,7 @@ import { PGlite, type Transaction as PGliteTransaction } from '@electric-sql/pgl
 import { AvailabilityGate, reconnectBackoffSeconds } from './availability.js';
 
 /**
- * One small SQL interface over two backends (decisions.md §10): PostgreSQL through `postgres` and
+ * One small SQL interface over two backends (docs/architecture.md, Storage): PostgreSQL through `postgres` and
  * PGlite in a data dir. Queries are tagged templates only; values become bind parameters and nested
  * `sql.fragment` templates are inlined, so dynamic filters never concatenate text.
  *

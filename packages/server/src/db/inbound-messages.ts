@@ -340,7 +340,7 @@ export interface RecordedInboundResult {
 export const MAX_ANSWERS_PER_MESSAGE = 20;
 
 /**
- * CLI reports of the local app's answers (decisions.md §4), many in one statement and one commit:
+ * CLI reports of the local app's answers (docs/api.md, Inbound endpoints), many in one statement and one commit:
  * each matched message takes one attempt row, and the report's outcome (2xx succeeded, anything
  * else failed_permanent); the report's listener's answer replaces its previous one, and the message
  * keeps the answers of its `MAX_ANSWERS_PER_MESSAGE` most recently answering listeners. The answer

@@ -92,8 +92,8 @@ export type IngestBatchResultRow =
  * forward-mode delivery jobs are written, and the jobs are announced on `hookrelay_deliveries`.
  *
  * Holding each endpoint's row lock until the commit, and storing only ids above its last committed
- * id, is what makes one endpoint's ids visible strictly in id order across processes (decisions.md
- * §5). The NOTIFY of the new messages is the caller's, after the commit (`notifyAfterCommit`): in the
+ * id, is what makes one endpoint's ids visible strictly in id order across processes
+ * (docs/architecture.md, Ordering). The NOTIFY of the new messages is the caller's, after the commit (`notifyAfterCommit`): in the
  * commit it would hold PostgreSQL's cluster-wide notify lock through the WAL flush.
  */
 export async function storeInboundBatch(
@@ -115,14 +115,14 @@ export async function storeInboundBatch(
  * comes with the UPDATE of the endpoint's last id (READ COMMITTED re-reads the row a concurrent
  * store committed, so the id is placed above that store's), which answers the id before it through
  * `previous_last_message_id` (migration 009). One statement skips the function's separate
- * statements, its decoding of the jsonb items and a separate row lock: about 0.15 ms of a commit
- * that takes 1–2 ms (BENCHMARKS.md, Commit parts). An endpoint that is not live (paused, deleted,
+ * statements, its decoding of the jsonb items and a separate row lock, a measurable share of a
+ * one-webhook commit (BENCHMARKS.md, Commit parts). An endpoint that is not live (paused, deleted,
  * expired, unknown) updates no row: the function then answers which, under the lock. `body` is null
  * when the payloads live in an object store.
  *
  * `mode` is the endpoint's mode as the caller last read it. For `cli` the statement has no delivery
- * job and no NOTIFY, whose table PostgreSQL would open and lock for nothing (about 0.05 ms of the
- * commit, 20 µs of its CPU: BENCHMARKS.md, Commit parts), and it stores only while the endpoint is
+ * job and no NOTIFY, whose table PostgreSQL would open and lock for nothing (BENCHMARKS.md, Commit
+ * parts), and it stores only while the endpoint is
  * still in cli mode: one switched to forward meanwhile updates no row and goes to the function too.
  */
 export async function storeInboundOne(sql: Sql, item: IngestBatchItem, body: Buffer | null, mode: 'forward' | 'cli'): Promise<IngestBatchResultRow> {

@@ -13,8 +13,8 @@ import { loadMigrations, migrate, type Migration } from './migrate.js';
 /**
  * The template data dir of the embedded database: a PGlite data dir with the migrations applied,
  * saved with `dumpDataDir('gzip')` at build time (scripts/build-pglite-template.mjs). A new data dir
- * is unpacked from it instead of running initdb inside WASM, which costs seconds and a peak of
- * ~800 MB that the process keeps (WASM memory never shrinks). Migrations newer than the template run
+ * is unpacked from it instead of running initdb inside WASM, which costs seconds and a memory peak
+ * that the process keeps (WASM memory never shrinks; docs/operating.md, Embedded). Migrations newer than the template run
  * as on any existing database. The manifest beside it says which PGlite made it and which migrations
  * (by content hash) it holds; a template that does not match the installed PGlite or whose
  * migrations are not a prefix of the shipped ones is not used.
@@ -148,7 +148,7 @@ export async function prepareDataDir(
  * written in a sibling directory that is then renamed to `target`: a process killed midway leaves no
  * half-made data dir that would later be taken for an existing database. Nothing is fsynced, as
  * nothing PGlite writes is (it runs PostgreSQL with fsync off): a power cut may cost its last
- * writes either way; syncing the ~1,100 files here would cost a second on a busy disk.
+ * writes either way, and syncing each of the data dir's many files would slow every new start.
  */
 export async function unpackDataDir(archive: Buffer, target: string): Promise<void> {
   const staging = `${target}.new`;

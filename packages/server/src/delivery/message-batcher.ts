@@ -7,7 +7,7 @@ import { GroupCommit } from '../lib/group-commit.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { localWorker, type HandedOverDelivery } from './local-worker.js';
 
-/** How long an idempotency key returns its first message (the same window as inbound, decisions.md §4). */
+/** How long an idempotency key returns its first message: the same window as inbound ingestion's. */
 export const MESSAGE_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** A validated POST /v1/messages (`requestSha256`: what makes two submissions "the same request" for an idempotency key). */

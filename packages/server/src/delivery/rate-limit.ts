@@ -1,5 +1,5 @@
 /**
- * Per-endpoint token bucket (decisions.md §6) as GCRA: one timestamp per endpoint, the theoretical
+ * Per-endpoint token bucket (docs/api.md, How a delivery is sent) as GCRA: one timestamp per endpoint, the theoretical
  * arrival time (TAT) of the next request, stored in the endpoint's row and advanced under its row lock
  * by whichever worker claims deliveries for it, so the limit holds across every worker process.
  *

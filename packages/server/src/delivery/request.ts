@@ -63,7 +63,7 @@ export interface ForwardRequestInput {
   /** The endpoint's forwarding URL. */
   url: string;
   method: string;
-  /** Sub-path and query recorded after the ingest token (decisions.md §3). */
+  /** Sub-path and query recorded after the ingest token, appended to the endpoint's URL. */
   path: string;
   query: string;
   rawHeaders: readonly [string, string][];

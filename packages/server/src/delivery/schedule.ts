@@ -1,5 +1,5 @@
 /**
- * When the next attempt of a failed delivery runs (decisions.md §6): the schedule's delay for the
+ * When the next attempt of a failed delivery runs (docs/api.md, How a delivery is sent): the schedule's delay for the
  * attempt that just failed, ±20 % jitter, and at least what a 429/503 Retry-After asked for. A
  * schedule of N delays allows N + 1 attempts; after the last one the message is failed_permanent.
  */
@@ -41,7 +41,7 @@ export function parseRetryAfterMs(value: string | string[] | undefined, now: num
   return Math.max(0, Math.min(date - now, MAX_RETRY_AFTER_MS));
 }
 
-/** The statuses whose Retry-After is honoured (decisions.md §6). */
+/** The statuses whose Retry-After is honoured: the two that say "come back later". */
 export function honoursRetryAfter(status: number): boolean {
   return status === 429 || status === 503;
 }

@@ -1,7 +1,7 @@
 import { request, type Agent, type Dispatcher } from 'undici';
 import { isBlockedAddressError } from '../security/ssrf.js';
 
-/** Per-attempt limits (decisions.md §6). */
+/** Per-attempt limits (docs/api.md, How a delivery is sent). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 15_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 /** How much of a receiver's answer is kept with the attempt. */

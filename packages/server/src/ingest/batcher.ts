@@ -84,7 +84,7 @@ export interface CommittedMessages {
  * idempotency key; one round trip). It locks its endpoints' rows (in id order) until its commit and
  * stores only ids above each endpoint's last committed id, so one endpoint's messages become
  * visible strictly in id order across
- * any number of processes (decisions.md §5). A request is answered only after the commit that holds
+ * any number of processes (docs/architecture.md, Ordering). A request is answered only after the commit that holds
  * its message.
  *
  * This process's streams get a commit's messages in memory (`onCommitted`); the other processes'

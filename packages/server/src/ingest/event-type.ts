@@ -24,7 +24,7 @@ function walk(document: unknown, path: string): unknown {
 }
 
 /**
- * The event type of a webhook (interface "Event type extraction"), or null when extraction is not
+ * The event type of a webhook (docs/api.md, Ingestion), or null when extraction is not
  * configured or fails: a body that is not JSON, a missing field, a value that is an object, array
  * or null, an empty value or one longer than 255 characters. It never throws, so a webhook is
  * never refused for its event type.

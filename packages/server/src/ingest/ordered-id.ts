@@ -27,8 +27,9 @@ export function nextUuidv7After(id: string): string {
 }
 
 /**
- * A new UUIDv7 greater than `last` (decisions.md §5: "max(new UUIDv7, last id + 1)"), so ids of
- * one endpoint only ever grow, even when clocks of two processes disagree.
+ * A new UUIDv7 greater than `last`: a fresh one when the clock is past it, else the id right after
+ * it, so ids of one endpoint only ever grow, even when clocks of two processes disagree
+ * (docs/architecture.md, Ordering).
  */
 export function nextOrderedId(last: string | null): string {
   const fresh = newUuidv7();

@@ -28,7 +28,7 @@ function rawQuery(url: string): string {
 }
 
 /**
- * Ingestion at `{receive_base}/pull/{endpoint_id}/{secret_token}` (decisions.md §3, §7): the exact
+ * Ingestion at `{receive_base}/pull/{endpoint_id}/{secret_token}` (docs/api.md, Pull ingestion): the exact
  * bytes of any content type, the header lines, the event type when configured, and an answer only
  * after the commit that holds the event. An unknown endpoint and a wrong token are the same 404;
  * the endpoint's state (410 deleted, 503 paused) is told only to a caller holding the token.
@@ -48,7 +48,7 @@ export async function pullIngestRoutes(app: FastifyInstance): Promise<void> {
     const { id, token } = request.params as { id: string; token: string };
     if (!UUID_PATTERN.test(id) || !SECRET_TOKEN_PATTERN.test(token)) throw noEndpoint();
     const endpoint = await findPullIngestEndpoint(services.db.sql, id);
-    // Only the hash is stored (decisions.md §9); compared in constant time.
+    // Only the hash is stored, so a leaked database reveals no token; compared in constant time.
     if (!endpoint || !constantTimeEqual(sha256Hex(token), endpoint.secret_token_hash)) throw noEndpoint();
     if (endpoint.gone) throw gone();
     return endpoint;

@@ -38,7 +38,7 @@ function idempotencyKeyOf(request: FastifyRequest, headerNames: readonly string[
 }
 
 /**
- * Ingestion at `/in/{secret_token}[/sub/path][?query]` (decisions.md §3–§4): any content type, the
+ * Ingestion at `/in/{secret_token}[/sub/path][?query]` (docs/api.md, Ingestion): any content type, the
  * exact bytes, verification before anything is stored, idempotency, and an answer only after the
  * commit that holds the message. Delivery happens elsewhere and is never waited for.
  */

@@ -1,5 +1,5 @@
 /**
- * Sender verification for inbound ingestion (interface "Authentication" 4–8, decisions.md §4):
+ * Sender verification for inbound ingestion (docs/api.md, Inbound endpoints):
  * static token, HMAC signature in one of the `hmac_scheme` formats, timestamp tolerance and IP
  * allowlist. Every configured check must pass.
  *
@@ -10,7 +10,7 @@
  * on without its secret, a stored CIDR that no longer parses), rather than silently letting requests
  * through.
  *
- * Choices the decisions leave open:
+ * Choices of our own, where the senders' formats leave room:
  * - Timestamps are unix seconds. For the generic `hex`/`base64` schemes a value above 1e12 is read
  *   as milliseconds (some senders use `Date.now()`; 1e12 s is the year 33658, so there is no
  *   ambiguity). The provider presets accept seconds only, as their providers send. The signed content

@@ -7,7 +7,7 @@ export function uniqueIds(ids: readonly string[]): string[] {
 }
 
 /**
- * The batch delete result of the interface: one outcome per requested id (`not_found` for ids the
+ * The batch delete result: one outcome per requested id (`not_found` for ids the
  * delete did not touch) and the three counts. `idField` is `message_id` or `event_id`.
  */
 export function batchDeleteResult<K extends 'message_id' | 'event_id'>(idField: K, ids: readonly string[], touched: readonly SoftDeleteResult[]) {

@@ -11,8 +11,8 @@ export type RenderedBody =
   | Record<string, never>;
 
 /**
- * A payload as the API shows it (interface "Inbound message as returned by the CLI listen
- * operation"): JSON payloads embedded as values, everything else (or everything, when asked) base64.
+ * A payload as the API shows it: JSON payloads embedded as values, everything else (or everything,
+ * when asked) base64, so that no byte is lost to a text encoding.
  */
 export function renderBody(bytes: Buffer, contentType: string, forceBase64: boolean): RenderedBody {
   if (!forceBase64 && JSON_CONTENT_TYPE.test(contentType) && bytes.length > 0) {
@@ -54,7 +54,7 @@ export function jsonNestingDepth(text: string): number {
 
 /**
  * Loads and renders a payload: no key (gone on purpose) → no body; a store failure →
- * `body_error: payload_unavailable` (decisions.md §4).
+ * `body_error: payload_unavailable`, so a reader can tell an outage from a deleted payload.
  */
 export async function loadBody(
   store: PayloadStore,

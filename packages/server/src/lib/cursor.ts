@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../errors.js';
 
 /**
- * Opaque keyset cursors (decisions.md §8): base64url of a small JSON object. Callers must not
+ * Opaque keyset cursors (docs/api.md, Lists and cursors): base64url of a small JSON object. Callers must not
  * parse them; the server validates every decoded cursor against the shape it expects.
  */
 export function encodeCursor(position: Record<string, string | number>): string {

@@ -39,7 +39,7 @@ import { ResultBatcher } from '../stream/result-batcher.js';
 import { listenFilterOf } from '../stream/listen-filter.js';
 import { loadAnswers, toInboundMessageOut } from './inbound-messages.js';
 
-/** Messages per listen page (interface rule 6). */
+/** Messages per listen page: a fixed size, so a full page tells the CLI that more are waiting. */
 export const LISTEN_PAGE_SIZE = 50;
 
 /** Enough of a frame that is not a valid result to acknowledge it as refused: its type and its result id. */
@@ -73,7 +73,7 @@ async function cliEndpoint(fastify: FastifyInstance, request: FastifyRequest, id
 }
 
 /**
- * The CLI's side of cli-mode endpoints (decisions.md §5): the listen page for polling, the
+ * The CLI's side of cli-mode endpoints (docs/api.md, Listen and stream): the listen page for polling, the
  * WebSocket stream, and the result report of the local app's answer.
  */
 export async function listenRoutes(fastify: FastifyInstance): Promise<void> {

@@ -81,7 +81,7 @@ const CreateBody = refuseNul(MessageCreateIn, ['payload', 'body']).superRefine((
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-/** The log record of a message (interface "Outbound message log record"). */
+/** The log record of a message (docs/api.md, Logs and deletes). */
 export function toLogRecord(row: OutboundMessageWithUrl): LogRecordOut {
   return {
     message_id: row.id,

@@ -36,13 +36,13 @@ import type { AppServices } from '../services.js';
 import { PAUSE_ACTIONS } from './endpoints.js';
 import { eventTypePatch } from './event-type-settings.js';
 
-/** decisions.md §7: retention_days defaults to 7 (1–90). */
+/** retention_days when none is given (1–90 may be; docs/api.md, Pull endpoints and events). */
 export const DEFAULT_RETENTION_DAYS = 7;
 
 const CreateBody = refuseNul(PullEndpointCreateIn);
 const UpdateBody = refuseNul(PullEndpointUpdateIn);
 
-/** `{receive_base}/pull/{id}`: the URL without the secret token (decisions.md §3). */
+/** `{receive_base}/pull/{id}`: the URL without the secret token (docs/api.md, Addresses). */
 export function pullIngestUrl(services: AppServices, id: string): string {
   return `${services.receiveBase()}/pull/${id}`;
 }

@@ -168,7 +168,7 @@ export async function pullEventRoutes(fastify: FastifyInstance): Promise<void> {
       const rows = await listPullEvents(sql, request.params.id, { ...toFilters(q), ...(afterId ? { afterId } : {}) }, q.limit + 1, { projectId });
       if (rows.length === 0) await endpointOf(projectId, request.params.id);
       const page = keysetPage(rows, q.limit, (last) => encodeCursor({ e: last.id }));
-      // This list's last page says '' where the others say null (interface: PullEventsPageMeta).
+      // This list's last page says '' where the others say null (PullEventsPageMeta).
       return { data: page.rows.map(toPullEventOut), meta: { request_id: request.id, has_more: page.hasMore, next_cursor: page.nextCursor ?? '' } };
     },
   );

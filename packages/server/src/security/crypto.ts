@@ -1,5 +1,5 @@
 /**
- * Hashing, constant-time comparison and encryption at rest (decisions §9): API keys and tokens
+ * Hashing, constant-time comparison and encryption at rest (docs/api.md, Keys, ids and secrets): API keys and tokens
  * are stored as SHA-256 hashes; HMAC and signing secrets are sealed with AES-256-GCM under
  * HOOKRELAY_ENCRYPTION_KEY (and opened with HOOKRELAY_PREVIOUS_ENCRYPTION_KEY too while a key is
  * being replaced).

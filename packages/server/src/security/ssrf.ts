@@ -1,5 +1,5 @@
 /**
- * SSRF protection for outbound deliveries (decisions §9).
+ * SSRF protection for outbound deliveries (docs/api.md, Outbound endpoints).
  *
  * Two layers:
  * - `checkDestinationUrl` at create/update time gives the caller a clear 400 for URLs that are
@@ -153,7 +153,7 @@ export interface CheckDestinationOptions {
 export type CheckDestinationResult = { ok: true } | { ok: false; reason: string };
 
 /**
- * Create/update-time check of a destination URL (decisions §9). A hostname that fails to resolve
+ * Create/update-time check of a destination URL. A hostname that fails to resolve
  * (or times out) is accepted: the connect-time guard has the final say, and refusing would make
  * endpoint creation depend on the health of our resolver.
  */

@@ -19,7 +19,7 @@ export class PayloadStoreUnavailableError extends AppError {
 }
 
 /**
- * Payload bytes by key (decisions.md §10). `sql` is the caller's transaction, so the database store
+ * Payload bytes by key (docs/architecture.md, Storage). `sql` is the caller's transaction, so the database store
  * writes a payload in the same commit as its message; an object store ignores it.
  */
 export interface PayloadStore {

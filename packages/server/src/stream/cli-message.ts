@@ -11,7 +11,7 @@ import { matchesFilter, type ListenFilter } from './listen-filter.js';
 import { joinHeaders, renderBody } from '../lib/body.js';
 import { PayloadUnavailableError, type PayloadStore } from '../storage/payload-store.js';
 
-/** The payload store could not be read: the message goes out with `body_error` (decisions.md §4). */
+/** The payload store could not be read: the message goes out with `body_error` rather than not at all. */
 export const PAYLOAD_UNAVAILABLE = Symbol('payload unavailable');
 
 /**
@@ -28,7 +28,7 @@ const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes 
 
 /**
  * One message as the CLI receives it. `payload` undefined: no body (gone on purpose, or no key).
- * `forceBase64` keeps bytes exact (always on in stream frames, decisions.md §5).
+ * `forceBase64` keeps bytes exact (always on in stream frames, so the CLI replays the exact bytes).
  */
 export function toCliMessage(
   row: Omit<ListenMessageRow, 'payload_key'>,
