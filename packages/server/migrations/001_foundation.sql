@@ -7,7 +7,7 @@ CREATE TABLE projects (
 );
 CREATE UNIQUE INDEX projects_name_key ON projects (name);
 
--- Keys are stored only as SHA-256 hashes (decisions.md §2).
+-- Keys are stored only as SHA-256 hashes: the database never holds a usable key.
 CREATE TABLE api_keys (
   id          uuid PRIMARY KEY,
   project_id  uuid NOT NULL REFERENCES projects (id),

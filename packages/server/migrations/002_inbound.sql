@@ -32,7 +32,7 @@ CREATE TABLE inbound_endpoints (
   expires_at                   timestamptz,
   rejected_count               bigint NOT NULL DEFAULT 0,
   -- The highest message id assigned: ids of one endpoint are assigned and committed in order
-  -- under this row's lock (decisions.md §5, ordering guarantee).
+  -- under this row's lock (docs/architecture.md, Ordering).
   last_message_id              uuid,
   created_at                   timestamptz NOT NULL DEFAULT now(),
   updated_at                   timestamptz NOT NULL DEFAULT now(),

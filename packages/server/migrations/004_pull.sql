@@ -1,4 +1,4 @@
--- Pull endpoints and their events (issue 6; interface "Pull endpoint", "Pull event", decisions.md §7).
+-- Pull endpoints and their events (docs/api.md, Pull endpoints and events).
 
 -- seq orders the endpoint list (newest first) and backs its keyset cursor.
 CREATE TABLE pull_endpoints (
@@ -11,7 +11,7 @@ CREATE TABLE pull_endpoints (
   -- Extraction is configured by both or by neither.
   event_type_source  text CHECK (event_type_source IN ('body', 'header')),
   event_type_path    text,
-  -- Pull secret tokens are stored as SHA-256 hashes only (decisions.md §9); shown once, at create.
+  -- Pull secret tokens are stored as SHA-256 hashes only; shown once, at create.
   secret_token_hash  text NOT NULL,
   paused             boolean NOT NULL DEFAULT false,
   created_at         timestamptz NOT NULL DEFAULT now(),

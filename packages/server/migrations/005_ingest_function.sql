@@ -1,5 +1,5 @@
 -- Stores one group commit of inbound webhooks in a single autocommit call: one round trip and one
--- prepared statement for any batch size, instead of BEGIN, five statements and COMMIT (issue 3).
+-- prepared statement for any batch size, instead of BEGIN, five statements and COMMIT.
 
 -- The UUIDv7 `p_n` steps after `p_id` (p_n ≥ 1): the low 48 bits of its random part plus p_n, or,
 -- when that would overflow, the next millisecond with counter p_n. Always above p_id, growing with p_n.
@@ -24,7 +24,7 @@ $fn$;
 -- before this call.
 --
 -- Holding each endpoint's row lock until commit, and storing only ids above its last committed id,
--- is what makes one endpoint's ids visible strictly in id order across processes (decisions.md §5).
+-- is what makes one endpoint's ids visible strictly in id order across processes (docs/architecture.md, Ordering).
 -- When another process committed later ids meanwhile, this batch's messages of that endpoint get the
 -- ids right after the committed last id instead of the proposed ones, in the proposed order.
 --

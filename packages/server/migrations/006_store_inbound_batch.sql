@@ -5,10 +5,9 @@
 -- Two statements. The first locks the batch's endpoint rows in id order (two batches over the same
 -- endpoints cannot deadlock) and waits for the batch that held them. The second does all the work
 -- with a snapshot taken after that wait, so it reads the rows as the previous holder committed them
--- and updates them without PostgreSQL's re-check of rows changed after a statement began. Measured
--- with bench/ingest.mjs at 10 connections (3 alternating runs each): 2,957–3,210 req/s, against
--- 2,628–2,705 as one single statement (which waits for the lock inside itself) and 2,760–2,901 as
--- migration 005's six statements; the same within noise at 50 msg/s in bench/listen.mjs.
+-- and updates them without PostgreSQL's re-check of rows changed after a statement began. In
+-- bench/ingest.mjs this took more webhooks per second than one single statement (which waits for the
+-- lock inside itself) or migration 005's six statements.
 --
 -- Unlike 005, it sends no NOTIFY for the new messages: the caller does, after the commit, since a
 -- NOTIFY in the commit holds PostgreSQL's cluster-wide notify lock through the WAL flush. The
