@@ -79,7 +79,7 @@ describe('HookrelayClient', () => {
   });
 });
 
-describe('an error that carries data beside error (delete-all, decisions.md §7)', () => {
+describe('an error that carries data beside error (delete-all reports what it committed before failing)', () => {
   let app: FastifyInstance;
   let url: string;
   beforeAll(async () => {

@@ -6,7 +6,7 @@ import { createFixtures, kindOfParam, type FixtureKind, type ProjectFixtures } f
 import { pathParams, routeKey, servedRoutes, type ServedRoute } from '../helpers/routes.js';
 
 /**
- * Project isolation on every route that takes an id (decisions.md §1): another project's key gets
+ * Project isolation on every route that takes an id (docs/api.md, Status codes): another project's key gets
  * the resource's own "not found" — ENDPOINT_NOT_FOUND for an endpoint in the path, NOT_FOUND for a
  * message or event — exactly as for an id that exists nowhere, and the owner's rows do not change.
  * The routes come from the app's own route table, so a new id route is checked without editing

@@ -10,9 +10,9 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { waitForMessage } from '../helpers/receiver.js';
 
 /**
- * Receivers that misbehave (issue 8): one that accepts and never answers, one that answers 200 with
+ * Receivers that misbehave: one that accepts and never answers, one that answers 200 with
  * a 10 MB body, one that trickles its body a byte every 100 ms. Each attempt ends within the
- * per-attempt deadline (decisions.md §6; 1.5 s here) with the documented outcome, the worker reads
+ * per-attempt deadline (docs/api.md, How a delivery is sent; 1.5 s here) with the documented outcome, the worker reads
  * no more than the 20 KB it keeps (docs/api.md), and it drops the connection instead of draining it.
  */
 const REQUEST_TIMEOUT_MS = 1500;

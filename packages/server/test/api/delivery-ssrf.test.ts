@@ -4,7 +4,7 @@ import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { Receiver, waitForMessage } from '../helpers/receiver.js';
 
 /**
- * The connect-time SSRF guard on real deliveries (decisions.md §9), with private networks NOT
+ * The connect-time SSRF guard on real deliveries (docs/api.md, Outbound endpoints), with private networks NOT
  * allowed: a receiver listens on 127.0.0.1, and no delivery may reach it, whatever the URL's
  * spelling or whatever its name resolves to by the time the worker connects.
  */

@@ -4,8 +4,8 @@ import type { Resolver } from '../../src/security/ssrf.js';
 import { createTestApp, expectError, type TestApp, type TestResponse } from '../helpers/app.js';
 
 /**
- * Outbound endpoints (interface.md "Outbound endpoint", decisions.md §6, §8, §9): every rule has a
- * test here that fails when the rule is broken.
+ * Outbound endpoints (docs/api.md, Outbound endpoints): every rule has a test here that fails when
+ * the rule is broken.
  */
 
 const resolveHost: Resolver = async (hostname) => {
@@ -266,7 +266,7 @@ describe('url rules', () => {
   });
 });
 
-describe('SSRF refusal (decisions.md §9)', () => {
+describe('SSRF refusal of private, loopback and reserved destinations', () => {
   const blocked = [
     'https://127.0.0.1/x',
     'https://10.0.0.1/x',

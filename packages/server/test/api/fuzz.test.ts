@@ -15,7 +15,7 @@ import {
 } from '../helpers/routes.js';
 
 /**
- * Hostile input on every route the app serves (issue 8): path parameters, query strings and bodies
+ * Hostile input on every route the app serves: path parameters, query strings and bodies
  * from fast-check, sent with a valid API key. Whatever arrives, the answer is never a 5xx, and every
  * error is the envelope with a code of the shared table at that code's status. The route list comes
  * from the app itself, so a new route is fuzzed without editing this file. A failure prints the
@@ -514,7 +514,7 @@ async function send(request: FuzzRequest, key: string): Promise<void> {
   // Checked here as well as by the file's guard, so that fast-check shrinks to the request that did it.
   expect(prototypeNames(), `a prototype changed after ${show}`).toEqual(PROTOTYPE_BASELINE);
   // The one 5xx by design: ingestion into an endpoint that a fuzzed pause left paused answers 503
-  // ENDPOINT_PAUSED so that the sender retries (decisions.md §1).
+  // ENDPOINT_PAUSED so that the sender retries (docs/api.md, Status codes).
   const pausedIngest = res.statusCode === 503 && !request.url.startsWith('/v1/') && res.json().error?.code === 'ENDPOINT_PAUSED';
   if (!pausedIngest) expect(res.statusCode, show).toBeLessThan(500);
   expect(res.statusCode, show).toBeGreaterThanOrEqual(200);

@@ -3,7 +3,7 @@ import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { Receiver, settled, waitForMessage } from '../helpers/receiver.js';
 
 /**
- * Header injection (issue 8): a CR, LF or NUL in a header name or value that a caller chooses is
+ * Header injection: a CR, LF or NUL in a header name or value that a caller chooses is
  * refused wherever the API takes headers or header names, nothing is stored, and the delivery
  * sender never puts such a header on the wire — not even one that reached the database around the
  * API. unit/headers.test.ts covers the validation rules one by one; endpoints.test.ts covers CR and

@@ -7,8 +7,8 @@ import { expiredInboundEndpointsSweeper } from '../../src/sweepers/inbound-endpo
 import { createTestApp, expectError, type TestApp, type TestProjectKey, type TestResponse } from '../helpers/app.js';
 
 /**
- * Inbound endpoints API (interface.md "Inbound endpoint", rules 1–8; decisions.md §1, §4, §6, §8, §9):
- * every rule has a test here that fails when the rule is broken.
+ * Inbound endpoints API (docs/api.md, Inbound endpoints): every rule has a test here that fails when
+ * the rule is broken.
  */
 
 const resolveHost: Resolver = async (hostname) => {

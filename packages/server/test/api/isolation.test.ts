@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, expectError, type TestApp, type TestProjectKey } from '../helpers/app.js';
 
 /**
- * Project isolation (interface.md Authentication rule 3, decisions.md §1): a key sees only its own
+ * Project isolation (docs/api.md, Status codes): a key sees only its own
  * project's endpoints; another project's endpoint is "not found", never "forbidden".
  */
 

@@ -8,12 +8,12 @@ import { backend, createPostgresDatabaseUrl } from '../helpers/database.js';
 import { startServerProcess, type ServerProcess } from '../helpers/process.js';
 
 /**
- * Secrets never reach the logs (issue 8). The real server process runs at log level trace with
+ * Secrets never reach the logs. The real server process runs at log level trace with
  * JSON logs; every kind of secret is sent to it or made by it — the API key in Authorization
  * headers (good and bad ones), ingest tokens in URL paths, static tokens in query strings and
  * headers, HMAC secrets, signing secrets in responses, custom header values, the encryption key —
- * and then stdout and stderr are searched for each of them. The one exception is decisions.md §2:
- * a generated bootstrap key is printed once, as a plain stdout line, never in a JSON log line.
+ * and then stdout and stderr are searched for each of them. The one exception (docs/operating.md,
+ * Logs): a generated bootstrap key is printed once, as a plain stdout line, never in a JSON log line.
  */
 
 let dataDir: string;
@@ -206,7 +206,7 @@ describe('logs at trace level', () => {
     expect(stdout.includes(secret!), `${name} in stdout`).toBe(false);
   });
 
-  it('print the generated bootstrap key once, on its own plain line before listening (decisions.md §2)', () => {
+  it('print the generated bootstrap key once, on its own plain line before listening, never in a JSON line', () => {
     const lines = stdout.split('\n').filter((line) => line.includes(bootstrapKey));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^hookrelay-server bootstrap API key \(shown once; .*\): hr_[0-9a-f]{40}$/);

@@ -38,7 +38,7 @@ describe('GET /v1/openapi.json', () => {
       if (!path.startsWith('/v1/')) continue;
       expect(t.app.hasRoute({ method: method as 'GET', url: path.replace(/\{(\w+)\}/g, ':$1') }), `${key} is documented but not served`).toBe(true);
     }
-    // ... and every operation of the interface is documented.
+    // ... and every operation of the API is documented.
     const expected = [
       'POST /v1/endpoints', 'GET /v1/endpoints', 'GET /v1/endpoints/{id}', 'PATCH /v1/endpoints/{id}', 'DELETE /v1/endpoints/{id}',
       'POST /v1/endpoints/{id}/pause', 'POST /v1/endpoints/{id}/resume', 'POST /v1/endpoints/{id}/rotate-secret',

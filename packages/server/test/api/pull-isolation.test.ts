@@ -3,7 +3,7 @@ import { createTestApp, expectError, type TestApp, type TestProjectKey } from '.
 import { createPull, ingestEvent, type TestPullEndpoint } from '../helpers/pull.js';
 
 /**
- * Project isolation of pull endpoints and events (decisions.md §1): another project's endpoint and
+ * Project isolation of pull endpoints and events (docs/api.md, Status codes): another project's endpoint and
  * its events are "not found" on every route, exactly as ids that exist nowhere, and stay untouched.
  */
 

@@ -13,7 +13,7 @@ import { findPrincipalByKeyHash } from '../../src/db/api-keys.js';
 import { sha256Hex } from '../../src/security/crypto.js';
 import { createTestDatabase } from '../helpers/database.js';
 
-/** Server admin commands (decisions.md §2): projects create|list, keys create|list|revoke. */
+/** Server admin commands: projects create|list, keys create|list|revoke. */
 
 let db: Database;
 beforeAll(async () => {

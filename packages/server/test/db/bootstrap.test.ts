@@ -10,7 +10,7 @@ import { findPrincipalByKeyHash } from '../../src/db/api-keys.js';
 import { sha256Hex } from '../../src/security/crypto.js';
 import { createTestDatabase } from '../helpers/database.js';
 
-/** Bootstrap on an empty database (decisions.md §2). */
+/** Bootstrap on an empty database: the `default` project and its first key, given or generated. */
 
 let db: Database;
 let tmp: string;

@@ -7,7 +7,7 @@ import type { Database } from '../../src/db/database.js';
 import { loadMigrations, migrate, type Migration } from '../../src/db/migrate.js';
 import { createTestDatabase } from '../helpers/database.js';
 
-/** Forward-only numbered migrations (issue 2 item 3), on both backends. */
+/** Forward-only numbered migrations, on both backends. */
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
 const migrationFiles = () => readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{3,}_[\w-]+\.sql$/.test(f)).sort();

@@ -10,7 +10,7 @@ import { startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { Receiver } from '../helpers/receiver.js';
 
 /**
- * PostgreSQL stopped for 10 s under a running server (issue 8): ingestion answers 503
+ * PostgreSQL stopped for 10 s under a running server: ingestion answers 503
  * SERVICE_UNAVAILABLE with Retry-After, quickly, and never a 2xx for what is not stored; /readyz
  * fails; the server's background work does not flood the log; and everything resumes by itself
  * when the database is back — ingestion, deliveries queued before the outage, and a CLI stream.

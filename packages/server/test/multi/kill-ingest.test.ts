@@ -10,7 +10,7 @@ import { startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { Receiver } from '../helpers/receiver.js';
 
 /**
- * kill -9 of a server process while it ingests and forwards (issue 8): every webhook answered 2xx is
+ * kill -9 of a server process while it ingests and forwards: every webhook answered 2xx is
  * stored, exactly once, and every stored webhook is forwarded once a new process runs on the same
  * database — including the ones whose forwarding was in flight when the process died. The same holds
  * for the embedded database (PGlite) in a data dir made from the template.

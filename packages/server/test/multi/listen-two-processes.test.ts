@@ -9,7 +9,7 @@ import { startServerProcess, type ServerProcess } from '../helpers/process.js';
 
 /**
  * Two server processes on one PostgreSQL: the ordering guarantee that listen relies on
- * (decisions.md §5) and the stream fan-out across processes.
+ * (docs/architecture.md, Ordering) and the stream fan-out across processes.
  */
 const apiKey = `hr_${randomBytes(20).toString('hex')}`;
 const dirs: string[] = [];

@@ -5,7 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { buildPGliteTemplate, findPGliteTemplate } from '../../src/db/pglite-template.js';
 
 /**
- * initdb in PGlite costs seconds and ~900 MB; each test file loads a fresh database from the
+ * initdb in PGlite costs seconds and much memory; each test file loads a fresh database from the
  * template data dir instead: the one `pnpm build` made when it fits the migrations, else one made here.
  */
 export default async function setup(project: TestProject) {
