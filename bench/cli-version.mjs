@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// CLI start-up benchmark (issue 7): wall time of `node packages/cli/bin/run.js --version`, the
+// CLI start-up benchmark: wall time of `node packages/cli/bin/run.js --version`, the
 // whole process from spawn to exit, as a user's shell sees it. Target: p50 ≤ 300 ms.
 //
 //   pnpm bench:cli-version [--runs 20] [--warmup 2] [--compare] [--enforce] [--no-build]

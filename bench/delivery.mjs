@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Delivery benchmark (issue 5): signed deliveries per second from the real hookrelay server
+// Delivery benchmark: signed deliveries per second from the real hookrelay server
 // process(es) on a throwaway, durable PostgreSQL (fsync and synchronous_commit on) to an HTTPS
 // receiver in this process (self-signed certificate made with openssl, trusted through
 // HOOKRELAY_TLS_CA_FILE), and the enqueue → first attempt latency.

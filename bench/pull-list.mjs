@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Pull events list benchmark (issue 6): one pull endpoint holding 1 million stored events (plus a
+// Pull events list benchmark: one pull endpoint holding 1 million stored events (plus a
 // second endpoint with as many, so the indexes hold 2M rows), the real hookrelay server process on
 // a throwaway PostgreSQL, and sequential GET /v1/pull-endpoints/{id}/events requests: filtered
 // pages, the default page, limit=1000 pages and keyset paging deep into the list.

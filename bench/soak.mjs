@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Soak benchmark (issue 8): a steady ingestion rate for minutes across two real server processes on
+// Soak benchmark: a steady ingestion rate for minutes across two real server processes on
 // one durable throwaway PostgreSQL (fsync and synchronous_commit on), with consumers attached:
 //   - two `hookrelay listen --json` CLIs (the real CLI, child processes), each on its own cli-mode
 //     inbound endpoint and connected to a different server process, forwarding to a local app;

@@ -4,7 +4,7 @@
 //     nothing (smee) does;
 //   - durable (DATABASE_URL): one INSERT of the body in its own synchronous commit, then the body to
 //     every client. No ordering guarantee, no metadata, no verification, no framing;
-//   - ordered (DATABASE_URL): what hookrelay's guarantees need at the least (decisions.md §5): the
+//   - ordered (DATABASE_URL): what hookrelay's guarantees need at the least (docs/architecture.md, Ordering): the
 //     store of ./ordered-store.mjs (the endpoint's order and a message row with what a CLI message
 //     carries, one statement in its own synchronous commit; what arrives while a commit is under
 //     way waits for the next one, a group commit), then the stream's frames (JSON, body in base64)
