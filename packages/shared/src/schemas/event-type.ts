@@ -58,7 +58,7 @@ export const eventTypeUpdateShape = {
 };
 
 /**
- * `event_type_source: ""` clears extraction (docs/api.md, Pull endpoints) and the stored path with it, so a path
+ * `event_type_source: ""` clears extraction (docs/api.md, Pull endpoints and events) and the stored path with it, so a path
  * may then only be omitted or "". Changing the source alone keeps the stored path; the server checks
  * that one exists.
  */
