@@ -1,9 +1,9 @@
 // The ordered floor's store (bench/floor/relay.mjs FLOOR_MODE=ordered, bench/commit-parts.mjs): the
 // least a store with hookrelay's guarantees does, in one statement and one synchronous commit. The
 // endpoint's head row is bumped first: its row lock, held to commit, makes one endpoint's messages
-// visible in sequence order from any number of processes (docs/architecture.md, Ordering). The message row holds
-// what a CLI message carries and the body, keyed for listen pages by (endpoint, sequence). A batch
-// (a group commit) takes a run of sequence numbers in the same statement.
+// visible in sequence order from any number of processes (docs/architecture.md, Ordering). The
+// message row holds what a CLI message carries and the body, keyed for listen pages by (endpoint,
+// sequence). A batch (a group commit) takes a run of sequence numbers in the same statement.
 
 /** Creates the two tables (once) and the head of `endpointId`. */
 export async function createOrderedTables(sql, endpointId) {

@@ -28,7 +28,10 @@ interface ManifestOnDisk {
   [FINGERPRINT_FIELD]?: unknown;
 }
 
-/** The `.js` files under `dir`, as paths relative to it (a hand-made walk: Node 20's recursive readdir is much slower). */
+/**
+ * The `.js` files under `dir`, as paths relative to it (a hand-made walk: Node 20's recursive
+ * readdir is much slower).
+ */
 function listJsFiles(dir: string, prefix = '', out: string[] = []): string[] {
   let entries;
   try {

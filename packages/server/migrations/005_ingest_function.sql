@@ -24,9 +24,10 @@ $fn$;
 -- before this call.
 --
 -- Holding each endpoint's row lock until commit, and storing only ids above its last committed id,
--- is what makes one endpoint's ids visible strictly in id order across processes (docs/architecture.md, Ordering).
--- When another process committed later ids meanwhile, this batch's messages of that endpoint get the
--- ids right after the committed last id instead of the proposed ones, in the proposed order.
+-- is what makes one endpoint's ids visible strictly in id order across processes
+-- (docs/architecture.md, Ordering). When another process committed later ids meanwhile, this
+-- batch's messages of that endpoint get the ids right after the committed last id instead of the
+-- proposed ones, in the proposed order.
 --
 -- Returns one row per item: 'stored' (message_id = its id), 'duplicate' (message_id = the message
 -- that holds the live idempotency key), 'paused' or 'gone'; previous_last_id is the endpoint's last

@@ -1,8 +1,10 @@
 // Bundles the server process (dist/main.js and everything it imports, but PGlite and the AWS SDK)
 // into one CommonJS script, dist/bin/hookrelay-server.cjs, run by dist/bin/hookrelay-server.js (the
-// package's `hookrelay-server` program, from src/launch.ts) with a V8 code cache (src/code-cache.ts).
-// One file instead of hundreds of modules: Node resolves, reads and compiles them one by one at each
-// start, on the thread that also opens the database (BENCHMARKS.md, Embedded start-up and memory). A script rather than an ES module: Node 20 has a code cache for scripts only.
+// package's `hookrelay-server` program, from src/launch.ts) with a V8 code cache
+// (src/code-cache.ts). One file instead of hundreds of modules: Node resolves, reads and compiles
+// them one by one at each start, on the thread that also opens the database (BENCHMARKS.md,
+// Embedded start-up and memory). A script rather than an ES module: Node 20 has a code cache for
+// scripts only.
 //
 // PGlite stays outside: it loads its WebAssembly and data files next to its own module. The AWS SDK is
 // loaded only with an s3:// payload store. The bundle sits two directories below the package, as

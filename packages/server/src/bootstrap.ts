@@ -20,7 +20,10 @@ export interface BootstrapResult {
   projectId?: string;
 }
 
-/** Creates `default` project and a key on an empty database, so a new server is usable at once (docs/operating.md, PostgreSQL). */
+/**
+ * Creates `default` project and a key on an empty database, so a new server is usable at once
+ * (docs/operating.md, PostgreSQL).
+ */
 export async function bootstrapProject(db: Database, config: Config): Promise<BootstrapResult> {
   const created = await db.sql.begin(async (tx) => {
     await advisoryXactLock(tx, BOOTSTRAP_LOCK_KEY);

@@ -236,7 +236,10 @@ export class HookrelayClient {
       this.request<RotateSecretOut>('POST', `/v1/endpoints/${encodeURIComponent(id)}/rotate-secret`),
   };
 
-  /** Inbound endpoints (cli and forward mode) and the CLI's listen page (docs/api.md, Inbound endpoints; Listen and stream). */
+  /**
+   * Inbound endpoints (cli and forward mode) and the CLI's listen page (docs/api.md, Inbound
+   * endpoints; Listen and stream).
+   */
   readonly inboundEndpoints = {
     create: (body: InboundEndpointCreateIn) => this.request<InboundEndpointCreateOut>('POST', '/v1/inbound-endpoints', { body }),
     get: (id: string) => this.request<InboundEndpointOut>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}`),

@@ -11,7 +11,10 @@ export const ErrorBody = z.object({
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
-/** `{ error, meta }`; delete-all failures also carry `data`: the ids committed before the failure (docs/api.md, Pull event deletes and retention). */
+/**
+ * `{ error, meta }`; delete-all failures also carry `data`: the ids committed before the failure
+ * (docs/api.md, Pull event deletes and retention).
+ */
 export const ErrorEnvelope = z.object({
   error: ErrorBody,
   data: z.unknown().optional(),

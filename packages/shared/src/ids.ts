@@ -68,7 +68,8 @@ export function isUuid(value: string): boolean {
 
 /**
  * The smallest UUIDv7 of a millisecond: timestamp bits set, random bits zero. A listen cursor built
- * from it starts at that point in time (`hookrelay listen --since 10m`; docs/cli.md, Order, cursor and resume).
+ * from it starts at that point in time (`hookrelay listen --since 10m`; docs/cli.md, Order, cursor
+ * and resume).
  */
 export function uuidv7AtTime(time: Date | number): string {
   const ms = typeof time === 'number' ? time : time.getTime();

@@ -1,9 +1,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * Standard Webhooks signing (docs/api.md, How a delivery is sent): `webhook-signature: v1,<base64 HMAC-SHA256>` over
- * `{id}.{timestamp}.{body}`; the secret is `whsec_` + base64 of 32 random bytes and the HMAC key is
- * those bytes. Deliveries verify with the `standardwebhooks` npm package unchanged.
+ * Standard Webhooks signing (docs/api.md, How a delivery is sent):
+ * `webhook-signature: v1,<base64 HMAC-SHA256>` over `{id}.{timestamp}.{body}`; the secret is
+ * `whsec_` + base64 of 32 random bytes and the HMAC key is those bytes. Deliveries verify with the
+ * `standardwebhooks` npm package unchanged.
  */
 export const SIGNING_SECRET_PREFIX = 'whsec_';
 

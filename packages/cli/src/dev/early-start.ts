@@ -18,12 +18,13 @@ import { DEV_STATE_FILE, SERVER_DATABASE_DIR } from './layout.js';
  * `hookrelay dev` on an existing data dir starts its server before oclif loads.
  *
  * The server's start (PGlite's) is what `dev` waits for, and oclif's import and configuration come
- * before the command runs (BENCHMARKS.md, Embedded start-up and memory). So `bin/run.js` reads the few arguments the server depends on
- * (`--port`, `--data-dir`, `--public-url`) and starts it at once; the command then computes the
- * server's command line itself, from oclif's parsed flags, and takes this server over only when
- * both are equal (`launchEmbeddedServer`). Otherwise, or when the command fails or never runs, the
- * early server is stopped. Only a data dir that `dev` has used before (its database and the API key
- * in dev.json) starts early: a new one is set up by the command, and nothing is created before it.
+ * before the command runs (BENCHMARKS.md, Embedded start-up and memory). So `bin/run.js` reads the
+ * few arguments the server depends on (`--port`, `--data-dir`, `--public-url`) and starts it at
+ * once; the command then computes the server's command line itself, from oclif's parsed flags, and
+ * takes this server over only when both are equal (`launchEmbeddedServer`). Otherwise, or when the
+ * command fails or never runs, the early server is stopped. Only a data dir that `dev` has used
+ * before (its database and the API key in dev.json) starts early: a new one is set up by the
+ * command, and nothing is created before it.
  */
 
 /** `--port`'s default. */

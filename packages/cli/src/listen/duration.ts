@@ -60,7 +60,8 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:
 /**
  * The listen cursor (`after`) of `--since`:
  * - a message id: start with that message (the cursor is the UUID just before it);
- * - a duration (`10m`): the UUIDv7 of that long ago with zero random bits, below every id of that millisecond;
+ * - a duration (`10m`): the UUIDv7 of that long ago with zero random bits, below every id of that
+ *   millisecond;
  * - an ISO 8601 time (`2026-05-01T12:00:00Z`): the UUIDv7 of that time.
  */
 export function sinceCursor(value: string, now: number): string {

@@ -6,8 +6,9 @@ import WebSocket from 'ws';
 import { errorText } from './forwarder.js';
 
 /**
- * Client → server: the local app's answer to one message (docs/api.md, Listen and stream). The listener gives each
- * a `result_id`, sent only to a server that acknowledges results (its `ready` frame says so).
+ * Client → server: the local app's answer to one message (docs/api.md, Listen and stream). The
+ * listener gives each a `result_id`, sent only to a server that acknowledges results (its `ready`
+ * frame says so).
  */
 export type ResultFrame = StreamResultFrame;
 

@@ -5,9 +5,10 @@ import { PGlite, type Transaction as PGliteTransaction } from '@electric-sql/pgl
 import { AvailabilityGate, reconnectBackoffSeconds } from './availability.js';
 
 /**
- * One small SQL interface over two backends (docs/architecture.md, Storage): PostgreSQL through `postgres` and
- * PGlite in a data dir. Queries are tagged templates only; values become bind parameters and nested
- * `sql.fragment` templates are inlined, so dynamic filters never concatenate text.
+ * One small SQL interface over two backends (docs/architecture.md, Storage): PostgreSQL through
+ * `postgres` and PGlite in a data dir. Queries are tagged templates only; values become bind
+ * parameters and nested `sql.fragment` templates are inlined, so dynamic filters never concatenate
+ * text.
  *
  * Result conventions that hold on both backends: timestamptz → Date, json/jsonb → parsed value,
  * bytea → Uint8Array (a Buffer on PostgreSQL). Cast bigint results (`count(*)::int`) in SQL:

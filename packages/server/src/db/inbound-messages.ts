@@ -340,12 +340,12 @@ export interface RecordedInboundResult {
 export const MAX_ANSWERS_PER_MESSAGE = 20;
 
 /**
- * CLI reports of the local app's answers (docs/api.md, Inbound endpoints), many in one statement and one commit:
- * each matched message takes one attempt row, and the report's outcome (2xx succeeded, anything
- * else failed_permanent); the report's listener's answer replaces its previous one, and the message
- * keeps the answers of its `MAX_ANSWERS_PER_MESSAGE` most recently answering listeners. The answer
- * is aligned with `reports`: the message as the report left it, or undefined when the message is not
- * found, deleted, or not of that project and endpoint.
+ * CLI reports of the local app's answers (docs/api.md, Inbound endpoints), many in one statement
+ * and one commit: each matched message takes one attempt row, and the report's outcome (2xx
+ * succeeded, anything else failed_permanent); the report's listener's answer replaces its previous
+ * one, and the message keeps the answers of its `MAX_ANSWERS_PER_MESSAGE` most recently answering
+ * listeners. The answer is aligned with `reports`: the message as the report left it, or undefined
+ * when the message is not found, deleted, or not of that project and endpoint.
  *
  * A report whose `resultId` the message already has an attempt of is a copy sent again (its
  * acknowledgement was lost): it changes nothing and answers the message as it stands, `duplicate`.

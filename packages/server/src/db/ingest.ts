@@ -93,8 +93,9 @@ export type IngestBatchResultRow =
  *
  * Holding each endpoint's row lock until the commit, and storing only ids above its last committed
  * id, is what makes one endpoint's ids visible strictly in id order across processes
- * (docs/architecture.md, Ordering). The NOTIFY of the new messages is the caller's, after the commit (`notifyAfterCommit`): in the
- * commit it would hold PostgreSQL's cluster-wide notify lock through the WAL flush.
+ * (docs/architecture.md, Ordering). The NOTIFY of the new messages is the caller's, after the
+ * commit (`notifyAfterCommit`): in the commit it would hold PostgreSQL's cluster-wide notify lock
+ * through the WAL flush.
  */
 export async function storeInboundBatch(
   sql: Sql,

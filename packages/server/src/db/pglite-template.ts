@@ -12,12 +12,12 @@ import { loadMigrations, migrate, type Migration } from './migrate.js';
 
 /**
  * The template data dir of the embedded database: a PGlite data dir with the migrations applied,
- * saved with `dumpDataDir('gzip')` at build time (scripts/build-pglite-template.mjs). A new data dir
- * is unpacked from it instead of running initdb inside WASM, which costs seconds and a memory peak
- * that the process keeps (WASM memory never shrinks; docs/operating.md, Embedded). Migrations newer than the template run
- * as on any existing database. The manifest beside it says which PGlite made it and which migrations
- * (by content hash) it holds; a template that does not match the installed PGlite or whose
- * migrations are not a prefix of the shipped ones is not used.
+ * saved with `dumpDataDir('gzip')` at build time (scripts/build-pglite-template.mjs). A new data
+ * dir is unpacked from it instead of running initdb inside WASM, which costs seconds and a memory
+ * peak that the process keeps (WASM memory never shrinks; docs/operating.md, Embedded). Migrations
+ * newer than the template run as on any existing database. The manifest beside it says which PGlite
+ * made it and which migrations (by content hash) it holds; a template that does not match the
+ * installed PGlite or whose migrations are not a prefix of the shipped ones is not used.
  */
 export const PGLITE_TEMPLATE_DIR = fileURLToPath(new URL('../../dist/', import.meta.url));
 export const PGLITE_TEMPLATE_ARCHIVE = 'pglite-template.tar.gz';

@@ -1,7 +1,8 @@
 /**
- * Per-endpoint token bucket (docs/api.md, How a delivery is sent) as GCRA: one timestamp per endpoint, the theoretical
- * arrival time (TAT) of the next request, stored in the endpoint's row and advanced under its row lock
- * by whichever worker claims deliveries for it, so the limit holds across every worker process.
+ * Per-endpoint token bucket (docs/api.md, How a delivery is sent) as GCRA: one timestamp per
+ * endpoint, the theoretical arrival time (TAT) of the next request, stored in the endpoint's row
+ * and advanced under its row lock by whichever worker claims deliveries for it, so the limit holds
+ * across every worker process.
  *
  * With rate r tokens/s and capacity C (`burst`, or r when burst is 0), each request costs T = 1/r s
  * and may run at `max(TAT, now) - (C - 1)·T` at the earliest: C requests pass at once from an idle

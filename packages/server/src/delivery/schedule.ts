@@ -1,7 +1,8 @@
 /**
- * When the next attempt of a failed delivery runs (docs/api.md, How a delivery is sent): the schedule's delay for the
- * attempt that just failed, ±20 % jitter, and at least what a 429/503 Retry-After asked for. A
- * schedule of N delays allows N + 1 attempts; after the last one the message is failed_permanent.
+ * When the next attempt of a failed delivery runs (docs/api.md, How a delivery is sent): the
+ * schedule's delay for the attempt that just failed, ±20 % jitter, and at least what a 429/503
+ * Retry-After asked for. A schedule of N delays allows N + 1 attempts; after the last one the
+ * message is failed_permanent.
  */
 
 export const JITTER_FRACTION = 0.2;

@@ -45,10 +45,11 @@ import type { Metrics } from '../metrics/index.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, sendRequest, type OutgoingRequest } from './sender.js';
 
 /**
- * The delivery worker (docs/architecture.md, Transactions): claims due jobs from the PostgreSQL queue in batches
- * (FOR UPDATE SKIP LOCKED, a lease committed before any request is sent), sends them over one shared
- * guarded undici Agent, and records results in group commits. Any number of workers, in any number of
- * processes, share one database; on PGlite the same code runs in the one process.
+ * The delivery worker (docs/architecture.md, Transactions): claims due jobs from the PostgreSQL
+ * queue in batches (FOR UPDATE SKIP LOCKED, a lease committed before any request is sent), sends
+ * them over one shared guarded undici Agent, and records results in group commits. Any number of
+ * workers, in any number of processes, share one database; on PGlite the same code runs in the one
+ * process.
  *
  * Lifecycle: idle → running → stopping → stopped. Woken by NOTIFY (new or resumed work), by a timer
  * set to the next due job, and by a slow poll in case a notification was lost. A reaper returns jobs

@@ -83,9 +83,8 @@ export interface CommittedMessages {
  * autocommit statement (`storeInboundBatch`, or `storeInboundOne` for a webhook alone without an
  * idempotency key; one round trip). It locks its endpoints' rows (in id order) until its commit and
  * stores only ids above each endpoint's last committed id, so one endpoint's messages become
- * visible strictly in id order across
- * any number of processes (docs/architecture.md, Ordering). A request is answered only after the commit that holds
- * its message.
+ * visible strictly in id order across any number of processes (docs/architecture.md, Ordering). A
+ * request is answered only after the commit that holds its message.
  *
  * This process's streams get a commit's messages in memory (`onCommitted`); the other processes'
  * streams hear of them by a NOTIFY sent after the commit (`<endpoint id>:<last id>`, the commits of

@@ -3,7 +3,10 @@ import type { Sql } from '../db/database.js';
 import { expireCurrentSigningKeys, insertSigningKey, type SigningKeyRow } from '../db/signing-keys.js';
 import type { SecretBox } from '../security/crypto.js';
 
-/** How long a rotated-out signing key keeps signing beside the new one: time for receivers to take the new secret. */
+/**
+ * How long a rotated-out signing key keeps signing beside the new one: time for receivers to take
+ * the new secret.
+ */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
 /** A new signing key of `ownerId`, stored sealed: the secret in clear exists only in this answer. */

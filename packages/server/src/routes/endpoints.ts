@@ -59,7 +59,10 @@ function toEndpointSummary(row: EndpointRow): EndpointSummaryOut {
   };
 }
 
-/** SSRF refusal at create/update (docs/api.md, Outbound endpoints); the connect-time guard re-checks on delivery. */
+/**
+ * SSRF refusal at create/update (docs/api.md, Outbound endpoints); the connect-time guard re-checks
+ * on delivery.
+ */
 export async function assertDestinationAllowed(services: AppServices, url: string, field = 'url'): Promise<void> {
   const result = await checkDestinationUrl(url, {
     allowPrivateNetworks: services.config.allowPrivateNetworks,

@@ -58,7 +58,10 @@ const UpdateBody = refuseNul(InboundEndpointUpdateIn);
 /** Schemes whose preset names the signature header; `hex` and `base64` need `hmac_header_name`. */
 const SCHEMES_NEEDING_HEADER: ReadonlySet<HmacScheme> = new Set(['hex', 'base64']);
 
-/** A cli endpoint may keep a URL for a later switch to forward, but shows none (docs/api.md, Inbound endpoints). */
+/**
+ * A cli endpoint may keep a URL for a later switch to forward, but shows none (docs/api.md, Inbound
+ * endpoints).
+ */
 function shownUrl(row: Pick<InboundEndpointSummaryRow, 'mode' | 'url'>): string {
   return row.mode === 'cli' ? '' : row.url;
 }

@@ -1,8 +1,8 @@
 /**
- * Hashing, constant-time comparison and encryption at rest (docs/api.md, Keys, ids and secrets): API keys and tokens
- * are stored as SHA-256 hashes; HMAC and signing secrets are sealed with AES-256-GCM under
- * HOOKRELAY_ENCRYPTION_KEY (and opened with HOOKRELAY_PREVIOUS_ENCRYPTION_KEY too while a key is
- * being replaced).
+ * Hashing, constant-time comparison and encryption at rest (docs/api.md, Keys, ids and secrets):
+ * API keys and tokens are stored as SHA-256 hashes; HMAC and signing secrets are sealed with
+ * AES-256-GCM under HOOKRELAY_ENCRYPTION_KEY (and opened with HOOKRELAY_PREVIOUS_ENCRYPTION_KEY too
+ * while a key is being replaced).
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 

@@ -19,8 +19,8 @@ export class PayloadStoreUnavailableError extends AppError {
 }
 
 /**
- * Payload bytes by key (docs/architecture.md, Storage). `sql` is the caller's transaction, so the database store
- * writes a payload in the same commit as its message; an object store ignores it.
+ * Payload bytes by key (docs/architecture.md, Storage). `sql` is the caller's transaction, so the
+ * database store writes a payload in the same commit as its message; an object store ignores it.
  */
 export interface PayloadStore {
   readonly kind: string;

@@ -25,9 +25,10 @@ export interface S3PayloadStoreOptions {
 }
 
 /**
- * Payloads as objects `${prefix}/${key}` in an S3-compatible bucket (docs/operating.md, Payload storage on S3). The `sql`
- * handles are ignored: a put finishes before the caller's transaction commits, so a committed row
- * always has its object; a rolled-back one may leave an object that nothing references.
+ * Payloads as objects `${prefix}/${key}` in an S3-compatible bucket (docs/operating.md, Payload
+ * storage on S3). The `sql` handles are ignored: a put finishes before the caller's transaction
+ * commits, so a committed row always has its object; a rolled-back one may leave an object that
+ * nothing references.
  */
 export class S3PayloadStore implements PayloadStore {
   readonly kind = 's3';

@@ -10,10 +10,11 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { waitForMessage } from '../helpers/receiver.js';
 
 /**
- * Receivers that misbehave: one that accepts and never answers, one that answers 200 with
- * a 10 MB body, one that trickles its body a byte every 100 ms. Each attempt ends within the
- * per-attempt deadline (docs/api.md, How a delivery is sent; 1.5 s here) with the documented outcome, the worker reads
- * no more than the 20 KB it keeps (docs/api.md), and it drops the connection instead of draining it.
+ * Receivers that misbehave: one that accepts and never answers, one that answers 200 with a 10 MB
+ * body, one that trickles its body a byte every 100 ms. Each attempt ends within the per-attempt
+ * deadline (docs/api.md, How a delivery is sent; 1.5 s here) with the documented outcome, the
+ * worker reads no more than the 20 KB it keeps (docs/api.md), and it drops the connection instead
+ * of draining it.
  */
 const REQUEST_TIMEOUT_MS = 1500;
 /** Scheduling on 2 shared cores: how late an attempt may end past its deadline. */

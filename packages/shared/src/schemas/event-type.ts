@@ -58,9 +58,9 @@ export const eventTypeUpdateShape = {
 };
 
 /**
- * `event_type_source: ""` clears extraction (docs/api.md, Pull endpoints and events) and the stored path with it, so a path
- * may then only be omitted or "". Changing the source alone keeps the stored path; the server checks
- * that one exists.
+ * `event_type_source: ""` clears extraction (docs/api.md, Pull endpoints and events) and the stored
+ * path with it, so a path may then only be omitted or "". Changing the source alone keeps the
+ * stored path; the server checks that one exists.
  */
 export function checkEventTypeUpdate(value: { event_type_source?: EventTypeSource | '' | undefined; event_type_path?: string | undefined }, ctx: z.RefinementCtx): void {
   const source = value.event_type_source;

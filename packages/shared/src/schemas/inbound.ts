@@ -523,7 +523,10 @@ const answerShape = {
  */
 const resultIdShape = { result_id: Uuid.optional() };
 
-/** POST /v1/inbound-messages/{id}/result: how a polling CLI reports the local app's answer (the stream's `result` frame otherwise). */
+/**
+ * POST /v1/inbound-messages/{id}/result: how a polling CLI reports the local app's answer (the
+ * stream's `result` frame otherwise).
+ */
 export const InboundResultIn = z.strictObject({ ...resultShape, ...answerShape, ...resultIdShape });
 export type InboundResultIn = z.infer<typeof InboundResultIn>;
 
@@ -617,7 +620,10 @@ export const InboundLogRecordOut = z.object({
 });
 export type InboundLogRecordOut = z.infer<typeof InboundLogRecordOut>;
 
-/** GET /v1/inbound-logs: `received_after` inclusive, `received_before` exclusive, so adjacent windows never share a message. */
+/**
+ * GET /v1/inbound-logs: `received_after` inclusive, `received_before` exclusive, so adjacent
+ * windows never share a message.
+ */
 export const InboundLogsQuery = z.strictObject({
   status: InboundMessageStatus.optional(),
   inbound_endpoint_id: Uuid.optional(),

@@ -39,8 +39,9 @@ export type PullEndpointCreateIn = z.infer<typeof PullEndpointCreateIn>;
 
 /**
  * PATCH /v1/pull-endpoints/{id}: omitted fields keep their values. `event_type_source: ""` clears
- * extraction (docs/api.md, Pull endpoints and events) and the stored path with it, so a path may then only be omitted or
- * "". Changing the source alone keeps the stored path; the server checks that one exists.
+ * extraction (docs/api.md, Pull endpoints and events) and the stored path with it, so a path may
+ * then only be omitted or "". Changing the source alone keeps the stored path; the server checks
+ * that one exists.
  */
 export const PullEndpointUpdateIn = z
   .strictObject({
