@@ -178,7 +178,7 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
       app.log.warn(`the stored secrets are sealed under ${keys.previousName}: run \`hookrelay-server encryption rotate-key\` to seal them under the current key`);
     }
     if (boot.generatedKey) {
-      // Plain stdout, never the JSON log, which must hold no secret (docs/operating.md, Logs).
+      // Plain stdout, never the JSON log (decisions.md §2).
       process.stdout.write(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}\n`);
     }
     // Built before listening, so that a bad delivery setting (an unreadable CA file) stops the start.
