@@ -26,7 +26,6 @@ import {
   listInboundLogs,
   replayInboundMessage,
   softDeleteInboundMessages,
-  type EndpointMessageRow,
   type InboundAnswerContentRow,
   type InboundAnswerRow,
   type InboundLogRow,
@@ -43,6 +42,7 @@ import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { INBOUND_REPLAY_CHANNEL } from '../stream/hub.js';
 import { listAttempts } from '../db/messages.js';
 import { toAttemptOut } from './messages.js';
+import { toEndpointMessage } from '../views/endpoint-message.js';
 
 const EndpointMessagesQuery = refuseNul(InboundEndpointMessagesQuery);
 
@@ -76,27 +76,6 @@ function toAnswerOut(row: InboundAnswerContentRow): InboundAnswerOut {
 export async function loadAnswers(sql: Sql, messageId: string, deleted = false): Promise<InboundAnswerOut[]> {
   if (deleted) return (await listInboundAnswers(sql, [messageId], false)).map((a) => ({ ...toAnswerSummary(a), response_headers: [], response_body: null }));
   return (await listInboundAnswers(sql, [messageId], true)).map(toAnswerOut);
-}
-
-export function toEndpointMessage(row: EndpointMessageRow, answers: InboundAnswerSummaryOut[]): InboundEndpointMessageOut {
-  return {
-    id: row.id,
-    inbound_endpoint_id: row.inbound_endpoint_id,
-    status: row.status,
-    method: row.method,
-    path: row.path,
-    query: row.query,
-    content_type: row.content_type,
-    size_bytes: row.size_bytes,
-    payload_sha256: row.payload_sha256,
-    event_type: row.event_type,
-    verified: row.verified,
-    replay_count: row.replay_count,
-    received_at: row.received_at.toISOString(),
-    response_status: row.response_status,
-    response_latency_ms: row.response_latency_ms,
-    answers,
-  };
 }
 
 export function toInboundMessageOut(row: InboundMessageRow, body: RenderedBody, answers: InboundAnswerOut[]): InboundMessageOut {

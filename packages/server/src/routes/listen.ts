@@ -9,6 +9,7 @@ import {
   InboundResultHeaders,
   InboundResultIn,
   ListenMeta,
+  LISTEN_PAGE_SIZE,
   ListenQuery,
   StreamQuery,
   StreamResultFrame,
@@ -16,7 +17,6 @@ import {
   newUuidv7,
   successEnvelope,
   type ResultAckOutcome,
-  type StreamReadyFrame,
   type StreamResultAckFrame,
 } from '@hookrelay/shared';
 import { findInboundEndpoint, findInboundEndpointMode, type InboundEndpointDetailRow } from '../db/inbound-endpoints.js';
@@ -35,12 +35,10 @@ import { readCliMessagesAfter, type CommittedInboundMessage } from '../stream/cl
 import { keepAlive } from '../stream/heartbeat.js';
 import type { SocketSlot } from '../stream/sockets.js';
 import { committedFrame, StreamHub } from '../stream/hub.js';
+import { streamFrameText } from '../stream/frames.js';
 import { ResultBatcher } from '../stream/result-batcher.js';
 import { listenFilterOf } from '../stream/listen-filter.js';
 import { loadAnswers, toInboundMessageOut } from './inbound-messages.js';
-
-/** Messages per listen page: a fixed size, so a full page tells the CLI that more are waiting. */
-export const LISTEN_PAGE_SIZE = 50;
 
 /** Enough of a frame that is not a valid result to acknowledge it as refused: its type and its result id. */
 const IdentifiedResult = z.object({ type: z.literal('result'), result_id: Uuid });
@@ -185,7 +183,7 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
         if (socket.readyState !== socket.OPEN) return;
         const ack: StreamResultAckFrame = { type: 'result_ack', result_id: resultId, outcome };
         if (message !== undefined) ack.message = message;
-        socket.send(JSON.stringify(ack));
+        socket.send(streamFrameText(ack));
       };
       socket.on('message', (data, isBinary) => {
         heardFrom();
@@ -234,8 +232,7 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
           const current = await findInboundEndpoint(sql, principal.project_id, endpoint.id);
           cursor = current?.last_message_id ?? null;
         }
-        const ready: StreamReadyFrame = { type: 'ready', cursor, result_acks: true };
-        socket.send(JSON.stringify(ready));
+        socket.send(streamFrameText({ type: 'ready', cursor, result_acks: true }));
         subscriber.start(cursor);
       })().catch((error: unknown) => {
         request.log.warn({ err: error }, 'stream could not start');

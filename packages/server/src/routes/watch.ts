@@ -7,6 +7,7 @@ import { principalOf } from '../plugins/auth.js';
 import { keepAlive } from '../stream/heartbeat.js';
 import type { SocketSlot } from '../stream/sockets.js';
 import { WatchHub } from '../stream/watch.js';
+import { watchFrameText } from '../stream/frames.js';
 
 /**
  * What a browser needs for live views: a ticket to open a WebSocket without the Authorization
@@ -56,7 +57,7 @@ export async function watchRoutes(fastify: FastifyInstance): Promise<void> {
       const watcher = hub.watch(id, socket, cursor);
       slot.attach(socket, () => hub.unwatch(watcher));
       keepAlive(socket, heartbeatMs, () => hub.unwatch(watcher));
-      socket.send(JSON.stringify({ type: 'ready', cursor }));
+      socket.send(watchFrameText({ type: 'ready', cursor }));
       watcher.wake();
     },
   );

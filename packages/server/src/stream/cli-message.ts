@@ -7,7 +7,7 @@ import {
   listInboundMessagesWithPayloadAfter,
   type ListenMessageRow,
 } from '../db/inbound-messages.js';
-import { matchesFilter, type ListenFilter } from './listen-filter.js';
+import { matchesFilter, type MessageFilter } from './listen-filter.js';
 import { joinHeaders, renderBody } from '../lib/body.js';
 import { PayloadUnavailableError, type PayloadStore } from '../storage/payload-store.js';
 
@@ -101,7 +101,7 @@ export async function readCliMessagesAfter(
   afterId: string | null,
   limit: number,
   forceBase64: boolean,
-  filter: ListenFilter | null = null,
+  filter: MessageFilter | null = null,
 ): Promise<CliMessagesRead> {
   if (filter !== null) return readFilteredAfter(store, sql, endpointId, afterId, limit, forceBase64, filter);
   const rows = store.kind === 'database' ? await listInboundMessagesWithPayloadAfter(sql, endpointId, afterId, limit) : await listInboundMessagesAfter(sql, endpointId, afterId, limit);
@@ -126,7 +126,7 @@ async function readFilteredAfter(
   afterId: string | null,
   limit: number,
   forceBase64: boolean,
-  filter: ListenFilter,
+  filter: MessageFilter,
 ): Promise<CliMessagesRead> {
   const matched: string[] = [];
   let cursor: string | null = null;

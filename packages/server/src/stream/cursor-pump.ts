@@ -1,6 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 
+/** Rows one read of a socket's catch-up takes: a full page is followed by the next read at once. */
+export const SOCKET_PAGE_SIZE = 100;
+
 export interface CursorPumpOptions {
   socket: WebSocket;
   /** Above this much unsent data the pump waits for the socket to drain before reading more. */

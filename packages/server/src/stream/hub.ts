@@ -5,20 +5,20 @@ import type { Database } from '../db/database.js';
 import { findLiveInboundMessage } from '../db/inbound-messages.js';
 import { INBOUND_MESSAGES_CHANNEL } from '../ingest/batcher.js';
 import type { PayloadStore } from '../storage/payload-store.js';
-import { CursorPump } from './cursor-pump.js';
+import { CursorPump, SOCKET_PAGE_SIZE } from './cursor-pump.js';
+import { streamFrameText } from './frames.js';
 import { readCliMessagesAfter, toCliMessage, toCliMessages, type CommittedInboundMessage } from './cli-message.js';
-import { matchesFilter, type ListenFilter } from './listen-filter.js';
+import { matchesFilter, type MessageFilter } from './listen-filter.js';
 
 /** NOTIFY channel: a cli-mode message was replayed (payload: `<endpoint id>:<message id>`). */
 export const INBOUND_REPLAY_CHANNEL = 'hookrelay_inbound_replay';
 
-const PAGE_SIZE = 100;
 /** A stream's read without a NOTIFY (see StreamHub): one indexed query per connected CLI each time. */
 export const STREAM_RECHECK_MS = 10_000;
 /** Above this much unsent data a stream waits for the socket to drain before reading more. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
-const messageFrame = (message: CliMessageOut): string => JSON.stringify({ type: 'message', message });
+const messageFrame = (message: CliMessageOut): string => streamFrameText({ type: 'message', message });
 
 /** The stream frame of a message this process has just committed (or is committing). */
 export const committedFrame = (row: CommittedInboundMessage): string => messageFrame(toCliMessage(row, row.payload, true));
@@ -50,7 +50,7 @@ export class StreamSubscriber {
     readonly endpointId: string,
     private readonly socket: WebSocket,
     private readonly hub: StreamHub,
-    readonly filter: ListenFilter | null = null,
+    readonly filter: MessageFilter | null = null,
   ) {
     this.pump = new CursorPump({
       socket,
@@ -146,7 +146,7 @@ export class StreamSubscriber {
 
   private sendCursorFrame(): void {
     if (this.closed || this.cursor === null || this.cursor === this.told) return;
-    this.socket.send(JSON.stringify({ type: 'cursor', cursor: this.cursor }));
+    this.socket.send(streamFrameText({ type: 'cursor', cursor: this.cursor }));
     this.told = this.cursor;
     this.lastCursorFrameAt = Date.now();
   }
@@ -156,11 +156,11 @@ export class StreamSubscriber {
    * a stream that has not sent `ready` yet gets none (its backlog read will bring the message).
    */
   sendReplay(message: CliMessageOut): void {
-    if (!this.closed && this.started && this.wants(message)) this.socket.send(JSON.stringify({ type: 'message', replay: true, message }));
+    if (!this.closed && this.started && this.wants(message)) this.socket.send(streamFrameText({ type: 'message', replay: true, message }));
   }
 
   private async readPage(): Promise<'more' | 'done'> {
-    const read = await readCliMessagesAfter(this.hub.payloadStore, this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE, true, this.filter);
+    const read = await readCliMessagesAfter(this.hub.payloadStore, this.hub.db.sql, this.endpointId, this.cursor, SOCKET_PAGE_SIZE, true, this.filter);
     if (read.cursor === null || this.closed) return 'done';
     for (const message of read.messages) this.send(message);
     this.cursor = read.cursor;
@@ -234,7 +234,7 @@ export class StreamHub {
    * Registers a stream before its start cursor is read, so that a commit landing in between still
    * wakes it; the caller then calls `start(cursor)`.
    */
-  subscribe(endpointId: string, socket: WebSocket, filter: ListenFilter | null = null): StreamSubscriber {
+  subscribe(endpointId: string, socket: WebSocket, filter: MessageFilter | null = null): StreamSubscriber {
     const subscriber = new StreamSubscriber(endpointId, socket, this, filter);
     const set = this.subscribers.get(endpointId) ?? new Set();
     set.add(subscriber);

@@ -1,11 +1,11 @@
-import { globListMatcher, globMatcher } from '@hookrelay/shared';
+import { globListMatcher, globMatcher, type ListenFilter } from '@hookrelay/shared';
 
 /**
  * A listener's filters (listen page and stream `events` / `path`), compiled once per request or
  * connection. Messages that do not match are skipped before anything is sent, but still move the
  * listener's cursor. The globs come from requests: they are matched without regular expressions.
  */
-export interface ListenFilter {
+export interface MessageFilter {
   /** Event type globs; a message without an event type never matches. */
   events: ((eventType: string) => boolean) | null;
   /** A glob of the message's sub-path. */
@@ -13,7 +13,7 @@ export interface ListenFilter {
 }
 
 /** The filter of a listen or stream query; null when it sets none (every message matches). */
-export function listenFilterOf(query: { events?: string | undefined; path?: string | undefined }): ListenFilter | null {
+export function listenFilterOf(query: ListenFilter): MessageFilter | null {
   if (query.events === undefined && query.path === undefined) return null;
   return {
     events: query.events === undefined ? null : globListMatcher(query.events),
@@ -21,7 +21,7 @@ export function listenFilterOf(query: { events?: string | undefined; path?: stri
   };
 }
 
-export function matchesFilter(filter: ListenFilter | null, message: { event_type: string | null; path: string }): boolean {
+export function matchesFilter(filter: MessageFilter | null, message: { event_type: string | null; path: string }): boolean {
   if (filter === null) return true;
   if (filter.events !== null && (message.event_type === null || !filter.events(message.event_type))) return false;
   return filter.path === null || filter.path(message.path);

@@ -3,11 +3,11 @@ import type { WebSocket } from 'ws';
 import type { Database } from '../db/database.js';
 import { listEndpointMessagesAfter } from '../db/inbound-messages.js';
 import { INBOUND_MESSAGES_CHANNEL } from '../ingest/batcher.js';
-import { toEndpointMessage } from '../routes/inbound-messages.js';
-import { CursorPump } from './cursor-pump.js';
+import { toEndpointMessage } from '../views/endpoint-message.js';
+import { CursorPump, SOCKET_PAGE_SIZE } from './cursor-pump.js';
+import { watchFrameText } from './frames.js';
 import { STREAM_RECHECK_MS } from './hub.js';
 
-const PAGE_SIZE = 100;
 /** Above this much unsent data a watcher waits for the socket to drain before reading more. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 
@@ -42,11 +42,11 @@ export class Watcher {
   }
 
   private async readPage(): Promise<'more' | 'done'> {
-    const rows = await listEndpointMessagesAfter(this.hub.db.sql, this.endpointId, this.cursor, PAGE_SIZE);
+    const rows = await listEndpointMessagesAfter(this.hub.db.sql, this.endpointId, this.cursor, SOCKET_PAGE_SIZE);
     if (rows.length === 0 || this.closed) return 'done';
-    for (const row of rows) this.socket.send(JSON.stringify({ type: 'message', message: toEndpointMessage(row, []) }));
+    for (const row of rows) this.socket.send(watchFrameText({ type: 'message', message: toEndpointMessage(row, []) }));
     this.cursor = rows[rows.length - 1]!.id;
-    return rows.length < PAGE_SIZE ? 'done' : 'more';
+    return rows.length < SOCKET_PAGE_SIZE ? 'done' : 'more';
   }
 }
 

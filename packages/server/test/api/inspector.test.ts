@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { WatchFrame } from '@hookrelay/shared';
 import { revokeApiKey } from '../../src/db/api-keys.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 
@@ -44,7 +45,11 @@ interface Frame {
 async function watch(endpointId: string, withTicket: string) {
   const socket = new WebSocket(`${baseUrl.replace('http', 'ws')}/v1/inbound-endpoints/${endpointId}/watch?ticket=${encodeURIComponent(withTicket)}`);
   const frames: Frame[] = [];
-  socket.on('message', (data) => frames.push(JSON.parse(data.toString()) as Frame));
+  socket.on('message', (data) => {
+    const frame: unknown = JSON.parse(data.toString());
+    WatchFrame.parse(frame); // every frame the server sends is one of the shared protocol's
+    frames.push(frame as Frame);
+  });
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());
     socket.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { StreamServerFrame } from '@hookrelay/shared';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 
 /** `events` and `path` filters of listen pages and streams: skipped messages still move the cursor. */
@@ -41,7 +42,11 @@ async function openStream(endpointId: string, query: string) {
     headers: { authorization: `Bearer ${t.main.apiKey}` },
   });
   const frames: Frame[] = [];
-  socket.on('message', (data) => frames.push(JSON.parse(data.toString()) as Frame));
+  socket.on('message', (data) => {
+    const frame: unknown = JSON.parse(data.toString());
+    StreamServerFrame.parse(frame); // every frame the server sends is one of the shared protocol's
+    frames.push(frame as Frame);
+  });
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());
     socket.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { StreamServerFrame } from '@hookrelay/shared';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -40,7 +41,9 @@ async function openStream(endpointId: string, options: { after?: string; apiKey?
   const frames: Frame[] = [];
   const waiters: (() => void)[] = [];
   socket.on('message', (data) => {
-    frames.push(JSON.parse(data.toString()) as Frame);
+    const frame: unknown = JSON.parse(data.toString());
+    StreamServerFrame.parse(frame); // every frame the server sends is one of the shared protocol's
+    frames.push(frame as Frame);
     waiters.splice(0).forEach((w) => w());
   });
   await new Promise<void>((resolve, reject) => {

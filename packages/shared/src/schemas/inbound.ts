@@ -430,7 +430,14 @@ const filterShape = {
   path: z.string({ message: 'must be a path glob' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters').optional(),
 };
 
-/** GET /v1/inbound-endpoints/{id}/listen: at most 50 messages a page, oldest first. */
+/** A listener's server-side filters (listen page and stream `events` / `path`), as the CLI sends them. */
+export const ListenFilter = z.strictObject(filterShape);
+export type ListenFilter = z.infer<typeof ListenFilter>;
+
+/** Messages per listen page: a fixed size, so a full page tells the CLI that more are waiting. */
+export const LISTEN_PAGE_SIZE = 50;
+
+/** GET /v1/inbound-endpoints/{id}/listen: at most LISTEN_PAGE_SIZE messages a page, oldest first. */
 export const ListenQuery = z.strictObject({
   after: Uuid.optional(),
   body_encoding: z.enum(['base64'], { message: 'must be base64' }).optional(),
