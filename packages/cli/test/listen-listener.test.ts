@@ -1,4 +1,4 @@
-import { HookrelayApiError, HookrelayNetworkError, uuidv7AtTime, type CliMessageOut } from '@hookrelay/shared';
+import { HookrelayApiError, HookrelayNetworkError, uuidv7AtTime, type CliMessageOut, type StreamResultFrame } from '@hookrelay/shared';
 import { describe, expect, it } from 'vitest';
 import { CliFailure } from '../src/errors.js';
 import type { ForwardOutcome } from '../src/listen/forwarder.js';
@@ -11,7 +11,7 @@ import {
   type ListenerOptions,
   type ListenerTiming,
 } from '../src/listen/listener.js';
-import type { ResultFrame, StreamConnection, StreamEnd, StreamHandlers } from '../src/listen/stream.js';
+import type { StreamConnection, StreamEnd, StreamHandlers } from '../src/listen/stream.js';
 
 /**
  * The listener's connection logic against a fake server: fallback to polling and back, flapping,
@@ -114,7 +114,7 @@ class FakeStream implements StreamConnection {
     this.end({ kind: 'revoked', code: 4401, reason: 'api key revoked' });
   }
 
-  sendResult(frame: ResultFrame): boolean {
+  sendResult(frame: StreamResultFrame): boolean {
     if (!this.open) return false;
     // As the real stream does: a server that does not acknowledge results never sees their ids.
     const { result_id: resultId, ...withoutId } = frame;
@@ -146,8 +146,8 @@ class FakeServer implements ListenApi {
   streams: FakeStream[] = [];
   streamOpens: (string | null)[] = [];
   listenCalls: (string | null)[] = [];
-  postedResults: ResultFrame[] = [];
-  streamResults: ResultFrame[] = [];
+  postedResults: StreamResultFrame[] = [];
+  streamResults: StreamResultFrame[] = [];
   /** Ids a filter skips. */
   skip = new Set<string>();
 
@@ -182,11 +182,11 @@ class FakeServer implements ListenApi {
   }
 
   /** Every POST of a result, answered or not. */
-  postAttempts: ResultFrame[] = [];
+  postAttempts: StreamResultFrame[] = [];
   /** POSTs still to fail with a 503 (the server answers, but cannot record it now). */
   failPosts = 0;
 
-  async postResult(frame: ResultFrame): Promise<void> {
+  async postResult(frame: StreamResultFrame): Promise<void> {
     this.up();
     this.postAttempts.push(frame);
     if (this.failPosts > 0) {
@@ -295,7 +295,7 @@ function setup(overrides: Partial<ListenerOptions> = {}) {
   /** The cursors saved, a save that repeats the last one left out (it only updates the pending results). */
   const saved: string[] = [];
   /** The pending results of each save. */
-  const savedResults: ResultFrame[][] = [];
+  const savedResults: StreamResultFrame[][] = [];
   const stop = new AbortController();
   const make = (options: Partial<ListenerOptions> = {}) =>
     new Listener({
@@ -467,7 +467,7 @@ describe('Listener: never loses, never repeats', () => {
     expect(server.postedResults).toEqual([]);
     server.httpUp = true;
     server.ws = 'ok';
-    const reported = (): ResultFrame[] => [...server.postedResults, ...server.streamResults];
+    const reported = (): StreamResultFrame[] => [...server.postedResults, ...server.streamResults];
     await until(() => reported().length === 1, 'the report', 5000);
     stop.abort();
     await running;
@@ -728,7 +728,7 @@ describe('Listener: server-side filters', () => {
 });
 
 describe('Listener: results until the server acknowledges them', () => {
-  const ids = (frames: readonly ResultFrame[]): (string | undefined)[] => frames.map((f) => f.result_id);
+  const ids = (frames: readonly StreamResultFrame[]): (string | undefined)[] => frames.map((f) => f.result_id);
 
   it('a result the stream took without acknowledging is sent again, under the same id, after a reconnection; once acknowledged, never again', async () => {
     const { server, events, savedResults, stop, make } = setup({ mode: 'ws' });

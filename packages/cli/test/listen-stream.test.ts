@@ -8,6 +8,7 @@ import { openStream, streamUrl, type StreamHandlers, type StreamOptions } from '
 /** The WebSocket client against a small local server: upgrade answers, frames, heartbeat. */
 
 const ENDPOINT = '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70';
+const CURSOR = '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f71';
 let server: Server | undefined;
 let wss: WebSocketServer | undefined;
 
@@ -95,7 +96,7 @@ describe('openStream', () => {
       url = requestUrl;
       headers = requestHeaders;
       socket.on('message', (data) => results.push(data.toString()));
-      socket.send(JSON.stringify({ type: 'ready', cursor: 'C1' }));
+      socket.send(JSON.stringify({ type: 'ready', cursor: CURSOR.toUpperCase() }));
       socket.send(JSON.stringify({ type: 'message', message: message('m1') }));
       socket.send(JSON.stringify({ type: 'message', message: message('m2'), replay: true }));
       socket.send('not json');
@@ -104,7 +105,7 @@ describe('openStream', () => {
     const { seen, handlers } = recorder();
     const connection = openStream(options(apiUrl, { after: 'c0' }), handlers);
     await expect.poll(() => seen.length).toBe(3);
-    expect(seen).toEqual(['ready c1', 'message m1', 'message m2 replay']);
+    expect(seen).toEqual([`ready ${CURSOR}`, 'message m1', 'message m2 replay']);
     expect(headers.authorization).toBe('Bearer hr_test');
     expect(url).toBe(`/v1/inbound-endpoints/${ENDPOINT}/stream?after=c0`);
     expect(connection.sendResult({ type: 'result', message_id: 'm1', status: 200, latency_ms: 3, error: null })).toBe(true);
@@ -165,6 +166,25 @@ describe('openStream', () => {
     expect(older.received[0]).toEqual({ type: 'result', message_id: 'm1', status: 200, latency_ms: 3, error: null });
     old.close();
     await old.ended;
+  });
+
+  it('control frames are read by the shared schema: a ready or cursor frame whose cursor is not an id never reaches the listener', async () => {
+    const apiUrl = await listen((socket) => {
+      socket.send(JSON.stringify({ type: 'ready', cursor: 'C1' }));
+      socket.send(JSON.stringify({ type: 'ready' }));
+      socket.send(JSON.stringify({ type: 'ready', cursor: null }));
+      socket.send(JSON.stringify({ type: 'cursor', cursor: '../../etc' }));
+      socket.send(JSON.stringify({ type: 'cursor', cursor: null }));
+      socket.send(JSON.stringify({ type: 'cursor', cursor: CURSOR.toUpperCase() }));
+      socket.send(JSON.stringify({ type: 'later', cursor: CURSOR }));
+      socket.send(JSON.stringify({ type: 'message', message: message('m1') }));
+    });
+    const { seen, handlers } = recorder();
+    const connection = openStream(options(apiUrl), { ...handlers, cursor: (cursor) => seen.push(`cursor ${cursor}`) });
+    await expect.poll(() => seen.includes('message m1')).toBe(true);
+    expect(seen).toEqual(['ready null', `cursor ${CURSOR}`, 'message m1']);
+    connection.close();
+    await connection.ended;
   });
 
   it('an upgrade refused in the API envelope with 401/404/400 is fatal, with the server message', async () => {

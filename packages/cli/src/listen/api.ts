@@ -1,6 +1,6 @@
-import type { HookrelayClient } from '@hookrelay/shared';
+import type { HookrelayClient, ListenFilter } from '@hookrelay/shared';
 import type { ListenApi } from './listener.js';
-import { openStream, type ListenFilter, type StreamOptions } from './stream.js';
+import { openStream, type StreamOptions } from './stream.js';
 
 export type StreamSettings = Omit<StreamOptions, 'after' | 'endpointId' | 'filter'>;
 

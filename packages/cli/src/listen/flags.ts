@@ -6,7 +6,7 @@ import { formatDuration, parseDuration } from './duration.js';
 import type { TransportMode } from './listener.js';
 import { PROJECT_FILE, readProjectFile } from './project-file.js';
 import { isLoopbackHost, parseRoute, type ForwardRoute } from './routes.js';
-import type { ListenFilter } from './stream.js';
+import type { ListenFilter } from '@hookrelay/shared';
 
 export const TRANSPORTS = ['auto', 'ws', 'poll'] as const;
 

@@ -1,20 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import type { CliMessageOut, ResultAckOutcome } from '@hookrelay/shared';
+import { LISTEN_PAGE_SIZE, type CliMessageOut, type ResultAckOutcome, type StreamResultFrame } from '@hookrelay/shared';
 import { HookrelayApiError } from '@hookrelay/shared/client';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { formatDuration } from './duration.js';
 import { errorText, type CapturedResponse, type ForwardOutcome } from './forwarder.js';
 import { sleep as defaultSleep, type Sleep } from './sleep.js';
-import type { ResultFrame, StreamConnection, StreamEnd, StreamHandlers } from './stream.js';
+import { FATAL_STATUSES, type StreamConnection, type StreamEnd, type StreamHandlers } from './stream.js';
 
 export type TransportMode = 'auto' | 'ws' | 'poll';
 export type TransportName = 'websocket' | 'polling';
 
 /** The cursor before every UUIDv7: `after=` it means "from the endpoint's first message". */
 export const ZERO_CURSOR = '00000000-0000-7000-8000-000000000000';
-/** Messages per listen page, the server's fixed page size: a full page means more are waiting. */
-export const LISTEN_PAGE_SIZE = 50;
 
 /** What the listener needs of the server. */
 export interface ListenApi {
@@ -25,7 +23,7 @@ export interface ListenApi {
    * message the page considered, skipped by a filter or not (null when none): the next `after`.
    */
   listen(after: string | null): Promise<{ messages: CliMessageOut[]; cursor: string | null }>;
-  postResult(frame: ResultFrame): Promise<void>;
+  postResult(frame: StreamResultFrame): Promise<void>;
   openStream(after: string | null, handlers: StreamHandlers): StreamConnection;
 }
 
@@ -238,10 +236,8 @@ class WorkQueue {
   }
 }
 
-const FATAL_STATUSES = new Set([400, 401, 403, 404, 410]);
-
 /** A result as the listener keeps it: always with its id. */
-export type PendingResultFrame = ResultFrame & { result_id: string };
+export type PendingResultFrame = StreamResultFrame & { result_id: string };
 
 /** A result the server may not have recorded yet. */
 interface PendingResult {
@@ -255,7 +251,7 @@ interface PendingResult {
 }
 
 /** The size of a result's record, without serialising it: the answer's bytes and a fixed part. */
-function resultBytes(frame: ResultFrame): number {
+function resultBytes(frame: StreamResultFrame): number {
   let bytes = 400 + (frame.error?.length ?? 0) + (frame.response_body?.length ?? 0) + (frame.listener?.length ?? 0);
   for (const [name, value] of frame.response_headers ?? []) bytes += name.length + value.length + 6;
   return bytes;

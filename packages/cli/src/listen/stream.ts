@@ -1,24 +1,16 @@
 import type { IncomingMessage } from 'node:http';
-import { StreamResultAckFrame, type CliMessageOut, type ResultAckOutcome, type StreamResultFrame } from '@hookrelay/shared';
+import {
+  StreamServerFrame,
+  type CliMessageOut,
+  type ListenFilter,
+  type ResultAckOutcome,
+  type StreamMessageFrame,
+  type StreamResultFrame,
+} from '@hookrelay/shared';
 import { HookrelayApiError } from '@hookrelay/shared/client';
 import { KEY_REVOKED_CLOSE } from '@hookrelay/shared/sockets';
 import WebSocket from 'ws';
 import { errorText } from './forwarder.js';
-
-/**
- * Client → server: the local app's answer to one message (docs/api.md, Listen and stream). The
- * listener gives each a `result_id`, sent only to a server that acknowledges results (its `ready`
- * frame says so).
- */
-export type ResultFrame = StreamResultFrame;
-
-/** The server-side filters of a listener (`--events`, `--path`); skipped messages still move its cursor. */
-export interface ListenFilter {
-  /** Comma-separated event type globs. */
-  events?: string | undefined;
-  /** One glob of the sub-path. */
-  path?: string | undefined;
-}
 
 /** How one stream connection ended. */
 export type StreamEnd =
@@ -57,7 +49,7 @@ export interface StreamConnection {
    * False when the socket is not open (the caller then reports over HTTP). Without acknowledgements
    * from the server (an older one), the frame goes without its `result_id`, which such a server refuses.
    */
-  sendResult(frame: ResultFrame): boolean;
+  sendResult(frame: StreamResultFrame): boolean;
   close(): void;
 }
 
@@ -75,8 +67,8 @@ export interface StreamOptions {
   heartbeatWarnMs: number;
 }
 
-/** Upgrade answers that no retry can change: bad key, unknown or forward-mode endpoint. */
-const FATAL_STATUSES = new Set([400, 401, 403, 404, 410]);
+/** API answers (an upgrade's, a listen page's) that no retry can change: bad key, unknown or forward-mode endpoint. */
+export const FATAL_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 404, 410]);
 const MAX_ERROR_BODY = 64 * 1024;
 
 /** `ws(s)://host[/prefix]/v1/inbound-endpoints/{id}/stream[?after=…][&events=…][&path=…]`, from the API address. */
@@ -123,9 +115,13 @@ function apiError(status: number, text: string, retryAfter: string | undefined):
   }
 }
 
-/** Minimal shape check of a server frame: cheap, since it runs once per message. */
-function isCliMessage(value: unknown): value is CliMessageOut {
-  const m = value as Partial<CliMessageOut> | null;
+/**
+ * A message frame as far as the listener reads it: checked by hand rather than by the schema, since
+ * it comes once per webhook, and so that a message of an older server (without a field added since)
+ * is still forwarded.
+ */
+function isMessageFrame(frame: { type: unknown; message?: unknown }): frame is StreamMessageFrame {
+  const m = frame.message as Partial<CliMessageOut> | null | undefined;
   return (
     typeof m === 'object' &&
     m !== null &&
@@ -136,6 +132,25 @@ function isCliMessage(value: unknown): value is CliMessageOut {
     typeof m.payload_sha256 === 'string' &&
     Array.isArray(m.raw_headers)
   );
+}
+
+/**
+ * A frame of the stream's server side, or undefined for anything else (not JSON, a type this CLI
+ * does not know, a frame that breaks its schema). Every frame but a message is checked against the
+ * shared schema: a cursor or an acknowledgement the listener would act on is never a malformed one.
+ */
+export function readServerFrame(text: string): StreamServerFrame | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const frame = value as { type: unknown; message?: unknown };
+  if (frame.type === 'message') return isMessageFrame(frame) ? frame : undefined;
+  const checked = StreamServerFrame.safeParse(value);
+  return checked.success ? checked.data : undefined;
 }
 
 /**
@@ -210,21 +225,21 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
   socket.on('message', (data, isBinary) => {
     heard();
     if (isBinary || settled) return;
-    let frame: { type?: unknown; cursor?: unknown; message?: unknown; replay?: unknown; result_acks?: unknown };
-    try {
-      frame = JSON.parse(data.toString()) as typeof frame;
-    } catch {
-      return;
-    }
-    if (frame.type === 'ready') {
-      resultAcks = frame.result_acks === true;
-      handlers.ready(typeof frame.cursor === 'string' ? frame.cursor.toLowerCase() : null, resultAcks);
-    } else if (frame.type === 'message' && isCliMessage(frame.message)) handlers.message(frame.message, frame.replay === true);
-    else if (frame.type === 'cursor' && typeof frame.cursor === 'string') handlers.cursor?.(frame.cursor.toLowerCase());
-    else if (frame.type === 'result_ack') {
-      // A frame that would make the listener forget a result is checked in full.
-      const ack = StreamResultAckFrame.safeParse(frame);
-      if (ack.success) handlers.resultAck?.(ack.data.result_id.toLowerCase(), ack.data.outcome, ack.data.message);
+    const frame = readServerFrame(data.toString());
+    switch (frame?.type) {
+      case 'ready':
+        resultAcks = frame.result_acks === true;
+        handlers.ready(frame.cursor?.toLowerCase() ?? null, resultAcks);
+        break;
+      case 'message':
+        handlers.message(frame.message, frame.replay === true);
+        break;
+      case 'cursor':
+        handlers.cursor?.(frame.cursor.toLowerCase());
+        break;
+      case 'result_ack':
+        handlers.resultAck?.(frame.result_id.toLowerCase(), frame.outcome, frame.message);
+        break;
     }
   });
   socket.on('error', (error) => {
