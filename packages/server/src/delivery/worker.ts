@@ -107,6 +107,99 @@ interface Prepared {
   build(timestamp: number): OutgoingRequest;
 }
 
+type DeliveryContext = OutboundDeliveryContext | InboundDeliveryContext;
+
+const isOutbound = (c: DeliveryContext): c is OutboundDeliveryContext => 'rate_limit_rps' in c;
+
+/** A job given back to the queue without an attempt, due again after `delayMs`. */
+interface Release {
+  messageId: string;
+  delayMs: number;
+}
+
+/** A claim's messages, as loaded with their endpoints, and the job each was claimed by. */
+interface ClaimContexts {
+  /** Outbound first, then inbound. */
+  all: DeliveryContext[];
+  jobOf(c: DeliveryContext): ClaimedJob;
+  kindOf(c: DeliveryContext): DeliveryKind;
+}
+
+async function loadContexts(tx: Sql, jobs: ClaimedJob[], inlinePayloads: boolean): Promise<ClaimContexts> {
+  const byId = new Map(jobs.map((j) => [j.message_id, j]));
+  const ids = (kind: DeliveryKind) => jobs.filter((j) => j.kind === kind).map((j) => j.message_id);
+  const [outbound, inbound] = await Promise.all([loadOutboundContexts(tx, ids('outbound'), inlinePayloads), loadInboundContexts(tx, ids('inbound'), inlinePayloads)]);
+  return { all: [...outbound, ...inbound], jobOf: (c) => byId.get(c.id)!, kindOf: (c) => byId.get(c.id)!.kind };
+}
+
+/**
+ * Where each claimed job goes before any payload is read: jobs of messages that no longer exist are
+ * dropped, messages of a gone endpoint fail, inbound messages of an endpoint that no longer forwards
+ * go back to the CLI, outbound messages of a paused endpoint are candidates for parking, and the rest
+ * are ready to send.
+ */
+function triage(jobs: ClaimedJob[], contexts: ClaimContexts) {
+  const found = new Set(contexts.all.map((c) => c.id));
+  const drop = jobs.filter((j) => !found.has(j.message_id)).map((j) => j.message_id);
+  const gone: Record<DeliveryKind, string[]> = { outbound: [], inbound: [] };
+  const toCli: string[] = [];
+  const paused: OutboundDeliveryContext[] = [];
+  const ready: DeliveryContext[] = [];
+  for (const c of contexts.all) {
+    if (c.deleted) drop.push(c.id);
+    else if (!c.live) gone[contexts.kindOf(c)].push(c.id);
+    else if (!isOutbound(c) && c.mode !== 'forward') toCli.push(c.id);
+    else if (isOutbound(c) && c.paused) paused.push(c);
+    else ready.push(c);
+  }
+  return { drop, gone, toCli, paused, ready };
+}
+
+/** The ready deliveries whose payload is at hand, and the messages whose payload is no longer stored. */
+function splitByPayload(ready: DeliveryContext[], payloads: Map<string, Buffer>, contexts: ClaimContexts) {
+  const noPayload: Record<DeliveryKind, string[]> = { outbound: [], inbound: [] };
+  const deliverable: DeliveryContext[] = [];
+  for (const c of ready) {
+    if (c.payload_key !== null && payloads.has(c.payload_key)) deliverable.push(c);
+    else noPayload[contexts.kindOf(c)].push(c.id);
+  }
+  return { deliverable, noPayload };
+}
+
+/**
+ * Marks `delivering` the deliverable messages not released back to the queue; those deleted
+ * meanwhile are not marked, and are not sent.
+ */
+async function markSending(tx: Sql, deliverable: DeliveryContext[], release: Release[], contexts: ClaimContexts) {
+  const released = new Set(release.map((r) => r.messageId));
+  const sendNow = deliverable.filter((c) => !released.has(c.id));
+  const liveOut = await markDelivering(tx, 'outbound', sendNow.filter((c) => contexts.kindOf(c) === 'outbound').map((c) => c.id));
+  const liveIn = await markDelivering(tx, 'inbound', sendNow.filter((c) => contexts.kindOf(c) === 'inbound').map((c) => c.id));
+  const sending = sendNow.filter((c) => liveOut.has(c.id) || liveIn.has(c.id));
+  const deletedMeanwhile = sendNow.filter((c) => !liveOut.has(c.id) && !liveIn.has(c.id)).map((c) => c.id);
+  return { sending, deletedMeanwhile };
+}
+
+/** The claimed jobs that send nothing now, settled in the claim's transaction. */
+interface Unsent {
+  /** Messages deleted (or never found): the job goes, the message stays as it is. */
+  drop: string[];
+  /** Messages whose endpoint is gone: failed without an attempt. */
+  gone: Record<DeliveryKind, string[]>;
+  /** Inbound messages whose endpoint no longer forwards: back to the CLI. */
+  toCli: string[];
+  /** Messages whose payload is no longer stored: failed without an attempt. */
+  noPayload: Record<DeliveryKind, string[]>;
+  /** Messages deleted between the triage and `delivering`: the job goes. */
+  deletedMeanwhile: string[];
+  release: Release[];
+}
+
+/** A claimed outbound message in the shape the enqueue hands over, so that one builder makes both requests. */
+function outboundDeliveryOf(c: OutboundDeliveryContext, body: Buffer): HandedOverDelivery {
+  return { messageId: c.id, url: c.url, headers: c.headers, contentType: c.content_type, eventType: c.event_type, secrets: c.secrets, body };
+}
+
 interface Active {
   controller: AbortController;
   sending: boolean;
@@ -367,65 +460,76 @@ export class DeliveryWorker implements LocalDeliveryWorker {
     return claimed;
   }
 
+  /** The claim's steps after the lease, in its transaction; returns the deliveries to send once it commits. */
   private async prepare(tx: Sql, leaseId: string, jobs: ClaimedJob[]): Promise<Prepared[]> {
-    const byId = new Map(jobs.map((j) => [j.message_id, j]));
-    const ids = (kind: DeliveryKind) => jobs.filter((j) => j.kind === kind).map((j) => j.message_id);
     // The database store's payloads come with the contexts: one round trip less per claim.
     const inlinePayloads = this.deps.payloadStore.kind === 'database';
-    const [outbound, inbound] = await Promise.all([
-      loadOutboundContexts(tx, ids('outbound'), inlinePayloads),
-      loadInboundContexts(tx, ids('inbound'), inlinePayloads),
-    ]);
-    const found = new Set([...outbound, ...inbound].map((c) => c.id));
+    const contexts = await loadContexts(tx, jobs, inlinePayloads);
+    const { drop, gone, toCli, paused, ready } = triage(jobs, contexts);
+    const release = await this.parkPaused(tx, leaseId, paused);
+    const { payloads, postponed } = await this.fetchPayloads(tx, ready, inlinePayloads);
+    release.push(...postponed);
+    // Postponed: none is sent, and none has lost its payload.
+    const { deliverable, noPayload } = splitByPayload(postponed.length > 0 ? [] : ready, payloads, contexts);
+    const notBefore = await this.reserveRateLimits(tx, deliverable, release);
+    const { sending, deletedMeanwhile } = await markSending(tx, deliverable, release, contexts);
+    await this.settleUnsent(tx, leaseId, { drop, gone, toCli, noPayload, deletedMeanwhile, release });
+    return sending.map((c) => this.prepared(c, contexts.jobOf(c), leaseId, payloads.get(c.payload_key!)!, notBefore.get(c.id) ?? 0));
+  }
 
-    const drop: string[] = jobs.filter((j) => !found.has(j.message_id)).map((j) => j.message_id);
-    const gone: Record<DeliveryKind, string[]> = { outbound: [], inbound: [] };
-    const toCli: string[] = [];
-    const pausedCandidates: OutboundDeliveryContext[] = [];
-    const ready: (OutboundDeliveryContext | InboundDeliveryContext)[] = [];
-    const kindOf = (c: OutboundDeliveryContext | InboundDeliveryContext): DeliveryKind => byId.get(c.id)!.kind;
+  private prepared(c: DeliveryContext, job: ClaimedJob, leaseId: string, body: Buffer, notBefore: number): Prepared {
+    const attemptNumber = c.attempt_count + 1;
+    return {
+      kind: job.kind,
+      messageId: c.id,
+      leaseId,
+      previousStatus: c.status,
+      attemptNumber,
+      attemptInDelivery: Math.max(1, attemptNumber - job.attempt_base),
+      notBefore,
+      build: isOutbound(c) ? this.outboundRequest(outboundDeliveryOf(c, body)) : this.forwardRequest(c, body),
+    };
+  }
 
-    for (const c of [...outbound, ...inbound]) {
-      if (c.deleted) drop.push(c.id);
-      else if (!c.live) gone[kindOf(c)].push(c.id);
-      else if ('mode' in c && c.mode !== 'forward') toCli.push(c.id);
-      else if ('paused' in c && c.paused) pausedCandidates.push(c);
-      else ready.push(c);
-    }
+  /** Paused endpoints: their jobs are parked until a resume; a resume that committed first wins, and those jobs are released to run now. */
+  private async parkPaused(tx: Sql, leaseId: string, paused: OutboundDeliveryContext[]): Promise<Release[]> {
+    if (paused.length === 0) return [];
+    const stillPaused = await lockPausedEndpoints(tx, [...new Set(paused.map((c) => c.endpoint_id))].sort());
+    await parkJobs(tx, leaseId, paused.filter((c) => stillPaused.has(c.endpoint_id)).map((c) => c.id));
+    return paused.filter((c) => !stillPaused.has(c.endpoint_id)).map((c) => ({ messageId: c.id, delayMs: 0 }));
+  }
 
-    // Paused endpoints: park until resumed (a resume that commits first wins, and the job runs now).
-    const release: { messageId: string; delayMs: number }[] = [];
-    if (pausedCandidates.length > 0) {
-      const stillPaused = await lockPausedEndpoints(tx, [...new Set(pausedCandidates.map((c) => c.endpoint_id))].sort());
-      await parkJobs(tx, leaseId, pausedCandidates.filter((c) => stillPaused.has(c.endpoint_id)).map((c) => c.id));
-      for (const c of pausedCandidates) if (!stillPaused.has(c.endpoint_id)) release.push({ messageId: c.id, delayMs: 0 });
-    }
-
-    // Payloads: a store outage is not the receiver's fault, so it costs no attempt.
-    let payloads = new Map<string, Buffer>();
-    try {
-      if (inlinePayloads) {
-        for (const c of ready) {
-          if (c.payload_key !== null && c.payload) payloads.set(c.payload_key, Buffer.from(c.payload.buffer, c.payload.byteOffset, c.payload.byteLength));
-        }
-      } else {
-        payloads = await this.deps.payloadStore.getMany(tx, ready.map((c) => c.payload_key).filter((k): k is string => k !== null));
+  /**
+   * The payloads of the deliveries about to be sent. A payload store outage is not the receiver's
+   * fault, so it costs no attempt: every delivery is postponed instead.
+   */
+  private async fetchPayloads(tx: Sql, ready: DeliveryContext[], inlinePayloads: boolean): Promise<{ payloads: Map<string, Buffer>; postponed: Release[] }> {
+    if (inlinePayloads) {
+      const payloads = new Map<string, Buffer>();
+      for (const c of ready) {
+        if (c.payload_key !== null && c.payload) payloads.set(c.payload_key, Buffer.from(c.payload.buffer, c.payload.byteOffset, c.payload.byteLength));
       }
+      return { payloads, postponed: [] };
+    }
+    try {
+      return { payloads: await this.deps.payloadStore.getMany(tx, ready.map((c) => c.payload_key).filter((k): k is string => k !== null)), postponed: [] };
     } catch (error) {
       if (!(error instanceof PayloadUnavailableError)) throw error;
       this.deps.log.warn({ err: error }, 'delivery worker: payload store unavailable; deliveries postponed');
-      for (const c of ready) release.push({ messageId: c.id, delayMs: 10_000 });
-      ready.length = 0;
+      return { payloads: new Map(), postponed: ready.map((c) => ({ messageId: c.id, delayMs: 10_000 })) };
     }
-    const noPayload: Record<DeliveryKind, string[]> = { outbound: [], inbound: [] };
-    for (const c of ready) if (c.payload_key === null || !payloads.has(c.payload_key)) noPayload[kindOf(c)].push(c.id);
-    const deliverable = ready.filter((c) => c.payload_key !== null && payloads.has(c.payload_key));
+  }
 
-    // Rate limits: slots within the horizon are kept (waited for in process), later ones go back.
+  /**
+   * Takes rate-limit slots for the deliveries of rate-limited endpoints (each endpoint's row locked,
+   * in id order): slots within the horizon are kept, to be waited for in process (returned as local
+   * times); later ones, and endpoints paused or deleted meanwhile, go back to the queue (`release`).
+   */
+  private async reserveRateLimits(tx: Sql, deliverable: DeliveryContext[], release: Release[]): Promise<Map<string, number>> {
     const notBefore = new Map<string, number>();
     const limited = new Map<string, OutboundDeliveryContext[]>();
     for (const c of deliverable) {
-      if ('rate_limit_rps' in c && c.rate_limit_rps > 0) limited.set(c.endpoint_id, [...(limited.get(c.endpoint_id) ?? []), c]);
+      if (isOutbound(c) && c.rate_limit_rps > 0) limited.set(c.endpoint_id, [...(limited.get(c.endpoint_id) ?? []), c]);
     }
     for (const endpointId of [...limited.keys()].sort()) {
       const group = limited.get(endpointId)!;
@@ -452,13 +556,12 @@ export class DeliveryWorker implements LocalDeliveryWorker {
         else release.push({ messageId: c.id, delayMs: reservation.laterOffsets[i - reservation.offsets.length]! });
       });
     }
-    const released = new Set(release.map((r) => r.messageId));
-    const sendNow = deliverable.filter((c) => !released.has(c.id));
+    return notBefore;
+  }
 
-    const liveOut = await markDelivering(tx, 'outbound', sendNow.filter((c) => kindOf(c) === 'outbound').map((c) => c.id));
-    const liveIn = await markDelivering(tx, 'inbound', sendNow.filter((c) => kindOf(c) === 'inbound').map((c) => c.id));
-    const deletedMeanwhile = sendNow.filter((c) => !liveOut.has(c.id) && !liveIn.has(c.id)).map((c) => c.id);
-
+  /** The claimed jobs that send nothing now: failed without an attempt, returned to the CLI, deleted or released. */
+  private async settleUnsent(tx: Sql, leaseId: string, unsent: Unsent): Promise<void> {
+    const { drop, gone, noPayload, toCli, deletedMeanwhile, release } = unsent;
     await failWithoutAttempt(tx, 'outbound', gone.outbound, ENDPOINT_DELETED_ERROR);
     await failWithoutAttempt(tx, 'inbound', gone.inbound, INBOUND_ENDPOINT_DELETED_ERROR);
     for (const kind of ['outbound', 'inbound'] as const) await failWithoutAttempt(tx, kind, noPayload[kind], 'payload is no longer stored');
@@ -466,50 +569,40 @@ export class DeliveryWorker implements LocalDeliveryWorker {
     await deleteJobs(tx, leaseId, [...drop, ...gone.outbound, ...gone.inbound, ...noPayload.outbound, ...noPayload.inbound, ...toCli, ...deletedMeanwhile]);
     await releaseJobs(tx, leaseId, release);
     this.counters.released += release.length;
+  }
 
-    const prepared: Prepared[] = [];
-    for (const c of sendNow) {
-      if (!liveOut.has(c.id) && !liveIn.has(c.id)) continue;
-      const job = byId.get(c.id)!;
-      const body = payloads.get(c.payload_key!)!;
-      const attemptNumber = c.attempt_count + 1;
-      const base = { kind: job.kind, messageId: c.id, leaseId, previousStatus: c.status, attemptNumber, attemptInDelivery: Math.max(1, attemptNumber - job.attempt_base), notBefore: notBefore.get(c.id) ?? 0 };
-      if ('rate_limit_rps' in c) {
-        const sealed = c.secrets;
-        prepared.push({
-          ...base,
-          build: (timestamp) =>
-            buildOutboundRequest({
-              messageId: c.id,
-              url: c.url,
-              contentType: c.content_type,
-              eventType: c.event_type,
-              customHeaders: c.headers,
-              secrets: sealed.map((s) => this.secret(s)),
-              body,
-              timestamp,
-            }),
-        });
-      } else {
-        const ctx = c as InboundDeliveryContext;
-        prepared.push({
-          ...base,
-          build: (timestamp) =>
-            buildForwardRequest({
-              messageId: ctx.id,
-              url: ctx.url,
-              method: ctx.method,
-              path: ctx.path,
-              query: ctx.query,
-              rawHeaders: ctx.raw_headers,
-              secrets: ctx.signing_enabled ? ctx.secrets.map((s) => this.secret(s)) : null,
-              body,
-              timestamp,
-            }),
-        });
-      }
-    }
-    return prepared;
+  /**
+   * The one builder of an outbound attempt's request, for a claimed job and a message handed over by
+   * the enqueue alike; it runs when the request is sent, so that the signature carries that time.
+   */
+  private outboundRequest(delivery: HandedOverDelivery): Prepared['build'] {
+    return (timestamp) =>
+      buildOutboundRequest({
+        messageId: delivery.messageId,
+        url: delivery.url,
+        contentType: delivery.contentType,
+        eventType: delivery.eventType,
+        customHeaders: delivery.headers,
+        secrets: delivery.secrets.map((s) => this.secret(s)),
+        body: delivery.body,
+        timestamp,
+      });
+  }
+
+  /** A forward-mode inbound attempt's request, built when it is sent. */
+  private forwardRequest(c: InboundDeliveryContext, body: Buffer): Prepared['build'] {
+    return (timestamp) =>
+      buildForwardRequest({
+        messageId: c.id,
+        url: c.url,
+        method: c.method,
+        path: c.path,
+        query: c.query,
+        rawHeaders: c.raw_headers,
+        secrets: c.signing_enabled ? c.secrets.map((s) => this.secret(s)) : null,
+        body,
+        timestamp,
+      });
   }
 
   reserveHandoff(max: number): EnqueueLease | undefined {
@@ -532,17 +625,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
         attemptNumber: 1,
         attemptInDelivery: 1,
         notBefore: 0,
-        build: (timestamp) =>
-          buildOutboundRequest({
-            messageId: d.messageId,
-            url: d.url,
-            contentType: d.contentType,
-            eventType: d.eventType,
-            customHeaders: d.headers,
-            secrets: d.secrets.map((s) => this.secret(s)),
-            body: d.body,
-            timestamp,
-          }),
+        build: this.outboundRequest(d),
       }),
     );
     if (entries.length > 0) {
