@@ -33,9 +33,7 @@ import { watchRoutes } from './routes/watch.js';
 import { inspectorRoutes } from './plugins/inspector.js';
 import { StreamTickets } from './stream/tickets.js';
 import { SocketRegistry } from './stream/sockets.js';
-
-/** NOTIFY channel: an inbound endpoint's settings or state changed (payload: its id). */
-export const INBOUND_ENDPOINT_CHANGED_CHANNEL = 'hookrelay_inbound_endpoint_changed';
+import { INBOUND_ENDPOINT_CHANGED_CHANNEL } from './db/channels.js';
 
 export type { Config } from './config.js';
 export { parseConfig, receiveBase } from './config.js';

@@ -1,12 +1,7 @@
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Sql } from './database.js';
+import { API_KEY_REVOKED_CHANNEL } from './channels.js';
 import { notifyOnCommit } from './notify.js';
-
-/**
- * NOTIFY channel: an API key was revoked (payload: its id). Every process closes the WebSockets
- * opened with it; REST needs no notice, since every request reads the key.
- */
-export const API_KEY_REVOKED_CHANNEL = 'hookrelay_api_key_revoked';
 
 export interface ApiKeyRow {
   id: string;

@@ -1,3 +1,4 @@
+import { DELIVERIES_CHANNEL } from './channels.js';
 import type { Sql } from './database.js';
 
 /**
@@ -5,9 +6,6 @@ import type { Sql } from './database.js';
  * delivery to make. Lock order everywhere is job row → message row → endpoint row, so the API, the
  * workers and the triggers never wait on each other in a cycle.
  */
-
-/** NOTIFY channel: deliveries became due (payload unused). Also sent by the 003 triggers. */
-export const DELIVERIES_CHANNEL = 'hookrelay_deliveries';
 
 export type DeliveryKind = 'outbound' | 'inbound';
 export type DeliveryStatus = 'queued' | 'delivering' | 'succeeded' | 'pending_retry' | 'failed_permanent';

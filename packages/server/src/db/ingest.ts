@@ -1,6 +1,6 @@
 import type { EventTypeSource } from '@hookrelay/shared';
 import type { Sql } from './database.js';
-import { DELIVERIES_CHANNEL } from './deliveries.js';
+import { DELIVERIES_CHANNEL } from './channels.js';
 
 /** What ingestion needs to know about an inbound endpoint, found by its secret token's hash. */
 export interface IngestEndpointRow {

@@ -1,7 +1,8 @@
 import type { Sql } from './database.js';
 import { newestFirstById, timeWindow } from './keyset.js';
 import { claimDeletedPayloads, clearPayloadKeys, softDeleteMessages, type SoftDeleteResult } from './soft-delete.js';
-import { DELIVERIES_CHANNEL, type DeliveryStatus } from './deliveries.js';
+import { DELIVERIES_CHANNEL } from './channels.js';
+import type { DeliveryStatus } from './deliveries.js';
 
 /** Outbound messages (migrations/003). One function per operation, `sql` first. */
 

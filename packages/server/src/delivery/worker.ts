@@ -5,8 +5,8 @@ import type { Agent } from 'undici';
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Config } from '../config.js';
 import type { Database, Sql } from '../db/database.js';
+import { DELIVERIES_CHANNEL } from '../db/channels.js';
 import {
-  DELIVERIES_CHANNEL,
   ENDPOINT_DELETED_ERROR,
   INBOUND_ENDPOINT_DELETED_ERROR,
   claimDueJobs,

@@ -1,12 +1,10 @@
+import { INBOUND_MESSAGES_CHANNEL } from '../db/channels.js';
 import type { Database } from '../db/database.js';
 import { storeInboundBatch, storeInboundOne, type IngestBatchItem } from '../db/ingest.js';
 import { notifyAfterCommit } from '../db/notify.js';
 import { GroupCommit } from '../lib/group-commit.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { nextOrderedId } from './ordered-id.js';
-
-/** NOTIFY channel: new inbound messages were committed (payload: `<endpoint id>:<last id>`, comma-separated). */
-export const INBOUND_MESSAGES_CHANNEL = 'hookrelay_inbound_messages';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 

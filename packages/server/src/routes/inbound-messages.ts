@@ -31,6 +31,7 @@ import {
   type InboundLogRow,
   type InboundMessageRow,
 } from '../db/inbound-messages.js';
+import { INBOUND_REPLAY_CHANNEL } from '../db/channels.js';
 import type { Sql } from '../db/database.js';
 import { requeueInboundDelivery } from '../db/deliveries.js';
 import { endpointNotFound, notFound } from '../errors.js';
@@ -39,7 +40,6 @@ import { ID_KEYSET, readPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { refuseNul } from '../security/text.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
-import { INBOUND_REPLAY_CHANNEL } from '../stream/hub.js';
 import { listAttempts } from '../db/messages.js';
 import { toAttemptOut } from './messages.js';
 import { toEndpointMessage } from '../views/endpoint-message.js';

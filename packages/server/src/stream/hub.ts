@@ -1,17 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { CliMessageOut } from '@hookrelay/shared';
+import { INBOUND_MESSAGES_CHANNEL, INBOUND_REPLAY_CHANNEL } from '../db/channels.js';
 import type { Database } from '../db/database.js';
 import { findLiveInboundMessage } from '../db/inbound-messages.js';
-import { INBOUND_MESSAGES_CHANNEL } from '../ingest/batcher.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { CursorPump, SOCKET_PAGE_SIZE } from './cursor-pump.js';
 import { streamFrameText } from './frames.js';
 import { readCliMessagesAfter, toCliMessage, toCliMessages, type CommittedInboundMessage } from './cli-message.js';
 import { matchesFilter, type MessageFilter } from './listen-filter.js';
-
-/** NOTIFY channel: a cli-mode message was replayed (payload: `<endpoint id>:<message id>`). */
-export const INBOUND_REPLAY_CHANNEL = 'hookrelay_inbound_replay';
 
 /** A stream's read without a NOTIFY (see StreamHub): one indexed query per connected CLI each time. */
 export const STREAM_RECHECK_MS = 10_000;

@@ -2,7 +2,8 @@ import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { KEY_REVOKED_CLOSE } from '@hookrelay/shared';
-import { API_KEY_REVOKED_CHANNEL, findActiveApiKeyIds, type ApiKeyPrincipal } from '../db/api-keys.js';
+import { findActiveApiKeyIds, type ApiKeyPrincipal } from '../db/api-keys.js';
+import { API_KEY_REVOKED_CHANNEL } from '../db/channels.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
 

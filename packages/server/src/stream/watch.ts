@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
+import { INBOUND_MESSAGES_CHANNEL } from '../db/channels.js';
 import type { Database } from '../db/database.js';
 import { listEndpointMessagesAfter } from '../db/inbound-messages.js';
-import { INBOUND_MESSAGES_CHANNEL } from '../ingest/batcher.js';
 import { toEndpointMessage } from '../views/endpoint-message.js';
 import { CursorPump, SOCKET_PAGE_SIZE } from './cursor-pump.js';
 import { watchFrameText } from './frames.js';

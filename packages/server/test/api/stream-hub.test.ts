@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Database } from '../../src/db/database.js';
-import { INBOUND_MESSAGES_CHANNEL } from '../../src/ingest/batcher.js';
+import { INBOUND_MESSAGES_CHANNEL } from '../../src/db/channels.js';
 import { DatabasePayloadStore } from '../../src/storage/payload-store.js';
 import type { CommittedInboundMessage } from '../../src/stream/cli-message.js';
 import { committedFrame, StreamHub, type StreamSubscriber } from '../../src/stream/hub.js';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecretToken, newUuidv7, uuidv7AtTime } from '@hookrelay/shared';
 import type { Database } from '../../src/db/database.js';
-import { DELIVERIES_CHANNEL } from '../../src/db/deliveries.js';
+import { DELIVERIES_CHANNEL, INBOUND_MESSAGES_CHANNEL } from '../../src/db/channels.js';
 import { storeInboundBatch, storeInboundOne, type IngestBatchItem, type IngestBatchResultRow } from '../../src/db/ingest.js';
 import { insertProject } from '../../src/db/projects.js';
-import { INBOUND_MESSAGES_CHANNEL, IngestBatcher, type CommittedMessages, type IngestItem } from '../../src/ingest/batcher.js';
+import { IngestBatcher, type CommittedMessages, type IngestItem } from '../../src/ingest/batcher.js';
 import { DatabasePayloadStore } from '../../src/storage/payload-store.js';
 import { sha256Hex } from '../../src/security/crypto.js';
 import { createTestDatabase, interceptSql } from '../helpers/database.js';

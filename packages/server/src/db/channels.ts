@@ -1,0 +1,37 @@
+/**
+ * The NOTIFY channels processes sharing one database hear each other on (PostgreSQL LISTEN/NOTIFY;
+ * in-process on PGlite). A notice is only a wake-up: what it announces is committed before it is
+ * sent, and a listener that missed notices reads its state again (`Database.listen`'s
+ * `onResubscribed`). Stored functions of the migrations name some of these channels in their SQL;
+ * a test holds those names equal to the ones here.
+ */
+
+/**
+ * Deliveries became due: new or resumed jobs (also sent by the delivery triggers and the ingest
+ * functions). Payload: the id of the worker the enqueue leased its messages to (that worker was
+ * woken directly), or empty.
+ */
+export const DELIVERIES_CHANNEL = 'hookrelay_deliveries';
+
+/** New inbound messages were committed. Payload: `<endpoint id>:<last id committed>`, comma-separated. */
+export const INBOUND_MESSAGES_CHANNEL = 'hookrelay_inbound_messages';
+
+/** A cli-mode message was replayed. Payload: `<endpoint id>:<message id>`. */
+export const INBOUND_REPLAY_CHANNEL = 'hookrelay_inbound_replay';
+
+/** An inbound endpoint's settings or state changed, so cached ingest settings are dropped. Payload: its id. */
+export const INBOUND_ENDPOINT_CHANGED_CHANNEL = 'hookrelay_inbound_endpoint_changed';
+
+/**
+ * An API key was revoked: every process closes the WebSockets opened with it (REST needs no notice,
+ * since every request reads the key). Payload: its id.
+ */
+export const API_KEY_REVOKED_CHANNEL = 'hookrelay_api_key_revoked';
+
+export const CHANNELS: readonly string[] = [
+  DELIVERIES_CHANNEL,
+  INBOUND_MESSAGES_CHANNEL,
+  INBOUND_REPLAY_CHANNEL,
+  INBOUND_ENDPOINT_CHANGED_CHANNEL,
+  API_KEY_REVOKED_CHANNEL,
+];
