@@ -45,8 +45,8 @@ const failWhole = (error: unknown): FailureAction => ({ action: 'fail', error })
  * that many callers share one transaction and one WAL flush while each still waits for the commit
  * that holds its own item. A batch starts in the turn of the event loop after its first item
  * arrives, so that the items of one turn (one socket read, one burst of requests) go together; items
- * that queued during a commit go as soon as it ends. Each caller's promise settles with its own
- * item's outcome.
+ * that queued while `maxInFlight` batches were committing go as soon as one of them ends. Each
+ * caller's promise settles with its own item's outcome.
  *
  * An item enqueued with `canWait` (nobody waits on its answer) may be held up to `lingerMs` for
  * company; one that someone waits on, a full batch, or `idle()` sends the held ones at once.
@@ -152,19 +152,20 @@ export class GroupCommit<T, R> {
     for (const resolve of waiters) resolve();
   }
 
-  /** Takes from the head of the queue what fits after `batch`. */
-  private take(batch: Pending<T, R>[] = []): Pending<T, R>[] {
+  /** Takes from the head of the queue what fits after `batch` (a batch being retried). */
+  private take(batch?: Pending<T, R>[]): Pending<T, R>[] {
     const { queue, sizeOf, keyOf } = this;
+    const held = batch?.length ?? 0;
     let size = 0;
     let keys: Set<string> | undefined;
-    if (sizeOf) for (const p of batch) size += sizeOf(p.item);
-    if (keyOf) keys = new Set(batch.map((p) => keyOf(p.item)));
+    if (sizeOf && batch) for (const p of batch) size += sizeOf(p.item);
+    if (keyOf) keys = new Set(batch?.map((p) => keyOf(p.item)));
     let count = 0;
-    while (count < queue.length && batch.length + count < this.maxBatch) {
+    while (count < queue.length && held + count < this.maxBatch) {
       const item = queue[count]!.item;
       if (sizeOf) {
         const itemSize = sizeOf(item);
-        if (batch.length + count > 0 && size + itemSize > this.maxBatchSize) break;
+        if (held + count > 0 && size + itemSize > this.maxBatchSize) break;
         size += itemSize;
       }
       if (keys) {
@@ -176,7 +177,7 @@ export class GroupCommit<T, R> {
     }
     const taken = queue.splice(0, count);
     for (const p of taken) if (!p.canWait) this.urgent--;
-    return batch.length === 0 ? taken : batch.concat(taken);
+    return batch ? batch.concat(taken) : taken;
   }
 
   /** Commits one batch until each of its items is settled. */
