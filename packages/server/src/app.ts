@@ -34,32 +34,17 @@ import { inspectorRoutes } from './plugins/inspector.js';
 import { StreamTickets } from './stream/tickets.js';
 import { SocketRegistry } from './stream/sockets.js';
 import { INBOUND_ENDPOINT_CHANGED_CHANNEL } from './db/channels.js';
+import { loggerOptions } from './logging.js';
 
 export type { Config } from './config.js';
 export { parseConfig, receiveBase } from './config.js';
 export type { AppDeps, AppServices } from './services.js';
+export { redactUrl } from './logging.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     services: AppServices;
   }
-}
-
-/** The secret segment of an ingest path: `/in/<token>`, `/pull/<id>/<token>` (any case, repeated slashes). */
-const INGEST_TOKEN = /^(\/+in\/+)[^/]*|^(\/+pull\/+[^/]*\/+)[^/]*/i;
-
-/**
- * Keeps ingest secrets out of request logs: the token in the path, and the whole query string,
- * where a static token may travel under whatever name the endpoint chose. Matched loosely because
- * the request line is logged before routing: a URL that will not route still carries the token.
- */
-export function redactUrl(url: string): string {
-  const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
-  // A stream ticket is single-use and short-lived, but still a credential until redeemed.
-  if (!INGEST_TOKEN.test(path)) return q === -1 ? url : `${path}${url.slice(q).replace(/([?&]ticket=)[^&]*/gi, '$1[redacted]')}`;
-  const redacted = path.replace(INGEST_TOKEN, (_match, inPrefix: string | undefined, pullPrefix: string | undefined) => `${inPrefix ?? pullPrefix}[redacted]`);
-  return q === -1 ? redacted : `${redacted}?[redacted]`;
 }
 
 /** fastify-type-provider-zod's compilers, in the shape Fastify's schema controller builds them. */
@@ -79,17 +64,7 @@ export interface BuildAppOptions {
  */
 export async function buildApp(config: Config, deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger:
-      options.logger ??
-      ({
-        level: config.logLevel,
-        redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
-        serializers: {
-          req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
-          // @fastify/websocket logs the raw URL of an upgrade it refuses as `path` (an ingest URL too).
-          path: (value: unknown) => (typeof value === 'string' ? redactUrl(value) : value),
-        },
-      } as FastifyServerOptions['logger']),
+    logger: options.logger ?? loggerOptions(config),
     bodyLimit: config.maxBodyBytes,
     genReqId: () => newUuidv7(),
     requestIdHeader: false,

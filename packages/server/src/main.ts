@@ -9,6 +9,7 @@ import type { PrepareDataDirResult } from './db/pglite-template.js';
 import { DataDirLockedError, loadEncryptionKeys, openDatabase, persistGeneratedKey } from './runtime.js';
 import { recordEncryptionKeys, secretBoxOf, verifyEncryptionKeys } from './security/key-check.js';
 import { deleteProtoAccessor } from './security/prototype.js';
+import { flushLogs, writeStdoutLine } from './logging.js';
 import type { SweeperHandle } from './sweepers/runner.js';
 import {
   AdminError,
@@ -104,6 +105,9 @@ async function serverModules() {
  */
 const EMBEDDED_BACKGROUND_DELAY_MS = 500;
 
+/** How long an exiting server waits for its last log lines to reach stdout. */
+const LOG_FLUSH_AT_EXIT_MS = 1000;
+
 /** How long a start told to stop may take to reach its next step before the process just exits. */
 const STOP_DURING_START_TIMEOUT_MS = 10_000;
 
@@ -138,6 +142,7 @@ async function runStart(config: Config): Promise<void> {
   } catch (error) {
     if (!(error instanceof StopDuringStart)) throw error;
     process.stderr.write(`hookrelay-server: stopped by ${stopSignal} before listening\n`);
+    await flushLogs(LOG_FLUSH_AT_EXIT_MS);
     process.exit(0);
   }
 }
@@ -179,7 +184,7 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
     }
     if (boot.generatedKey) {
       // Plain stdout, never the JSON log (decisions.md §2).
-      process.stdout.write(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}\n`);
+      writeStdoutLine(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}`);
     }
     // Built before listening, so that a bad delivery setting (an unreadable CA file) stops the start.
     const worker = config.roles.has('worker') ? new DeliveryWorker({ ...app.services, log: app.log }) : undefined;
@@ -188,7 +193,7 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    process.stdout.write(`hookrelay-server listening on http://${host}:${port}\n`);
+    writeStdoutLine(`hookrelay-server listening on http://${host}:${port}`);
 
     let sweepers: SweeperHandle | undefined;
     const startBackground = async (): Promise<void> => {
@@ -231,6 +236,8 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
       } finally {
         clearTimeout(force);
       }
+      // The last lines go out if stdout takes them; a stdout nobody reads does not hold the exit.
+      await flushLogs(LOG_FLUSH_AT_EXIT_MS);
       process.exit(exitCode);
     };
     process.once('SIGTERM', () => void shutdown('SIGTERM'));

@@ -5,6 +5,7 @@ import { deliveryQueueStats, type DeliveryKind, type DeliveryStatus } from '../d
 import { AppError } from '../errors.js';
 import type { VerificationCheck } from '../ingest/verify.js';
 import { SOCKET_LIMIT_NAMES, type SocketLimitName } from '../stream/sockets.js';
+import { droppedLogLines } from '../logging.js';
 
 /**
  * Prometheus metrics (docs/operating.md "Metrics"). Each app has its own registry, so that any
@@ -55,6 +56,16 @@ function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry, prefix: 'hookrelay_' });
+    // The process has one stdout, whatever number of apps log to it.
+    new Counter({
+      name: 'hookrelay_log_lines_dropped_total',
+      help: 'Log lines dropped because stdout did not take them (nobody reading it) and the log buffer was full.',
+      registers: [processRegistry],
+      collect() {
+        this.reset();
+        this.inc(droppedLogLines());
+      },
+    });
   }
   return processRegistry;
 }

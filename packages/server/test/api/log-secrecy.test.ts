@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,6 +37,7 @@ const SECRET_NAMES = [
   'inbound signing secret',
   'rotated inbound signing secret',
   'pull token',
+  'percent-encoded ingest token',
 ] as const;
 const secrets = new Map<(typeof SECRET_NAMES)[number], string>();
 const ENCRYPTION_KEY = randomBytes(32).toString('hex');
@@ -59,6 +61,20 @@ async function call(method: string, url: string, options: { body?: unknown; key?
   return { status: res.status, json: text.length > 0 && text.startsWith('{') ? JSON.parse(text) : undefined };
 }
 
+/** A request whose path is sent as written: fetch would resolve `/./` and `/../` before sending. */
+function rawRequest(method: string, path: string, body = ''): Promise<number> {
+  const { hostname, port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: hostname, port, method, path, headers: { 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.setTimeout(10_000, () => req.destroy(new Error(`no answer to ${method} ${path} in 10 s`)));
+    req.end(body);
+  });
+}
+
 /** A WebSocket stream opened with the key in its Authorization header, kept until `ready`. */
 async function openStream(endpointId: string, key: string): Promise<void> {
   const socket = new WebSocket(`${server.url.replace('http', 'ws')}/v1/inbound-endpoints/${endpointId}/stream`, { headers: { authorization: `Bearer ${key}` } });
@@ -77,6 +93,23 @@ async function openStream(endpointId: string, key: string): Promise<void> {
   } finally {
     socket.close();
   }
+}
+
+/** A WebSocket stream asked for with the key in its query string, which the server does not read. */
+async function openStreamWithQueryKey(endpointId: string, key: string): Promise<void> {
+  const socket = new WebSocket(`${server.url.replace('http', 'ws')}/v1/inbound-endpoints/${endpointId}/stream?api_key=${key}`);
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no answer in 10 s')), 10_000);
+    socket.once('open', () => {
+      clearTimeout(timer);
+      socket.close();
+      resolve();
+    });
+    socket.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
 }
 
 /** A WebSocket upgrade of any URL, until the server ends it (it has no WebSocket there). */
@@ -146,6 +179,20 @@ beforeAll(async () => {
   // Near misses that do not route are logged before routing: still redacted.
   expect((await call('POST', `//in/${token}?token=${STATIC_TOKEN}`, { raw: '{}' })).status).toBe(404);
   expect((await call('POST', `/IN/${token}`, { raw: '{}' })).status).toBe(404);
+  // Nearer misses, sent byte for byte: dot segments, a parameter on the prefix, an escaped token.
+  for (const path of [`/./in/${token}`, `/in/../in/${token}?token=${STATIC_TOKEN}`, `/in;x=1/${token}`, `/./in/${token}/a?token=${STATIC_TOKEN}`, `/x/${token}`]) {
+    expect(await rawRequest('POST', path, '{}'), path).toBe(404);
+  }
+  const escapedToken = [...token].map((char) => `%${char.charCodeAt(0).toString(16)}`).join('');
+  secrets.set('percent-encoded ingest token', escapedToken);
+  expect(await rawRequest('POST', `/in/${escapedToken}`, '{}')).toBe(404);
+  expect(await rawRequest('POST', `/./in/${escapedToken}`, '{}')).toBe(404);
+  // API keys where they do not belong: in a query string, in a path, on the socket routes.
+  expect((await call('GET', `/v1/whoami?api_key=${key}`, { key })).status).toBeLessThan(500);
+  expect((await call('GET', `/v1/whoami?x=1&api_key=${WRONG_KEY}`)).status).toBe(401);
+  expect((await call('GET', `/v1/endpoints/${WRONG_KEY}`, { key })).status).toBeLessThan(500);
+  await expect(openStreamWithQueryKey(cli.json.data.id, key)).rejects.toThrow(/401/);
+  await upgradeUntilClosed(`/v1/inbound-endpoints/${cli.json.data.id}/watch?api_key=${WRONG_KEY}`);
   expect((await call('GET', `/v1/inbound-endpoints/${cli.json.data.id}`, { key })).status).toBe(200);
   expect((await call('GET', `/v1/inbound-endpoints/${cli.json.data.id}/listen`, { key })).status).toBe(200);
   await openStream(cli.json.data.id, key);
