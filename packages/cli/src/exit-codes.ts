@@ -24,6 +24,7 @@ export const EXIT_CODE_BY_API_ERROR: Readonly<Record<ErrorCode, ExitCode>> = {
   INVALID_REQUEST: ExitCode.USAGE,
   INVALID_HEADERS: ExitCode.USAGE,
   PAYLOAD_TOO_LARGE: ExitCode.USAGE,
+  HEADERS_TOO_LARGE: ExitCode.USAGE,
   UNAUTHORIZED: ExitCode.AUTH,
   ENDPOINT_NOT_FOUND: ExitCode.NOT_FOUND,
   NOT_FOUND: ExitCode.NOT_FOUND,
@@ -38,6 +39,8 @@ export const EXIT_CODE_BY_API_ERROR: Readonly<Record<ErrorCode, ExitCode>> = {
   ENDPOINT_PAUSED: ExitCode.SERVER,
   // Neither the caller's fault nor the server's: retrying later is the answer.
   RATE_LIMITED: ExitCode.GENERIC,
+  // The request did not reach the server in time: a network that slow is the network's failure.
+  REQUEST_TIMEOUT: ExitCode.NETWORK,
 };
 
 /**
