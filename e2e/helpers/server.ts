@@ -14,9 +14,13 @@ export interface RunningServer {
   dataDir: string;
   /** The server's stdout and stderr so far (the tail), for failure messages. */
   logs(): string;
-  /** SIGTERM, then SIGKILL if it has not exited in time; then the data dir is removed (unless given by the caller). */
+  /**
+   * SIGTERM, then SIGKILL if it has not exited in time; then the data dir is removed (unless given by
+   * the caller). Throws when the server logged a line at level 50 or above that `expectedErrorLogs`
+   * does not allow.
+   */
   stop(): Promise<void>;
-  /** SIGKILL, as a crash: nothing is cleaned up, the data dir is kept. */
+  /** SIGKILL, as a crash: nothing is cleaned up, the data dir is kept. Checks the log as `stop` does. */
   kill(): Promise<void>;
 }
 
@@ -30,10 +34,45 @@ export interface StartServerOptions {
   apiKey?: string;
   /** An existing data dir (a restart); the caller removes it. Only one server may use it at a time. */
   dataDir?: string;
+  /**
+   * Messages (`msg`) of error-level log lines the test causes on purpose. Any other line at level 50
+   * or above fails the test at `stop()`/`kill()`: nothing a client sends may make the server log one.
+   */
+  expectedErrorLogs?: readonly RegExp[];
 }
 
 const LISTENING_LINE = /^hookrelay-server listening on (http:\/\/\S+)\s*$/mu;
 const LOG_TAIL_CHARS = 20_000;
+
+/** Collects the JSON log lines at level 50 or above from a stream of stdout chunks. */
+function errorLineCollector(): { push(chunk: string): void; take(expected: readonly RegExp[]): string[] } {
+  let partial = '';
+  let lines: string[] = [];
+  return {
+    push(chunk) {
+      const parts = (partial + chunk).split('\n');
+      partial = parts.pop() ?? '';
+      for (const line of parts) {
+        const level = line.startsWith('{') ? /"level":(\d+)/.exec(line) : null;
+        if (level && Number(level[1]) >= 50) lines.push(line);
+      }
+    },
+    /** The lines none of `expected` allows, each reported once. */
+    take(expected) {
+      const taken = lines;
+      lines = [];
+      return taken.filter((line) => {
+        let msg = '';
+        try {
+          msg = String((JSON.parse(line) as { msg?: unknown }).msg ?? '');
+        } catch {
+          // A line cut short is still an error line.
+        }
+        return !expected.some((pattern) => pattern.test(msg));
+      });
+    },
+  };
+}
 
 function exited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
@@ -86,6 +125,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   };
   child.stdout?.on('data', append);
   child.stderr?.on('data', append);
+  const errorLines = errorLineCollector();
+  child.stdout?.on('data', (chunk: Buffer) => errorLines.push(chunk.toString('utf8')));
+  const checkErrorLines = (): void => {
+    const unexpected = errorLines.take(options.expectedErrorLogs ?? []);
+    if (unexpected.length > 0) throw new Error(`the server logged ${unexpected.length} unexpected line(s) at level 50 or above:\n${unexpected.join('\n')}`);
+  };
   let stdoutSeen = '';
   const stop = async (): Promise<void> => {
     if (!exited(child)) {
@@ -96,12 +141,14 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       }
     }
     if (ownDataDir) await rm(dataDir, { recursive: true, force: true });
+    checkErrorLines();
   };
   const kill = async (): Promise<void> => {
     if (!exited(child)) {
       child.kill('SIGKILL');
       await waitForExit(child, 5_000);
     }
+    checkErrorLines();
   };
 
   const url = await new Promise<string>((resolve, reject) => {
@@ -130,7 +177,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     child.stdout?.on('data', onStdout);
     child.once('exit', onExit);
   }).catch(async (error: unknown) => {
-    await stop();
+    // The start's own failure is the one to report (its output holds any error lines).
+    await stop().catch(() => {});
     throw error;
   });
 

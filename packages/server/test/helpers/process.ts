@@ -9,19 +9,69 @@ export interface ServerProcess {
   url: string;
   stdout: () => string;
   stderr: () => string;
-  /** SIGTERM, then SIGKILL after `graceMs`; resolves to the exit code (null when killed). */
+  /** The JSON log lines at level error (50) or above not yet checked by `stop()`, as written. */
+  errorLines: () => string[];
+  /**
+   * SIGTERM, then SIGKILL after `graceMs`; resolves to the exit code (null when killed). Throws when
+   * the server logged a line at level 50 or above that `expectedErrorLogs` does not allow.
+   */
   stop(graceMs?: number): Promise<number | null>;
 }
 
+export interface ServerProcessOptions {
+  /**
+   * Messages (`msg`) of error-level log lines the test causes on purpose (a database it stops, a
+   * process it kills). Any other line at level 50 or above fails the test at `stop()`: nothing a
+   * client sends may make the server log one.
+   */
+  expectedErrorLogs?: readonly RegExp[];
+}
+
+/** Log lines at level 50 or above in `lines` whose message none of `expected` matches. */
+export function unexpectedErrorLines(lines: readonly string[], expected: readonly RegExp[] = []): string[] {
+  return lines.filter((line) => {
+    let msg = '';
+    try {
+      msg = String((JSON.parse(line) as { msg?: unknown }).msg ?? '');
+    } catch {
+      // A line cut short is still an error line.
+    }
+    return !expected.some((pattern) => pattern.test(msg));
+  });
+}
+
+/** Collects, from a stream of stdout chunks, the JSON log lines at level 50 or above. */
+export function errorLineCollector(): { push(chunk: string): void; lines: string[] } {
+  let partial = '';
+  const lines: string[] = [];
+  return {
+    lines,
+    push(chunk) {
+      const parts = (partial + chunk).split('\n');
+      partial = parts.pop() ?? '';
+      for (const line of parts) {
+        if (!line.startsWith('{')) continue;
+        const level = /"level":(\d+)/.exec(line);
+        if (level && Number(level[1]) >= 50) lines.push(line);
+      }
+    },
+  };
+}
+
 /** Starts `hookrelay-server start` and waits (bounded) for its `listening on` line. */
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000, options: ServerProcessOptions = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [SERVER_MAIN, 'start'], {
     env: { PATH: process.env.PATH ?? '', HOOKRELAY_PORT: '0', HOOKRELAY_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const errors = errorLineCollector();
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const text = chunk.toString();
+    out += text;
+    errors.push(text);
+  });
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
@@ -44,12 +94,17 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
     url,
     stdout: () => out,
     stderr: () => err,
+    errorLines: () => [...errors.lines],
     async stop(graceMs = 15_000) {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      const code = await exited;
-      clearTimeout(timer);
+      let code = child.exitCode;
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        code = await exited;
+        clearTimeout(timer);
+      }
+      const unexpected = unexpectedErrorLines(errors.lines.splice(0), options.expectedErrorLogs);
+      if (unexpected.length > 0) throw new Error(`the server logged ${unexpected.length} unexpected line(s) at level 50 or above:\n${unexpected.join('\n')}`);
       return code;
     },
   };
