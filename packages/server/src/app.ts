@@ -35,6 +35,8 @@ import { StreamTickets } from './stream/tickets.js';
 import { SocketRegistry } from './stream/sockets.js';
 import { INBOUND_ENDPOINT_CHANGED_CHANNEL } from './db/channels.js';
 import { loggerOptions } from './logging.js';
+import { answerClientError } from './plugins/client-errors.js';
+import { answerWebSocketError } from './plugins/websocket-errors.js';
 
 export type { Config } from './config.js';
 export { parseConfig, receiveBase } from './config.js';
@@ -52,6 +54,28 @@ const ZOD_COMPILERS = {
   buildValidator: () => validatorCompiler,
   buildSerializer: () => serializerCompiler,
 } as unknown as NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
+
+/**
+ * Why a JSON body was refused. Fastify's parser also refuses valid JSON with a `__proto__` key, or a
+ * `constructor` key holding a `prototype` (either could reach an object's prototype), and says
+ * only "invalid JSON": the body is read again here, on that path only, to say which.
+ */
+function jsonRefusal(body: string): string {
+  let refused: string | undefined;
+  try {
+    // JSON.parse defines `__proto__` as an own key, which the reviver sees; nothing is merged.
+    JSON.parse(body, (key: string, value: unknown) => {
+      if (key === '__proto__') refused ??= 'a "__proto__" key';
+      else if (key === 'constructor' && typeof value === 'object' && value !== null && Object.hasOwn(value, 'prototype')) {
+        refused ??= 'a "constructor" key holding a "prototype" key';
+      }
+      return value;
+    });
+  } catch {
+    return 'request body is not valid JSON';
+  }
+  return refused === undefined ? 'request body is not valid JSON' : `request body has ${refused}, which is refused`;
+}
 
 export interface BuildAppOptions {
   /** Logger settings; tests pass `false`. Defaults to JSON logs at the configured level. */
@@ -72,6 +96,15 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     frameworkErrors: answerFrameworkError,
+    // Errors of the HTTP parser and its timeouts, before any request exists (docs/operating.md "Timeouts").
+    clientErrorHandler: answerClientError,
+    requestTimeout: config.requestTimeoutSeconds * 1000,
+    http: {
+      headersTimeout: config.headersTimeoutSeconds * 1000,
+      requestTimeout: config.requestTimeoutSeconds * 1000,
+      // Node checks both timeouts on this interval (30 s by default, which would stretch them by as much).
+      connectionsCheckingInterval: Math.min(1000, config.headersTimeoutSeconds * 500),
+    },
     // Every schema is zod: Fastify's own compilers (Ajv, fast-json-stringify) would only be loaded,
     // at a cost to the start, never used.
     schemaController: { compilersFactory: ZOD_COMPILERS },
@@ -115,6 +148,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   // A callback: an async hook would cost every request a promise and a turn of the microtask queue.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
     done();
   });
 
@@ -123,7 +157,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
     defaultJsonParser(request, body as string, (error, value) => {
-      if (error) return done(new AppError('INVALID_REQUEST', 'request body is not valid JSON'), undefined);
+      if (error) return done(new AppError('INVALID_REQUEST', jsonRefusal(body as string)), undefined);
       done(null, value);
     });
   });
@@ -131,7 +165,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   // At the root, before any auth hook: its onRequest hook marks upgrade requests first, so that an
   // upgrade refused with an HTTP error (bad key, unknown endpoint) still has its socket closed.
   // A result frame carries up to 64 KiB of the app's body (base64) and 16 KiB of its headers.
-  await app.register(websocket, { options: { maxPayload: 256 * 1024 } });
+  await app.register(websocket, { options: { maxPayload: 256 * 1024 }, errorHandler: answerWebSocketError });
   if (config.roles.has('api')) await registerOpenApi(app, SERVER_VERSION);
   await app.register(healthRoutes);
   // Every role: each process reports its own counters; outside /v1 and its API keys, as Prometheus expects.

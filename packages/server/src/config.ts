@@ -134,6 +134,8 @@ const EnvSchema = z.object({
     .min(20, 'HOOKRELAY_DELIVERY_LEASE_SECONDS must be at least 20 (the 15 s request timeout plus a rate-limit wait)')
     .default(30),
   HOOKRELAY_DELIVERY_CONCURRENCY: positiveInt('HOOKRELAY_DELIVERY_CONCURRENCY').max(10000).default(100),
+  HOOKRELAY_HEADERS_TIMEOUT_SECONDS: unsetWhenEmpty(positiveInt('HOOKRELAY_HEADERS_TIMEOUT_SECONDS').max(3600).default(10)),
+  HOOKRELAY_REQUEST_TIMEOUT_SECONDS: unsetWhenEmpty(positiveInt('HOOKRELAY_REQUEST_TIMEOUT_SECONDS').max(3600).default(60)),
   HOOKRELAY_METRICS_TOKEN: z.string().optional().or(z.literal('').transform(() => undefined)),
   // Per API key and per process (the counters are in memory); 0 = off.
   HOOKRELAY_API_RATE_LIMIT: unsetWhenEmpty(nonNegativeInt('HOOKRELAY_API_RATE_LIMIT').max(1_000_000).default(DEFAULT_API_RATE_LIMIT)),
@@ -216,6 +218,10 @@ export interface Config {
   deliveryLeaseSeconds: number;
   /** Deliveries in flight at once in one worker process. */
   deliveryConcurrency: number;
+  /** How long a connection may take to send a request's line and headers (408 after). */
+  headersTimeoutSeconds: number;
+  /** How long a connection may take to send a whole request, headers and body (408 after). */
+  requestTimeoutSeconds: number;
   /** When set, GET /metrics requires `Authorization: Bearer <token>`; unset, it is open (Prometheus practice). */
   metricsToken: string | undefined;
   /** /v1 requests per second per API key in this process; 0 = no limit. */
@@ -258,6 +264,9 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = result.data;
+  if (e.HOOKRELAY_HEADERS_TIMEOUT_SECONDS > e.HOOKRELAY_REQUEST_TIMEOUT_SECONDS) {
+    throw new ConfigError('invalid configuration:\n  HOOKRELAY_HEADERS_TIMEOUT_SECONDS must not be more than HOOKRELAY_REQUEST_TIMEOUT_SECONDS (the headers are part of the request)');
+  }
   return {
     host: e.HOOKRELAY_HOST,
     port: e.HOOKRELAY_PORT,
@@ -279,6 +288,8 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     maxSockets: { perKey: e.HOOKRELAY_MAX_SOCKETS_PER_KEY, perProject: e.HOOKRELAY_MAX_SOCKETS_PER_PROJECT, total: e.HOOKRELAY_MAX_SOCKETS },
     deliveryLeaseSeconds: e.HOOKRELAY_DELIVERY_LEASE_SECONDS,
     deliveryConcurrency: e.HOOKRELAY_DELIVERY_CONCURRENCY,
+    headersTimeoutSeconds: e.HOOKRELAY_HEADERS_TIMEOUT_SECONDS,
+    requestTimeoutSeconds: e.HOOKRELAY_REQUEST_TIMEOUT_SECONDS,
     metricsToken: e.HOOKRELAY_METRICS_TOKEN,
     apiRateLimit: e.HOOKRELAY_API_RATE_LIMIT,
     apiRateBurst: e.HOOKRELAY_API_RATE_BURST ?? Math.max(1, 2 * e.HOOKRELAY_API_RATE_LIMIT),

@@ -19,10 +19,11 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
   } else {
     request.log.error({ err: error }, 'router error');
   }
-  // No onRequest hook ran, so the request id header is set here too.
+  // No onRequest hook ran, so its headers are set here too.
   void reply
     .status(HTTP_STATUS_BY_ERROR_CODE[code])
     .header('x-request-id', request.id)
+    .header('x-content-type-options', 'nosniff')
     .type('application/json; charset=utf-8')
     .send(JSON.stringify({ error: { code, message }, meta: { request_id: request.id } }));
 }

@@ -210,12 +210,14 @@ describe('request bodies', () => {
     expectError(noBody, 400, 'INVALID_REQUEST');
   });
 
-  it('prototype-pollution keys are refused, not merged', async () => {
-    const res = await t.request('POST', '/v1/endpoints', {
-      rawBody: '{"url":"https://example.com/hooks","__proto__":{"polluted":true}}',
-      headers: { 'content-type': 'application/json' },
-    });
-    expectError(res, 400, 'INVALID_REQUEST');
+  it.each([
+    ['{"url":"https://example.com/hooks","__proto__":{"polluted":true}}', 'request body has a "__proto__" key, which is refused'],
+    ['{"url":"https://example.com/hooks","headers":{"\\u005f_proto__":{"polluted":true}}}', 'request body has a "__proto__" key, which is refused'],
+    ['{"url":"https://example.com/hooks","constructor":{"prototype":{"polluted":true}}}', 'request body has a "constructor" key holding a "prototype" key, which is refused'],
+    ['{"url":"https://example.com/hooks",', 'request body is not valid JSON'],
+  ])('prototype-pollution keys are refused, not merged, and the refusal says why: %s', async (rawBody, message) => {
+    const res = await t.request('POST', '/v1/endpoints', { rawBody, headers: { 'content-type': 'application/json' } });
+    expect(expectError(res, 400, 'INVALID_REQUEST')).toBe(message);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });
