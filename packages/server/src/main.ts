@@ -169,7 +169,7 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
     // Before the migrations and anything else that writes: keys that do not open the stored secrets
     // stop the start here, and leave the database and the data dir as they were.
     const keyCheck = await verifyEncryptionKeys(db.sql, keys);
-    await migrate(db);
+    const migrated = await migrate(db);
     await persistGeneratedKey(config, keys);
     const { sealedWith } = await recordEncryptionKeys(db.sql, keys, keyCheck);
     checkStop();
@@ -179,6 +179,10 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
     checkStop();
     if (prepared?.origin === 'initdb') app.log.warn({ reason: prepared.reason }, 'new embedded database made by initdb, not from the template');
     else if (prepared) app.log.info({ origin: prepared.origin }, 'embedded database opened');
+    if (migrated.superseded.length > 0) {
+      // A process of a newer version started before this one (a rolling upgrade): its bodies stay.
+      app.log.warn({ functions: migrated.superseded }, 'the database runs newer bodies of these functions than this version ships; they are kept');
+    }
     if (sealedWith === 'previous') {
       app.log.warn(`the stored secrets are sealed under ${keys.previousName}: run \`hookrelay-server encryption rotate-key\` to seal them under the current key`);
     }

@@ -81,7 +81,7 @@ export type IngestBatchResultRow =
   | { ord: number; outcome: 'paused' | 'gone'; message_id: null; endpoint_id: string; previous_last_id: string | null };
 
 /**
- * Stores a batch in one autocommit call of `hookrelay_store_inbound_batch` (migrations 006–008; its own
+ * Stores a batch in one autocommit call of `hookrelay_store_inbound_batch` (sql/, its own
  * transaction, answered after the commit): the batch's endpoint rows are locked in id order and
  * read as the batch that held the lock before committed them; each endpoint's messages keep their
  * proposed ids when these are above its last committed id, and otherwise get the ids right after it
@@ -111,8 +111,8 @@ export async function storeInboundBatch(
 /**
  * Stores one webhook without an idempotency key, the batch of every webhook that arrives alone, as
  * one autocommit statement instead of a call of `hookrelay_store_inbound_batch`: the same row lock,
- * ids, rows, job and NOTIFY as that function's path for one webhook (migration 008), and the same
- * answer row, so that processes of either version order one endpoint's messages alike. The lock
+ * ids, rows, job and NOTIFY as that function with this one webhook, and the same answer row, so
+ * that both order one endpoint's messages alike (test/db/batcher.test.ts holds them equal). The lock
  * comes with the UPDATE of the endpoint's last id (READ COMMITTED re-reads the row a concurrent
  * store committed, so the id is placed above that store's), which answers the id before it through
  * `previous_last_message_id` (migration 009). One statement skips the function's separate

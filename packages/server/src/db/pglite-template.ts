@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -8,7 +7,7 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { PGlite } from '@electric-sql/pglite';
 import { openPGlite } from './database.js';
-import { loadMigrations, migrate, type Migration } from './migrate.js';
+import { loadCurrentSql, loadMigrations, migrate, sha256Hex, type CurrentSql, type Migration } from './migrate.js';
 
 /**
  * The template data dir of the embedded database: a PGlite data dir with the migrations applied,
@@ -16,8 +15,10 @@ import { loadMigrations, migrate, type Migration } from './migrate.js';
  * dir is unpacked from it instead of running initdb inside WASM, which costs seconds and a memory
  * peak that the process keeps (WASM memory never shrinks; docs/operating.md, Embedded). Migrations
  * newer than the template run as on any existing database. The manifest beside it says which PGlite
- * made it and which migrations (by content hash) it holds; a template that does not match the
- * installed PGlite or whose migrations are not a prefix of the shipped ones is not used.
+ * made it and which migrations and current SQL files (by content hash) it holds; a template that
+ * does not match the installed PGlite or whose migrations are not a prefix of the shipped ones is
+ * not used. Its current SQL need not match: the start applies the shipped files whose hash the
+ * database does not hold, as on any database.
  */
 export const PGLITE_TEMPLATE_DIR = fileURLToPath(new URL('../../dist/', import.meta.url));
 export const PGLITE_TEMPLATE_ARCHIVE = 'pglite-template.tar.gz';
@@ -29,11 +30,18 @@ export interface TemplateMigration {
   sha256: string;
 }
 
+export interface TemplateCurrentSql {
+  name: string;
+  sha256: string;
+}
+
 export interface PGliteTemplateManifest {
   /** The `@electric-sql/pglite` version that wrote the data dir. */
   pglite: string;
   /** The migrations applied in it, in order. */
   migrations: TemplateMigration[];
+  /** The current SQL files applied in it, by name. */
+  currentSql: TemplateCurrentSql[];
 }
 
 export function installedPGliteVersion(): string {
@@ -46,7 +54,11 @@ export function installedPGliteVersion(): string {
 }
 
 export function templateMigrations(migrations: readonly Migration[]): TemplateMigration[] {
-  return migrations.map((m) => ({ version: m.version, name: m.name, sha256: createHash('sha256').update(m.script).digest('hex') }));
+  return migrations.map((m) => ({ version: m.version, name: m.name, sha256: sha256Hex(m.script) }));
+}
+
+export function templateCurrentSql(files: readonly CurrentSql[]): TemplateCurrentSql[] {
+  return files.map((f) => ({ name: f.name, sha256: sha256Hex(f.script) }));
 }
 
 /** Why a template cannot be used for these migrations and this PGlite, or undefined when it can. */
@@ -73,17 +85,18 @@ export async function readTemplateManifest(dir = PGLITE_TEMPLATE_DIR): Promise<P
 }
 
 /**
- * Makes a template in `dir` from a new PGlite (initdb) with `migrations` applied, unless the one there
- * already matches them and the installed PGlite. Returns whether it wrote one.
+ * Makes a template in `dir` from a new PGlite (initdb) with `migrations` and `currentSql` applied,
+ * unless the one there already matches them and the installed PGlite. Returns whether it wrote one.
  */
-export async function buildPGliteTemplate(dir = PGLITE_TEMPLATE_DIR, migrations?: Migration[]): Promise<boolean> {
+export async function buildPGliteTemplate(dir = PGLITE_TEMPLATE_DIR, migrations?: Migration[], currentSql?: CurrentSql[]): Promise<boolean> {
   const all = migrations ?? (await loadMigrations());
+  const files = currentSql ?? (await loadCurrentSql());
   const existing = await readTemplateManifest(dir);
-  const wanted: PGliteTemplateManifest = { pglite: installedPGliteVersion(), migrations: templateMigrations(all) };
+  const wanted: PGliteTemplateManifest = { pglite: installedPGliteVersion(), migrations: templateMigrations(all), currentSql: templateCurrentSql(files) };
   if (existing && JSON.stringify(existing) === JSON.stringify(wanted) && existsSync(path.join(dir, PGLITE_TEMPLATE_ARCHIVE))) return false;
   const db = await openPGlite();
   try {
-    await migrate(db, all);
+    await migrate(db, all, files);
     await writePGliteTemplate(dir, db.pglite, all);
   } finally {
     await db.close();
@@ -91,9 +104,13 @@ export async function buildPGliteTemplate(dir = PGLITE_TEMPLATE_DIR, migrations?
   return true;
 }
 
-/** Saves `pglite`'s data dir as the template in `dir`; `migrations` are the ones applied in it. */
+/**
+ * Saves `pglite`'s data dir as the template in `dir`; `migrations` are the ones applied in it. The
+ * current SQL it holds is read from the database's own record of it.
+ */
 export async function writePGliteTemplate(dir: string, pglite: PGlite, migrations: readonly Migration[]): Promise<void> {
-  const manifest: PGliteTemplateManifest = { pglite: installedPGliteVersion(), migrations: templateMigrations(migrations) };
+  const held = await pglite.query<TemplateCurrentSql>('SELECT name, sha256 FROM schema_current_sql WHERE replaced_at IS NULL ORDER BY name COLLATE "C"');
+  const manifest: PGliteTemplateManifest = { pglite: installedPGliteVersion(), migrations: templateMigrations(migrations), currentSql: held.rows };
   const dump = await pglite.dumpDataDir('gzip');
   await mkdir(dir, { recursive: true });
   // Archive first, manifest last, each renamed into place: a manifest always describes its archive.

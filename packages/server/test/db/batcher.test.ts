@@ -331,11 +331,10 @@ describe('IngestBatcher and endpoints that changed after the lookup', () => {
 });
 
 /**
- * A batch of one webhook without an idempotency key has a path of its own in
- * hookrelay_store_inbound_batch (migration 007), and the batcher of this version stores it with
- * `storeInboundOne` instead. Each case runs alone (the function's path), as the first of a
- * two-webhook batch (the set-based path) and as one statement of each mode: the answers and rows
- * must be the same.
+ * The batcher stores a webhook alone without an idempotency key with `storeInboundOne`, and any other
+ * batch (and a webhook whose endpoint that statement finds not live) with
+ * hookrelay_store_inbound_batch. Each case runs alone through the function, as the first of a
+ * two-webhook batch and as one statement of each mode: the answers and rows must be the same.
  */
 describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as in a larger batch', () => {
   const keyExpiry = () => new Date(Date.now() + 86_400_000);

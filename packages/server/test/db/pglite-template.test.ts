@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PGLITE_SETTINGS } from '../../src/config.js';
 import { openPGlite, type Database } from '../../src/db/database.js';
-import { loadMigrations, migrate, type Migration } from '../../src/db/migrate.js';
+import { loadCurrentSql, loadMigrations, migrate, sha256Hex, type CurrentSql, type Migration } from '../../src/db/migrate.js';
 import {
   findPGliteTemplate,
   PGLITE_TEMPLATE_ARCHIVE,
@@ -23,6 +23,9 @@ import { backend } from '../helpers/database.js';
 describe.skipIf(backend() !== 'pglite')('the PGlite template data dir', () => {
   let tmp: string;
   let migrations: Migration[];
+  let currentSql: CurrentSql[];
+  /** The shipped current SQL with an older body of hookrelay_uuidv7_after, as an older build has it. */
+  let olderSql: CurrentSql[];
   const open: Database[] = [];
 
   /** Opens a data dir as the embedded server does: prepare (template or not), open, migrate. */
@@ -38,6 +41,11 @@ describe.skipIf(backend() !== 'pglite')('the PGlite template data dir', () => {
   beforeAll(async () => {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-template-'));
     migrations = await loadMigrations();
+    currentSql = await loadCurrentSql();
+    olderSql = currentSql.map((f) =>
+      f.name === 'hookrelay_uuidv7_after' ? { ...f, script: f.script.replace('AS $fn$\n', 'AS $fn$\n  -- an older body\n') } : f,
+    );
+    expect(olderSql).not.toEqual(currentSql);
   });
   afterAll(async () => {
     for (const db of open) await db.close();
@@ -50,7 +58,7 @@ describe.skipIf(backend() !== 'pglite')('the PGlite template data dir', () => {
   /** The initdb data dir, closed and opened again with the embedded defaults. */
   let reopenedDb: Database;
 
-  it('without a template, a new data dir is made by initdb; one with fewer migrations is saved from it', async () => {
+  it('without a template, a new data dir is made by initdb; one with fewer migrations and older current SQL is saved from it', async () => {
     const none = path.join(tmp, 'no-template');
     mkdirSync(none);
     const pgdata = path.join(tmp, 'initdb', 'pgdata');
@@ -58,31 +66,34 @@ describe.skipIf(backend() !== 'pglite')('the PGlite template data dir', () => {
     expect(prepared).toEqual({ origin: 'initdb', reason: expect.stringContaining('no template') });
     const db = await openPGlite({ dataDir: pgdata, settings: DEFAULT_PGLITE_SETTINGS });
     open.push(db);
-    // The older template: everything but the last migration.
+    // The older template: everything but the last migration, and an older body of one function.
     const older = migrations.slice(0, -1);
-    expect(await migrate(db, older)).toEqual(older.map((m) => m.name));
+    expect(await migrate(db, older, olderSql)).toEqual({ migrations: older.map((m) => m.name), currentSql: olderSql.map((f) => f.name), superseded: [] });
     olderTemplateDir = path.join(tmp, 'older-template');
     await writePGliteTemplate(olderTemplateDir, db.pglite, older);
-    expect(await migrate(db, migrations)).toEqual([migrations.at(-1)!.name]);
-    byInitdb = { pgdata, prepared, db, applied: migrations.map((m) => m.name) };
+    expect(await migrate(db, migrations)).toEqual({ migrations: [migrations.at(-1)!.name], currentSql: ['hookrelay_uuidv7_after'], superseded: [] });
+    byInitdb = { pgdata, prepared, db, applied: { migrations: migrations.map((m) => m.name), currentSql: currentSql.map((f) => f.name), superseded: [] } };
   }, 120_000); // initdb inside WebAssembly: seconds, many more on a busy machine
 
   it('a new data dir from the built template holds every migration and the same schema as one made by initdb', async () => {
     const template = await findPGliteTemplate(undefined, migrations);
     expect(template, 'pnpm build makes packages/server/dist/pglite-template.tar.gz').toHaveProperty('archive');
+    expect((template as { manifest: { currentSql: unknown } }).manifest.currentSql).toEqual(
+      currentSql.map((f) => ({ name: f.name, sha256: sha256Hex(f.script) })),
+    );
     fromTemplate = await openDataDir('template', path.dirname((template as { archive: string }).archive));
     expect(fromTemplate.prepared).toEqual({ origin: 'template' });
-    expect(fromTemplate.applied).toEqual([]);
+    expect(fromTemplate.applied).toEqual({ migrations: [], currentSql: [], superseded: [] });
     const dump = await schemaDump(byInitdb.db);
     expect(await schemaDump(fromTemplate.db)).toEqual(dump);
     expect(dump.tables).toContain('public.inbound_messages | BASE TABLE');
     expect(dump.functions.some((f) => f.startsWith('hookrelay_store_inbound_batch'))).toBe(true);
   });
 
-  it('a template older than the migrations is brought up to date', async () => {
+  it('a template older than the migrations and the current SQL is brought up to date', async () => {
     const fromOlder = await openDataDir('older', olderTemplateDir);
     expect(fromOlder.prepared).toEqual({ origin: 'template' });
-    expect(fromOlder.applied).toEqual([migrations.at(-1)!.name]);
+    expect(fromOlder.applied).toEqual({ migrations: [migrations.at(-1)!.name], currentSql: ['hookrelay_uuidv7_after'], superseded: [] });
     expect(await schemaDump(fromOlder.db)).toEqual(await schemaDump(byInitdb.db));
     const versions = await fromOlder.db.sql<{ version: number }>`SELECT version FROM schema_migrations ORDER BY version`;
     expect(versions.map((r) => r.version)).toEqual(migrations.map((m) => m.version));
@@ -107,6 +118,7 @@ describe.skipIf(backend() !== 'pglite')('the PGlite template data dir', () => {
     });
     const manifest = JSON.parse(readFileSync(path.join(olderTemplateDir, PGLITE_TEMPLATE_MANIFEST), 'utf8'));
     expect(manifest.migrations.map((m: { name: string }) => m.name)).toEqual(migrations.slice(0, -1).map((m) => m.name));
+    expect(manifest.currentSql).toEqual(olderSql.map((f) => ({ name: f.name, sha256: sha256Hex(f.script) })));
   });
 
   it('is never loaded into an existing data dir, even a closed one', async () => {
