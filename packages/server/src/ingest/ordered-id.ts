@@ -11,7 +11,12 @@ function format(hex: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** The UUIDv7 right after `id`: same millisecond, counter + 1 (carrying into the millisecond). */
+/**
+ * The UUIDv7 right after `id` in the order of all UUIDv7s: the 74 bits after the millisecond count
+ * as one counter (RFC 9562's monotonic random method), + 1, and only its overflow carries into the
+ * millisecond. The database places ids by the same rule (sql/hookrelay_uuidv7_after.sql), which
+ * test/db/ordered-id.test.ts holds equal to this one.
+ */
 export function nextUuidv7After(id: string): string {
   const value = BigInt(`0x${toHex(id)}`);
   let ms = value >> 80n;

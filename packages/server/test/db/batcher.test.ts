@@ -117,20 +117,6 @@ describe('IngestBatcher when another process committed later ids', () => {
   });
 });
 
-describe('hookrelay_uuidv7_after', () => {
-  it('counts up in the low bits and carries into the next millisecond', async () => {
-    const [r] = await db.sql<{ a: string; b: string; c: string }>`
-      SELECT hookrelay_uuidv7_after('01a203db-a5ba-7123-8456-00000000000f', 1)::text AS a,
-             hookrelay_uuidv7_after('01a203db-a5ba-7123-8456-fffffffffffe', 1)::text AS b,
-             hookrelay_uuidv7_after('01a203db-a5ba-7123-8456-fffffffffffe', 2)::text AS c`;
-    expect(r).toEqual({
-      a: '01a203db-a5ba-7123-8456-000000000010',
-      b: '01a203db-a5ba-7123-8456-ffffffffffff',
-      c: '01a203db-a5bb-7000-8000-000000000002',
-    });
-  });
-});
-
 describe('IngestBatcher and the streams of this process', () => {
   /**
    * A batcher whose store statements reach the database 50 ms late, with the order of what happens
