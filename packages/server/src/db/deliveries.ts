@@ -1,5 +1,6 @@
 import { DELIVERIES_CHANNEL } from './channels.js';
 import type { Sql } from './database.js';
+import { liveEndpoint } from './soft-delete.js';
 
 /**
  * The delivery work queue (migrations/003): one `delivery_jobs` row per message that still has a
@@ -9,29 +10,6 @@ import type { Sql } from './database.js';
 
 export type DeliveryKind = 'outbound' | 'inbound';
 export type DeliveryStatus = 'queued' | 'delivering' | 'succeeded' | 'pending_retry' | 'failed_permanent';
-
-export interface NewDeliveryJob {
-  messageId: string;
-  kind: DeliveryKind;
-  destination: string;
-}
-
-/**
- * Queues deliveries that are due now and wakes the workers when the caller's transaction commits,
- * in one statement (one round trip inside the ingest batch).
- */
-export async function enqueueDeliveries(sql: Sql, jobs: readonly NewDeliveryJob[]): Promise<void> {
-  if (jobs.length === 0) return;
-  const rows = jobs.map((j) => sql.fragment`(${j.messageId}::uuid, ${j.kind}::text, ${j.destination}::text)`);
-  await sql`
-    WITH queued AS (
-      INSERT INTO delivery_jobs (message_id, kind, destination, run_at)
-      SELECT v.message_id, v.kind, v.destination, now() FROM (VALUES ${sql.join(rows, ', ')}) AS v (message_id, kind, destination)
-      ON CONFLICT (message_id) DO NOTHING
-      RETURNING 1
-    )
-    SELECT pg_notify(${DELIVERIES_CHANNEL}, '') FROM (SELECT 1 FROM queued LIMIT 1) AS any_queued`;
-}
 
 export interface RequeueResult {
   /** The job is leased: the running attempt finishes first, then the message is delivered again. */
@@ -152,7 +130,7 @@ export async function loadOutboundContexts(sql: Sql, ids: readonly string[], wit
   return sql<OutboundDeliveryContext>`
     SELECT m.id, m.status, m.attempt_count, m.content_type, m.payload_key, m.event_type, (m.deleted_at IS NOT NULL) AS deleted,
            e.id AS endpoint_id, e.url, e.headers, e.paused, e.rate_limit_rps,
-           (e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())) AS live,
+           ${liveEndpoint('e')} AS live,
            coalesce((SELECT json_agg(k.secret_encrypted ORDER BY k.created_at DESC, k.id DESC) FROM signing_keys k
                      WHERE k.owner_id = e.id AND (k.expires_at IS NULL OR k.expires_at > now())), '[]'::json) AS secrets
            ${contextPayload(sql, withPayloads)}
@@ -187,7 +165,7 @@ export async function loadInboundContexts(sql: Sql, ids: readonly string[], with
     SELECT m.id, m.status, m.attempt_count, m.content_type, m.payload_key, m.method, m.path, m.query, m.raw_headers,
            (m.deleted_at IS NOT NULL) AS deleted,
            e.id::text AS endpoint_id, e.url, e.mode, e.signing_enabled,
-           (e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())) AS live,
+           ${liveEndpoint('e')} AS live,
            coalesce((SELECT json_agg(k.secret_encrypted ORDER BY k.created_at DESC, k.id DESC) FROM signing_keys k
                      WHERE k.owner_id = e.id::text AND (k.expires_at IS NULL OR k.expires_at > now())), '[]'::json) AS secrets
            ${contextPayload(sql, withPayloads)}
@@ -203,7 +181,7 @@ export async function lockPausedEndpoints(sql: Sql, endpointIds: readonly string
   if (endpointIds.length === 0) return new Set();
   const rows = await sql<{ id: string }>`
     SELECT id FROM endpoints
-    WHERE id = ANY(${[...endpointIds]}::text[]) AND paused AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+    WHERE id = ANY(${[...endpointIds]}::text[]) AND paused AND ${liveEndpoint('endpoints')}
     ORDER BY id FOR SHARE`;
   return new Set(rows.map((r) => r.id));
 }
@@ -225,7 +203,7 @@ export async function lockRateLimit(sql: Sql, endpointId: string): Promise<RateL
     SELECT e.rate_limit_rps, e.burst, e.rate_limit_tat, clock_timestamp() AS now, e.deliverable
     FROM (
       SELECT rate_limit_rps, burst, rate_limit_tat,
-             (NOT paused AND deleted_at IS NULL AND (expires_at IS NULL OR expires_at > now())) AS deliverable
+             (NOT paused AND ${liveEndpoint('endpoints')}) AS deliverable
       FROM endpoints WHERE id = ${endpointId} FOR UPDATE
     ) AS e`;
   return row;
@@ -385,7 +363,6 @@ export async function applyOutcomes(sql: Sql, kind: DeliveryKind, outcomes: read
   // An endpoint deleted while the attempt was in flight: no retry (its waiting jobs ended at the delete).
   const endpointTable = kind === 'outbound' ? sql.fragment`endpoints` : sql.fragment`inbound_endpoints`;
   const endpointRef = kind === 'outbound' ? sql.fragment`m.endpoint_id` : sql.fragment`m.inbound_endpoint_id`;
-  const endpointLive = sql.fragment`(e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now()))`;
   const endpointGone = kind === 'outbound' ? ENDPOINT_DELETED_ERROR : INBOUND_ENDPOINT_DELETED_ERROR;
   const processing = kind === 'outbound' ? sql.fragment`processing_ms = o.processing_ms,` : sql.fragment``;
   const ms = (later: ReturnType<Sql['fragment']>, earlier: ReturnType<Sql['fragment']>) =>
@@ -395,9 +372,9 @@ export async function applyOutcomes(sql: Sql, kind: DeliveryKind, outcomes: read
       VALUES ${sql.join(rows, ', ')}
     ), o AS (
       SELECT v.id, v.attempt_number, v.started_at, v.finished_at, v.response_status, v.latency_ms, v.processing_ms, v.next_attempt_at,
-             CASE WHEN v.status IN ('pending_retry', 'queued') AND (m.deleted_at IS NOT NULL OR NOT ${endpointLive}) THEN 'failed_permanent'
+             CASE WHEN v.status IN ('pending_retry', 'queued') AND (m.deleted_at IS NOT NULL OR NOT ${liveEndpoint('e')}) THEN 'failed_permanent'
                   ELSE v.status END AS final,
-             CASE WHEN v.status IN ('pending_retry', 'queued') AND m.deleted_at IS NULL AND NOT ${endpointLive}
+             CASE WHEN v.status IN ('pending_retry', 'queued') AND m.deleted_at IS NULL AND NOT ${liveEndpoint('e')}
                   THEN concat_ws('; ', v.error, ${endpointGone}::text) ELSE v.error END AS error
       FROM v JOIN ${messageTable(sql, kind)} m ON m.id = v.id
       JOIN ${endpointTable} e ON e.id = ${endpointRef}

@@ -1,6 +1,6 @@
 import type { Sql } from './database.js';
 import { newestFirstBySeq } from './keyset.js';
-import { sweepExpiredEphemeralEndpoints } from './soft-delete.js';
+import { liveEndpoint, sweepExpiredEphemeralEndpoints } from './soft-delete.js';
 
 export interface EndpointRow {
   id: string;
@@ -21,9 +21,6 @@ export interface EndpointRow {
 const COLUMNS = (sql: Sql) => sql.fragment`
   id, seq::text AS seq, project_id, url, description, rate_limit_rps, burst, headers, paused,
   ephemeral, expires_at, created_at, updated_at`;
-
-/** An endpoint is live until deleted or, when ephemeral, until its TTL has elapsed. */
-const LIVE = (sql: Sql) => sql.fragment`deleted_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
 
 export interface EndpointInsert {
   id: string;
@@ -47,14 +44,14 @@ export async function insertEndpoint(sql: Sql, input: EndpointInsert): Promise<E
 
 export async function findEndpoint(sql: Sql, projectId: string, id: string): Promise<EndpointRow | undefined> {
   const [row] = await sql<EndpointRow>`
-    SELECT ${COLUMNS(sql)} FROM endpoints WHERE id = ${id} AND project_id = ${projectId} AND ${LIVE(sql)}`;
+    SELECT ${COLUMNS(sql)} FROM endpoints WHERE id = ${id} AND project_id = ${projectId} AND ${liveEndpoint('endpoints')}`;
   return row;
 }
 
 /** Row-locks a live endpoint for the rest of the transaction (signing key rotation). */
 export async function lockEndpoint(sql: Sql, projectId: string, id: string): Promise<{ id: string } | undefined> {
   const [row] = await sql<{ id: string }>`
-    SELECT id FROM endpoints WHERE id = ${id} AND project_id = ${projectId} AND ${LIVE(sql)} FOR UPDATE`;
+    SELECT id FROM endpoints WHERE id = ${id} AND project_id = ${projectId} AND ${liveEndpoint('endpoints')} FOR UPDATE`;
   return row;
 }
 
@@ -66,7 +63,7 @@ export async function listEndpoints(
 ): Promise<EndpointRow[]> {
   return sql<EndpointRow>`
     SELECT ${COLUMNS(sql)} FROM endpoints
-    ${newestFirstBySeq(sql, sql.fragment`endpoints.seq`, [sql.fragment`project_id = ${projectId}`, LIVE(sql)], page)}`;
+    ${newestFirstBySeq(sql, sql.fragment`endpoints.seq`, [sql.fragment`project_id = ${projectId}`, liveEndpoint('endpoints')], page)}`;
 }
 
 export interface EndpointPatch {
@@ -94,7 +91,7 @@ export async function updateEndpoint(
       headers = coalesce(${patch.headers ?? null}::jsonb, headers),
       paused = coalesce(${patch.paused ?? null}::boolean, paused),
       updated_at = now()
-    WHERE id = ${id} AND project_id = ${projectId} AND ${LIVE(sql)}
+    WHERE id = ${id} AND project_id = ${projectId} AND ${liveEndpoint('endpoints')}
     RETURNING ${COLUMNS(sql)}`;
   return row;
 }
@@ -103,7 +100,7 @@ export async function updateEndpoint(
 export async function softDeleteEndpoint(sql: Sql, projectId: string, id: string): Promise<{ id: string } | undefined> {
   const [row] = await sql<{ id: string }>`
     UPDATE endpoints SET deleted_at = now(), updated_at = now()
-    WHERE id = ${id} AND project_id = ${projectId} AND ${LIVE(sql)}
+    WHERE id = ${id} AND project_id = ${projectId} AND ${liveEndpoint('endpoints')}
     RETURNING id`;
   return row;
 }

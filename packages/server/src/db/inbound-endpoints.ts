@@ -2,7 +2,7 @@ import type { EventTypeSource, HmacScheme, InboundMode } from '@hookrelay/shared
 import type { Sql, SqlFragment } from './database.js';
 import { isUniqueViolation } from './errors.js';
 import { newestFirstBySeq } from './keyset.js';
-import { sweepExpiredEphemeralEndpoints } from './soft-delete.js';
+import { liveEndpoint, sweepExpiredEphemeralEndpoints } from './soft-delete.js';
 
 /** What a list row needs: no secret material, so a page never decrypts or carries any. */
 export interface InboundEndpointSummaryRow {
@@ -76,9 +76,6 @@ const COLUMNS = (sql: Sql) => sql.fragment`
   e.signing_enabled, LEAST(e.rejected_count, 2147483647)::int AS rejected_count, e.last_message_id,
   e.event_type_source, e.event_type_path, e.updated_at`;
 
-/** An endpoint is live until deleted or, when ephemeral, until its TTL has elapsed. */
-const LIVE = (sql: Sql) => sql.fragment`e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())`;
-
 export interface InboundEndpointInsert {
   id: string;
   projectId: string;
@@ -142,7 +139,7 @@ export async function findInboundEndpoint(sql: Sql, projectId: string, id: strin
       ORDER BY created_at DESC, id DESC
       LIMIT 1
     ) k ON true
-    WHERE e.id = ${id} AND e.project_id = ${projectId} AND ${LIVE(sql)}`;
+    WHERE e.id = ${id} AND e.project_id = ${projectId} AND ${liveEndpoint('e')}`;
   return row;
 }
 
@@ -153,7 +150,7 @@ export async function findInboundEndpoint(sql: Sql, projectId: string, id: strin
 export async function lockInboundEndpoint(sql: Sql, projectId: string, id: string): Promise<InboundEndpointRow | undefined> {
   const [row] = await sql<InboundEndpointRow>`
     SELECT ${COLUMNS(sql)} FROM inbound_endpoints e
-    WHERE e.id = ${id} AND e.project_id = ${projectId} AND ${LIVE(sql)}
+    WHERE e.id = ${id} AND e.project_id = ${projectId} AND ${liveEndpoint('e')}
     FOR UPDATE`;
   return row;
 }
@@ -166,7 +163,7 @@ export async function listInboundEndpoints(
 ): Promise<InboundEndpointSummaryRow[]> {
   return sql<InboundEndpointSummaryRow>`
     SELECT ${SUMMARY_COLUMNS(sql)} FROM inbound_endpoints e
-    ${newestFirstBySeq(sql, sql.fragment`e.seq`, [sql.fragment`e.project_id = ${projectId}`, LIVE(sql)], page)}`;
+    ${newestFirstBySeq(sql, sql.fragment`e.seq`, [sql.fragment`e.project_id = ${projectId}`, liveEndpoint('e')], page)}`;
 }
 
 /**
@@ -236,7 +233,7 @@ export async function updateInboundEndpoint(
   sets.push(sql.fragment`updated_at = now()`);
   const [row] = await sql<{ id: string; paused: boolean }>`
     UPDATE inbound_endpoints e SET ${sql.join(sets, ', ')}
-    WHERE e.id = ${id} AND e.project_id = ${projectId} AND ${LIVE(sql)}
+    WHERE e.id = ${id} AND e.project_id = ${projectId} AND ${liveEndpoint('e')}
     RETURNING e.id, e.paused`;
   return row;
 }
@@ -245,7 +242,7 @@ export async function updateInboundEndpoint(
 export async function softDeleteInboundEndpoint(sql: Sql, projectId: string, id: string): Promise<{ id: string } | undefined> {
   const [row] = await sql<{ id: string }>`
     UPDATE inbound_endpoints e SET deleted_at = now(), updated_at = now()
-    WHERE e.id = ${id} AND e.project_id = ${projectId} AND ${LIVE(sql)}
+    WHERE e.id = ${id} AND e.project_id = ${projectId} AND ${liveEndpoint('e')}
     RETURNING e.id`;
   return row;
 }
@@ -258,7 +255,7 @@ export async function softDeleteInboundEndpoint(sql: Sql, projectId: string, id:
 export async function releaseExpiredInboundUrl(sql: Sql, projectId: string, url: string): Promise<string[]> {
   const rows = await sql<{ id: string }>`
     UPDATE inbound_endpoints SET deleted_at = expires_at
-    WHERE project_id = ${projectId} AND url = ${url} AND ephemeral AND deleted_at IS NULL AND expires_at <= now()
+    WHERE project_id = ${projectId} AND url = ${url} AND ephemeral AND deleted_at IS NULL AND NOT ${liveEndpoint('inbound_endpoints')}
     RETURNING id`;
   return rows.map((r) => r.id);
 }

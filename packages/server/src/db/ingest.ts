@@ -1,6 +1,7 @@
 import type { EventTypeSource } from '@hookrelay/shared';
 import type { Sql } from './database.js';
 import { DELIVERIES_CHANNEL } from './channels.js';
+import { liveEndpoint } from './soft-delete.js';
 
 /** What ingestion needs to know about an inbound endpoint, found by its secret token's hash. */
 export interface IngestEndpointRow {
@@ -31,7 +32,7 @@ export interface IngestEndpointRow {
 export async function findIngestEndpointByTokenHash(sql: Sql, tokenHash: string): Promise<IngestEndpointRow | undefined> {
   const [row] = await sql<IngestEndpointRow>`
     SELECT id, project_id, mode, paused,
-           (deleted_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= now())) AS gone,
+           NOT ${liveEndpoint('inbound_endpoints')} AS gone,
            ingest_response_code, idempotency_header_names,
            verify_static_token, static_token_header_name, static_token_query_param, static_token_hash,
            verify_hmac, hmac_scheme, hmac_header_name, hmac_secret_encrypted,
@@ -150,7 +151,7 @@ export async function storeInboundOne(sql: Sql, item: IngestBatchItem, body: Buf
       SET previous_last_message_id = e.last_message_id,
           last_message_id = CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${item.id}::uuid THEN ${item.id}::uuid
                                  ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END
-      WHERE e.id = ${item.endpoint_id}::uuid AND e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now()) AND NOT e.paused
+      WHERE e.id = ${item.endpoint_id}::uuid AND ${liveEndpoint('e')} AND NOT e.paused
         ${modeCheck}
       RETURNING e.id AS endpoint_id, e.mode, e.last_message_id AS final_id, e.previous_last_message_id AS previous_last_id
     ),

@@ -1,6 +1,6 @@
 import type { Sql } from './database.js';
 import { newestFirstById, timeWindow } from './keyset.js';
-import { claimDeletedPayloads, clearPayloadKeys, softDeleteMessages, type SoftDeleteResult } from './soft-delete.js';
+import { claimDeletedPayloads, clearPayloadKeys, liveEndpoint, softDeleteMessages, type SoftDeleteResult } from './soft-delete.js';
 import { DELIVERIES_CHANNEL } from './channels.js';
 import type { DeliveryStatus } from './deliveries.js';
 
@@ -167,7 +167,7 @@ export async function enqueueOutboundMessages(
       -- LATERAL: one primary-key lookup per submission, whatever plan the statement is cached with.
       CROSS JOIN LATERAL (
         SELECT e.paused, e.rate_limit_rps FROM endpoints e
-        WHERE e.id = i.endpoint_id AND e.project_id = i.project_id AND e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now())
+        WHERE e.id = i.endpoint_id AND e.project_id = i.project_id AND ${liveEndpoint('e')}
       ) AS e
     ), chosen AS (
       SELECT l.*, l.direct AND row_number() OVER (PARTITION BY l.direct ORDER BY l.position) <= ${lease?.slots ?? 0}::int AS leased

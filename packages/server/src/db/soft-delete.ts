@@ -1,4 +1,4 @@
-import type { Sql, SqlFragment } from './database.js';
+import { SqlFragment, type Sql } from './database.js';
 
 /**
  * Statements that soft deletion runs alike on several tables; each aggregate's module exports its
@@ -25,6 +25,26 @@ function table(sql: Sql, name: PayloadTable | EphemeralEndpointTable): SqlFragme
     case 'inbound_endpoints':
       return sql.fragment`inbound_endpoints`;
   }
+}
+
+/** How a statement names an endpoint row: the alias `e`, or the table's own name. */
+export type EndpointRef = 'e' | EphemeralEndpointTable;
+
+const LIVE_ENDPOINT = new Map<EndpointRef, SqlFragment>(
+  (['e', 'endpoints', 'inbound_endpoints'] as const).map((ref) => [
+    ref,
+    new SqlFragment([`(${ref}.deleted_at IS NULL AND (${ref}.expires_at IS NULL OR ${ref}.expires_at > now()))`], []),
+  ]),
+);
+
+/**
+ * The endpoint named `ref` is live: not deleted and, when ephemeral, not past its TTL. From its
+ * expiry on an endpoint answers as deleted, before the sweeper marks it deleted, so every statement
+ * that serves, stores for or delivers to an endpoint asks this, of an outbound endpoint and of an
+ * inbound one alike.
+ */
+export function liveEndpoint(ref: EndpointRef): SqlFragment {
+  return LIVE_ENDPOINT.get(ref)!;
 }
 
 /** A row a soft delete touched: when it was deleted and whether it already was. */
