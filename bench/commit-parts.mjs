@@ -13,11 +13,11 @@
 // it (copies of inbound_messages); the endpoint's last id alone and after its row lock; the message
 // row and its payload; the same plus the endpoint's last id; storeInboundOne's statement simplified
 // (src/db/ingest.ts: the last id with its row lock, message and payload), also into the copies and
-// with the lock taken first, and as it is sent for a forward and for a cli endpoint;
-// hookrelay_store_inbound_batch with one webhook, with two and with four; its one-webhook path with
-// typed arguments instead of jsonb items (bench/sql/typed-store-one.sql, created here). --sql runs
-// files first (say, an older body of the function under another name) and --functions names
-// functions of hookrelay_store_inbound_batch's signature to call with one webhook (and with two).
+// with the lock taken first; storeInboundOne itself (the server's built module) for a forward and
+// for a cli endpoint; hookrelay_store_inbound_batch (packages/server/sql/, as the server applied it)
+// with one webhook, with two and with four. --sql runs files first (say, another body of the
+// function under another name) and --functions names functions of hookrelay_store_inbound_batch's
+// signature to call with one webhook (and with two).
 // --only keeps the variants named. Prints p50, p90 and mean per variant, in ms. --cpu measures
 // throughput instead: each variant for --seconds, --workers calls at a time back to back, variants
 // in turn for --rounds; it prints calls/s and PostgreSQL's CPU per webhook (all its processes,
@@ -26,11 +26,12 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { createOrderedTables, storeOrdered } from './floor/ordered-store.mjs';
-import { bodyFor, build, cleanup, cleanups, createInboundEndpoint, delay, fail, startDurablePg, startServer, treeCpuMs, usageText, watchdog } from './lib.mjs';
+import { bodyFor, build, cleanup, cleanups, createInboundEndpoint, delay, fail, root, startDurablePg, startServer, treeCpuMs, usageText, watchdog } from './lib.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -73,6 +74,12 @@ async function main() {
   const moreEndpointIds = [(await createInboundEndpoint(server.url, server.apiKey, 'cli')).id, (await createInboundEndpoint(server.url, server.apiKey, 'cli')).id];
   const sql = postgres(pg.url, { max: 10, onnotice: () => {} });
   cleanups.push(() => sql.end({ timeout: 5 }));
+  // The server's own modules, built above: its database layer over a pool of the same size.
+  const load = (file) => import(pathToFileURL(path.join(root, 'packages/server/dist', file)).href);
+  const { openPostgres } = await load('db/database.js');
+  const { storeInboundOne } = await load('db/ingest.js');
+  const serverDb = openPostgres({ url: pg.url, poolSize: 10 });
+  cleanups.push(() => serverDb.close());
   await sql`CREATE TABLE floor_messages (id bigserial PRIMARY KEY, body bytea NOT NULL)`;
   await createOrderedTables(sql, 1);
   // inbound_messages as it is (columns, defaults, indexes) with the body in the row.
@@ -80,7 +87,6 @@ async function main() {
   await sql`ALTER TABLE bench_message_rows ADD COLUMN body bytea`;
   await sql`CREATE TABLE bench_message_rows_fk (LIKE inbound_messages INCLUDING ALL)`;
   await sql`ALTER TABLE bench_message_rows_fk ADD FOREIGN KEY (inbound_endpoint_id) REFERENCES inbound_endpoints (id)`;
-  await sql.unsafe(readFileSync(new URL('./sql/typed-store-one.sql', import.meta.url), 'utf8'));
   for (const file of list(args.sql)) await sql.unsafe(readFileSync(file, 'utf8'));
   const [{ project_id: projectId }] = await sql`SELECT project_id FROM inbound_endpoints WHERE id = ${endpointId}`;
 
@@ -138,42 +144,12 @@ async function main() {
       SELECT f.final_id, f.previous_last_message_id FROM f`;
   };
 
-  // storeInboundOne's statement as src/db/ingest.ts sends it for an endpoint read as in forward mode
-  // (`withJob`: its delivery job and the NOTIFY of it), and for one in cli mode.
+  // storeInboundOne (src/db/ingest.ts) for an endpoint read as in forward mode (`withJob`: its
+  // delivery job and the NOTIFY of it), and for one in cli mode.
   const fullStore = (withJob) => {
     const id = nextId();
-    const job = withJob
-      ? sql`, job AS (
-          INSERT INTO delivery_jobs (message_id, kind, destination, run_at)
-          SELECT p.final_id, 'inbound', p.endpoint_id::text, now() FROM placed p WHERE p.mode = 'forward'
-          ON CONFLICT (message_id) DO NOTHING
-          RETURNING 1)`
-      : sql``;
-    const announced = withJob ? sql`, (SELECT count(pg_notify('hookrelay_deliveries', '')) FROM (SELECT 1 FROM job LIMIT 1) AS any_job) AS announced` : sql``;
-    return sql`
-    WITH placed AS (
-      UPDATE inbound_endpoints e
-      SET previous_last_message_id = e.last_message_id,
-          last_message_id = CASE WHEN e.last_message_id IS NULL OR e.last_message_id < ${id}::uuid THEN ${id}::uuid
-                                 ELSE hookrelay_uuidv7_after(e.last_message_id, 1) END
-      WHERE e.id = ${endpointId}::uuid AND e.deleted_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > now()) AND NOT e.paused
-        ${withJob ? sql`` : sql`AND e.mode = 'cli'`}
-      RETURNING e.id AS endpoint_id, e.mode, e.last_message_id AS final_id, e.previous_last_message_id AS previous_last_id
-    ),
-    stored AS (
-      INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes,
-        payload_sha256, raw_headers, payload_key, received_at, updated_at, event_type, verified)
-      SELECT p.final_id, ${projectId}::uuid, p.endpoint_id, ${'POST'}::text, ${'/'}::text, ${''}::text,
-             ${'application/json'}::text, ${body.length}::integer, ${sha256}::text, ${rawHeaders}::jsonb,
-             'inbound/' || ${id}::text, r.at, r.at, ${null}::text, coalesce(${[]}::jsonb, '[]')
-      FROM placed p, (SELECT ${new Date().toISOString()}::text::timestamptz AS at) AS r
-    ),
-    stored_payload AS (
-      INSERT INTO payloads (key, data)
-      SELECT 'inbound/' || ${id}::text, b.data FROM placed, (SELECT ${body}::bytea AS data) AS b WHERE b.data IS NOT NULL
-    )${job}
-    SELECT ${0}::integer AS ord, 'stored' AS outcome, p.final_id AS message_id, p.endpoint_id, p.previous_last_id
-    FROM placed p${announced}`;
+    const item = { ...batchItem(0, endpointId, id), path: '/', event_type: null, verified: [] };
+    return storeInboundOne(serverDb.sql, item, body, withJob ? 'forward' : 'cli');
   };
 
   const variants = {
@@ -223,10 +199,6 @@ async function main() {
         'hookrelay_store_inbound_batch',
         [endpointId, otherEndpointId, ...moreEndpointIds].map((endpoint, n) => batchItem(n, endpoint, nextId())),
       ),
-    'typed one-webhook function': () => sql`
-      SELECT outcome, message_id, previous_last_id
-      FROM bench_store_inbound_one(${nextId()}::uuid, ${endpointId}::uuid, ${projectId}::uuid, 'POST', '', '', 'application/json',
-        ${body.length}::integer, ${sha256}, ${rawHeaders}::jsonb, ${new Date()}::timestamptz, ${null}::text, ${'[]'}::jsonb, ${body}::bytea)`,
     ...Object.fromEntries(list(args.functions).map((fn) => [`${fn} (1 webhook)`, () => storeBatch(fn, [batchItem(0, endpointId, nextId())])])),
     ...Object.fromEntries(
       list(args.functions).map((fn) => [`${fn} (2 webhooks)`, () => storeBatch(fn, [batchItem(0, endpointId, nextId()), batchItem(1, otherEndpointId, nextId())])]),
