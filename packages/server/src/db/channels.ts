@@ -2,8 +2,8 @@
  * The NOTIFY channels processes sharing one database hear each other on (PostgreSQL LISTEN/NOTIFY;
  * in-process on PGlite). A notice is only a wake-up: what it announces is committed before it is
  * sent, and a listener that missed notices reads its state again (`Database.listen`'s
- * `onResubscribed`). Stored functions of the migrations name some of these channels in their SQL;
- * a test holds those names equal to the ones here.
+ * `onResubscribed`). The stored SQL (the delivery triggers of the migrations, the functions in
+ * packages/server/sql/) names some of these channels; a test holds those names equal to the ones here.
  */
 
 /**
