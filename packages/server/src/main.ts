@@ -187,7 +187,7 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
       app.log.warn(`the stored secrets are sealed under ${keys.previousName}: run \`hookrelay-server encryption rotate-key\` to seal them under the current key`);
     }
     if (boot.generatedKey) {
-      // Plain stdout, never the JSON log (decisions.md §2).
+      // Plain stdout, never the JSON log, which must hold no secret (docs/operating.md, Logs).
       writeStdoutLine(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}`);
     }
     // Built before listening, so that a bad delivery setting (an unreadable CA file) stops the start.
