@@ -16,7 +16,7 @@ export function globMatcher(glob: string): (value: string) => boolean {
   if (pieces.length === 1) return (value) => value === glob;
   const head = pieces[0]!;
   const tail = pieces[pieces.length - 1]!;
-  const middle = pieces.slice(1, -1).filter((piece) => piece !== '');
+  const middle = pieces.slice(1, -1);
   return (value) => {
     if (value.length < head.length + tail.length || !value.startsWith(head) || !value.endsWith(tail)) return false;
     const end = value.length - tail.length;
@@ -47,13 +47,4 @@ export function globToRegExp(glob: string): RegExp {
     .map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))
     .join('[\\s\\S]*');
   return new RegExp(`^${source}$`);
-}
-
-/** A comma-separated list of globs as one regular expression (see `globToRegExp`); blanks dropped. */
-export function globListToRegExp(list: string): RegExp {
-  const globs = list
-    .split(',')
-    .map((g) => g.trim())
-    .filter((g) => g.length > 0);
-  return new RegExp(globs.map((g) => globToRegExp(g).source).join('|'));
 }
