@@ -2,7 +2,6 @@ import { randomBytes, randomFillSync } from 'node:crypto';
 import { V7Generator } from 'uuidv7';
 
 export const ENDPOINT_ID_PATTERN = /^ep_[a-f0-9]{32}$/;
-export const SIGNING_KEY_ID_PATTERN = /^sk_[a-f0-9]+$/;
 export const API_KEY_PATTERN = /^hr_[a-f0-9]{40}$/;
 export const SECRET_TOKEN_PATTERN = /^[a-f0-9]{32}$/;
 /** Any RFC 9562 UUID, lowercase or uppercase; version 7 is what the server issues. */
@@ -56,10 +55,6 @@ const uuidv7Generator = new V7Generator(new PooledRandom());
 /** A time-ordered UUIDv7 for every other resource id. */
 export function newUuidv7(): string {
   return uuidv7Generator.generate().toString();
-}
-
-export function isEndpointId(value: string): boolean {
-  return ENDPOINT_ID_PATTERN.test(value);
 }
 
 export function isUuid(value: string): boolean {
