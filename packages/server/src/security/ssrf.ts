@@ -71,7 +71,8 @@ const IPV6_GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
  * rather than throwing, so callers can feed it whatever a resolver or URL produced.
  */
 export function isBlockedAddress(address: string): boolean {
-  if (net.isIP(address) === 0) return true;
+  // The zone goes first: ipaddr.js drops it when it unwraps `::ffff:a.b.c.d%eth0`.
+  if (net.isIP(address) === 0 || address.includes('%')) return true;
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
     parsed = ipaddr.process(address);
@@ -81,7 +82,6 @@ export function isBlockedAddress(address: string): boolean {
   if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast';
 
   const v6 = parsed as ipaddr.IPv6;
-  if (v6.zoneId !== undefined) return true;
   if (v6.match(NAT64_WELL_KNOWN)) {
     const bytes = v6.toByteArray();
     return new ipaddr.IPv4(bytes.slice(12)).range() !== 'unicast';
@@ -100,13 +100,12 @@ export function parseHostLiteral(hostname: string): string | null {
   let host = hostname.trim();
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
   if (net.isIP(host) !== 0) return host;
-  // Anything that would change the URL's structure (port, path, userinfo) is not a bare host.
-  if (host === '' || /[/\\?#@:\s[\]]/.test(hostname)) return null;
+  // Anything that would change the URL's structure (port, path, userinfo) is not a bare host, and
+  // without a `:` or `[` the parser cannot produce an IPv6 host: what it gives back is IPv4 or a name.
+  if (/[/\\?#@:\s[\]]/.test(hostname)) return null;
   try {
     const normalised = new URL(`http://${hostname}/`).hostname;
-    const inner =
-      normalised.startsWith('[') && normalised.endsWith(']') ? normalised.slice(1, -1) : normalised;
-    return net.isIP(inner) !== 0 ? inner : null;
+    return net.isIP(normalised) !== 0 ? normalised : null;
   } catch {
     return null;
   }
@@ -283,8 +282,7 @@ export interface GuardedAgentOptions {
  */
 export function createGuardedAgent(options: GuardedAgentOptions): Agent {
   const allowPrivate = ownValue(options, 'allowPrivateNetworks') === true;
-  const lookupOptions: GuardedLookupOptions = { allowPrivateNetworks: allowPrivate };
-  if (options.resolve !== undefined) lookupOptions.resolve = options.resolve;
+  const lookupOptions: GuardedLookupOptions = { allowPrivateNetworks: allowPrivate, resolve: options.resolve };
 
   const connectorOptions: buildConnector.BuildOptions = {
     timeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,

@@ -244,8 +244,13 @@ describe('createGuardedLookup', () => {
     lookup: ReturnType<typeof createGuardedLookup>,
     options: Parameters<ReturnType<typeof createGuardedLookup>>[1],
   ) =>
-    new Promise<LookupResult>((done) => {
-      lookup('hooks.example.com', options, (err, address, family) => done({ err, address, family }));
+    new Promise<LookupResult>((done, fail) => {
+      // A lookup that never calls back leaves its socket waiting forever: that fails here, within 2 s.
+      const timer = setTimeout(() => fail(new Error('the lookup never called back')), 2000);
+      lookup('hooks.example.com', options, (err, address, family) => {
+        clearTimeout(timer);
+        done({ err, address, family });
+      });
     });
 
   it('returns the checked address and family', async () => {
