@@ -1,9 +1,10 @@
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { closeSync, existsSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CliFailure } from '../src/errors.js';
-import { cursorDirectory, cursorFileName, CursorStore } from '../src/listen/cursor-store.js';
+import { cursorDirectory, cursorFileName, CursorStore, processIsAlive } from '../src/listen/cursor-store.js';
 
 const ENDPOINT = '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70';
 const CURSOR_A = '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f71';
@@ -195,5 +196,206 @@ describe('listener slots', () => {
     const store = await open(100);
     store.releaseSync();
     await expect(stat(store.lockFile)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('what a listener is told when its slot or cursor cannot be had', () => {
+  const slotDir = () => join(configDir, 'cursors', 'default');
+  const lock = async (slotFile: string, content: string) => {
+    await mkdir(slotDir(), { recursive: true });
+    await writeFile(join(slotDir(), `${slotFile}.lock`), content);
+  };
+
+  it('a named slot in use names the slot, the endpoint and the pid that holds it', async () => {
+    alive.add(100).add(200);
+    await open(100, 'staging');
+    await expect(open(200, 'staging')).rejects.toMatchObject({
+      message: `listener "staging" of endpoint ${ENDPOINT} is already running (pid 100)`,
+      hint: 'Give this listener another --name, or leave --name out to take the first free slot.',
+    });
+  });
+
+  it('a name must be 1-64 letters, digits, _ or -, starting with a letter or digit', async () => {
+    for (const name of ['a/../b', 'a.b', `a${'b'.repeat(64)}`, '-a', '']) {
+      await expect(open(100, name), name).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENTS',
+        message: `invalid listener name "${name}"`,
+        hint: 'A name is 1-64 letters, digits, "_" or "-", starting with a letter or digit.',
+      });
+    }
+    expect((await open(100, `a${'b'.repeat(63)}`)).slot).toHaveLength(64);
+  });
+
+  it('there are 100 automatic slots; when all are held the listener is told to stop one or name itself', async () => {
+    alive.add(999);
+    await lock(`${ENDPOINT}.json`, '999');
+    for (let slot = 2; slot <= 100; slot++) await lock(`${ENDPOINT}.${slot}.json`, '999');
+    await expect(open(100)).rejects.toMatchObject({
+      code: 'SLOT_IN_USE',
+      exitCode: 5,
+      message: `every listener slot of endpoint ${ENDPOINT} is in use`,
+      hint: 'Stop a running listener, or name this one with --name.',
+    });
+    expect((await open(100, 'extra')).slot).toBe('extra');
+  });
+
+  it('a lock holding no usable pid, or this process\'s own pid, leaves the slot free', async () => {
+    alive.add(0).add(100).add(-5);
+    for (const content of ['', 'not a pid', '0', '-5', '100']) {
+      await lock(`${ENDPOINT}.json`, content);
+      const store = await open(100);
+      expect(store.slot, JSON.stringify(content)).toBe('default');
+      expect((await readFile(store.lockFile, 'utf8')).trim()).toBe('100');
+    }
+  });
+
+  it('a lock that cannot be read is an error, not a free slot', async () => {
+    const lockFile = join(slotDir(), `${ENDPOINT}.json.lock`);
+    await mkdir(lockFile, { recursive: true });
+    await expect(open(100)).rejects.toMatchObject({ code: 'CONFIG_ERROR', message: expect.stringMatching(new RegExp(`^cannot read ${lockFile}: EISDIR`, 'u')) });
+  });
+
+  it('waits while another process holds the slot mutex', async () => {
+    const mutex = join(slotDir(), '.slots.lock');
+    await mkdir(mutex, { recursive: true });
+    let opened = false;
+    const opening = open(100).then((store) => {
+      opened = true;
+      return store;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(opened).toBe(false);
+    await rmdir(mutex);
+    expect((await opening).slot).toBe('default');
+  });
+
+  it('takes over the slot mutex of a process that died holding it', async () => {
+    const mutex = join(slotDir(), '.slots.lock');
+    await mkdir(mutex, { recursive: true });
+    const old = new Date(Date.now() - 60_000);
+    await utimes(mutex, old, old);
+    expect((await open(100)).slot).toBe('default');
+    await expect(stat(mutex)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('says which directory cannot be created', async () => {
+    const file = join(configDir, 'not-a-dir');
+    await writeFile(file, '');
+    await expect(CursorStore.open({ configDir: file, profile: 'default', endpointId: ENDPOINT, pid: 100, isAlive })).rejects.toMatchObject({
+      code: 'CONFIG_ERROR',
+      message: expect.stringMatching(new RegExp(`^cannot create ${join(file, 'cursors', 'default')}: ENOTDIR`, 'u')),
+    });
+  });
+
+  it('says which cursor file cannot be read or holds no cursor, and how to start again', async () => {
+    const store = await open(100);
+    const restart = 'Delete it and start again with --since <time> (or --from-start) to choose where to resume.';
+    await writeFile(store.file, '{');
+    await expect(store.read()).rejects.toMatchObject({ code: 'CONFIG_ERROR', message: `${store.file} is not valid JSON`, hint: restart });
+    await writeFile(store.file, '{"cursor": 42}');
+    await expect(store.read()).rejects.toMatchObject({ code: 'CONFIG_ERROR', message: `${store.file} holds no valid cursor`, hint: restart });
+    await rm(store.file);
+    await mkdir(store.file);
+    await expect(store.read()).rejects.toMatchObject({ code: 'CONFIG_ERROR', message: expect.stringMatching(new RegExp(`^cannot read ${store.file}: EISDIR`, 'u')) });
+  });
+
+  it('reads a cursor in lowercase', async () => {
+    const store = await open(100);
+    await store.save(CURSOR_A.toUpperCase());
+    expect((await store.read())?.cursor).toBe(CURSOR_A);
+  });
+
+  it('a record of another length replaces the file rather than overwriting part of it', async () => {
+    const store = await open(100);
+    await store.save(CURSOR_A);
+    await store.save('short');
+    expect(JSON.parse(await readFile(store.file, 'utf8'))).toMatchObject({ cursor: 'short' });
+    await store.save(CURSOR_B);
+    expect(JSON.parse(await readFile(store.file, 'utf8'))).toMatchObject({ cursor: CURSOR_B });
+  });
+
+  it('later saves of a run write into the file itself: a reader holding it open sees them', async () => {
+    const store = await open(100);
+    await store.save(CURSOR_A);
+    const reader = openSync(store.file, 'r');
+    try {
+      await store.save(CURSOR_B);
+      const bytes = Buffer.alloc(4096);
+      const length = readSync(reader, bytes, 0, bytes.length, 0);
+      expect(JSON.parse(bytes.subarray(0, length).toString('utf8'))).toMatchObject({ cursor: CURSOR_B });
+    } finally {
+      closeSync(reader);
+    }
+  });
+
+  it.runIf(existsSync('/proc/self/fd'))('release closes the file it kept open for saves', async () => {
+    const store = await open(100);
+    /** How many of this process's open files are the cursor file. */
+    const openCopies = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === store.file;
+        } catch {
+          return false;
+        }
+      }).length;
+    await store.save(CURSOR_A);
+    await store.save(CURSOR_B);
+    expect(openCopies()).toBe(1);
+    // A record of another length replaces the file: the old one is closed, the new one kept open.
+    await store.save('short');
+    expect(openCopies()).toBe(1);
+    await store.release();
+    expect(openCopies()).toBe(0);
+  });
+
+  it('a save whose temporary file cannot be written reports that error', async () => {
+    const store = await open(100);
+    await rm(slotDir(), { recursive: true });
+    await expect(store.save(CURSOR_A)).rejects.toMatchObject({
+      code: 'CONFIG_ERROR',
+      message: expect.stringMatching(new RegExp(`^cannot write ${store.file}: ENOENT: no such file or directory, open `, 'u')),
+    });
+  });
+
+  it('a save that cannot replace the file says so and leaves no temporary file', async () => {
+    const store = await open(100);
+    await mkdir(join(store.file, 'in-the-way'), { recursive: true });
+    await expect(store.save(CURSOR_A)).rejects.toMatchObject({ code: 'CONFIG_ERROR', message: expect.stringMatching(new RegExp(`^cannot write ${store.file}: `, 'u')) });
+    expect((await readdir(slotDir())).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('a store released twice never removes the lock of the listener that came after it', async () => {
+    alive.add(100);
+    const first = await open(100);
+    await first.release();
+    const second = await open(100);
+    await first.release();
+    first.releaseSync();
+    expect((await readFile(second.lockFile, 'utf8')).trim()).toBe('100');
+
+    const third = await open(200, 'other');
+    third.releaseSync();
+    const fourth = await open(200, 'other');
+    third.releaseSync();
+    await third.release();
+    expect((await readFile(fourth.lockFile, 'utf8')).trim()).toBe('200');
+  });
+
+  it("releaseSync leaves another process's lock alone", async () => {
+    alive.add(100);
+    const crashed = await open(100);
+    alive.delete(100);
+    const next = await open(200);
+    crashed.releaseSync();
+    expect((await readFile(next.lockFile, 'utf8')).trim()).toBe('200');
+  });
+});
+
+describe('processIsAlive', () => {
+  it('is true for this process and false for a pid no process has', () => {
+    expect(processIsAlive(process.pid)).toBe(true);
+    // Above Linux's highest pid_max (2^22).
+    expect(processIsAlive(0x7fff_fffe)).toBe(false);
   });
 });

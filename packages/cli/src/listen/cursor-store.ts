@@ -136,11 +136,11 @@ async function withDirectoryMutex<T>(dir: string, fn: () => Promise<T>): Promise
 
 async function readPid(lockFile: string): Promise<number | undefined> {
   try {
-    const pid = Number.parseInt((await readFile(lockFile, 'utf8')).trim(), 10);
+    const pid = Number.parseInt(await readFile(lockFile, 'utf8'), 10);
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
+    throw storeFailure(`cannot read ${lockFile}: ${(error as Error).message}`);
   }
 }
 
@@ -310,7 +310,7 @@ export class CursorStore {
     if (this.released) return;
     this.released = true;
     try {
-      if (Number.parseInt(readFileSync(this.lockFile, 'utf8').trim(), 10) === this.pid) unlinkSync(this.lockFile);
+      if (Number.parseInt(readFileSync(this.lockFile, 'utf8'), 10) === this.pid) unlinkSync(this.lockFile);
     } catch {
       // Already gone.
     }
