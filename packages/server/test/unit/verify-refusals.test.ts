@@ -280,6 +280,13 @@ describe('static token', () => {
     expect(verify(viaQuery, request({}, { query: new URLSearchParams('token=other') }))).toEqual(refused('static_token', 'static token mismatch'));
     expect(verify(viaQuery, request({}, { query: new URLSearchParams(`token=${token}`) }))).toEqual(OK);
   });
+
+  it('reads the token only where the endpoint says', () => {
+    const viaHeader = { ...viaQuery, staticTokenQueryParam: null, staticTokenHeaderName: 'x-token' };
+    // Whatever name an unset place would have ("null" included) holds no token.
+    expect(verify(viaQuery, request({ null: token, token, 'x-token': token }))).toEqual(refused('static_token', 'missing static token'));
+    expect(verify(viaHeader, request({}, { query: new URLSearchParams(`null=${token}&x-token=${token}`) }))).toEqual(refused('static_token', 'missing static token'));
+  });
 });
 
 describe('IP allowlist', () => {
@@ -291,6 +298,11 @@ describe('IP allowlist', () => {
     expect(from('2001:db8::7', ['2001:db8::7/128'])).toEqual(OK);
     expect(from('2001:db8::8', ['2001:db8::7/128'])).toEqual(refused('ip_allowlist', 'remote address 2001:db8::8 not in allowlist'));
     expect(from('198.51.100.1', ['::ffff:0.0.0.0/96'])).toEqual(OK);
+  });
+
+  it('matches families apart: an IPv6 block wider than the IPv4-mapped range takes no IPv4 sender', () => {
+    expect(from('198.51.100.1', ['::ffff:0.0.0.0/95'])).toEqual(refused('ip_allowlist', 'remote address 198.51.100.1 not in allowlist'));
+    expect(from('::fffe:0:1', ['::ffff:0.0.0.0/95'])).toEqual(OK);
   });
 
   it('drops a stored entry that is not a string', () => {
