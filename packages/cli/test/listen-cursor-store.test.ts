@@ -330,15 +330,17 @@ describe('what a listener is told when its slot or cursor cannot be had', () => 
 
   it.runIf(existsSync('/proc/self/fd'))('release closes the file it kept open for saves', async () => {
     const store = await open(100);
-    /** How many of this process's open files are the cursor file. */
-    const openCopies = () =>
+    /** How many of this process's open files are `file`. */
+    const openCopies = (file = store.file) =>
       readdirSync('/proc/self/fd').filter((fd) => {
         try {
-          return readlinkSync(`/proc/self/fd/${fd}`) === store.file;
+          return readlinkSync(`/proc/self/fd/${fd}`) === file;
         } catch {
           return false;
         }
       }).length;
+    // The lock is written and closed.
+    expect(openCopies(store.lockFile)).toBe(0);
     await store.save(CURSOR_A);
     await store.save(CURSOR_B);
     expect(openCopies()).toBe(1);
