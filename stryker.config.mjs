@@ -23,6 +23,7 @@ export const MODULES = [
   { file: 'packages/shared/src/samples.ts', functions: ['sampleEditPathProblem', 'applySampleEdits', 'parseSampleEdit'], bar: 85 },
   { file: 'packages/shared/src/glob.ts', bar: 85 },
   { file: 'packages/shared/src/ids.ts', bar: 85 },
+  { file: 'packages/server/src/ingest/ordered-id.ts', bar: 85 },
   { file: 'packages/cli/src/listen/routes.ts', bar: 85 },
   { file: 'packages/cli/src/listen/project-file.ts', bar: 85 },
   { file: 'packages/cli/src/listen/cursor-store.ts', bar: 85 },
