@@ -19,7 +19,6 @@ import { healthRoutes } from './routes/health.js';
 import { whoamiRoutes } from './routes/whoami.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { inboundEndpointRoutes } from './routes/inbound-endpoints.js';
-import { InboundCommitBus } from './ingest/inbound-commits.js';
 import { ingestRoutes } from './ingest/routes.js';
 import { inboundSampleRoutes } from './routes/inbound-samples.js';
 import { inboundMessageRoutes } from './routes/inbound-messages.js';
@@ -32,7 +31,7 @@ import { pullEventRoutes } from './routes/pull-events.js';
 import { watchRoutes } from './routes/watch.js';
 import { inspectorRoutes } from './plugins/inspector.js';
 import { StreamTickets } from './stream/tickets.js';
-import { SocketRegistry } from './stream/sockets.js';
+import { Engines, type EngineOptions } from './engines.js';
 import { INBOUND_ENDPOINT_CHANGED_CHANNEL } from './db/channels.js';
 import { loggerOptions } from './logging.js';
 import { answerClientError } from './plugins/client-errors.js';
@@ -46,6 +45,8 @@ export { redactUrl } from './logging.js';
 declare module 'fastify' {
   interface FastifyInstance {
     services: AppServices;
+    /** The engines of the process's roles; `app.close()` stops them. */
+    engines: Engines;
   }
 }
 
@@ -77,7 +78,7 @@ function jsonRefusal(body: string): string {
   return refused === undefined ? 'request body is not valid JSON' : `request body has ${refused}, which is refused`;
 }
 
-export interface BuildAppOptions {
+export interface BuildAppOptions extends EngineOptions {
   /** Logger settings; tests pass `false`. Defaults to JSON logs at the configured level. */
   logger?: FastifyServerOptions['logger'];
 }
@@ -113,17 +114,18 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   const ingestCache = new IngestEndpointCache(deps.db.sql, deps.secretBox);
   const payloadStore = deps.payloadStore ?? (await openPayloadStore(config.payloadStore));
   const metrics = new Metrics(deps.db.sql, app.log);
-  const sockets = new SocketRegistry(deps.db, config.maxSockets, app.log, (limit) => metrics.countSocketRefusal(limit));
-  metrics.trackOpenSockets(() => sockets.openCount);
+  const engines = new Engines(
+    { ...deps, config, payloadStore, ingestCache, metrics, log: app.log },
+    options.worker === undefined ? {} : { worker: options.worker },
+  );
   const services: AppServices = {
     ...deps,
     config,
     payloadStore,
     ingestCache,
     metrics,
-    inboundCommits: new InboundCommitBus(),
     streamTickets: new StreamTickets(deps.secretBox),
-    sockets,
+    sockets: engines.sockets,
     receiveBase() {
       if (config.publicUrl) return config.publicUrl;
       const address = app.server.address();
@@ -136,13 +138,14 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     },
   };
   app.decorate('services', services);
-  const unlistenEndpointChanges = await deps.db.listen(INBOUND_ENDPOINT_CHANGED_CHANNEL, (id) => ingestCache.invalidate(id));
+  app.decorate('engines', engines);
+  // The one close hook: Fastify runs it after the HTTP server stopped taking requests and answered
+  // those it had. A payload store the caller handed in stays open for the caller.
   app.addHook('onClose', async () => {
-    await unlistenEndpointChanges().catch(() => {});
+    await engines.close();
+    if (payloadStore !== deps.payloadStore) await payloadStore.close?.();
   });
-  // After the routes' own onClose hooks (ingest waits for its last batch); a store the caller
-  // handed in stays open for the caller.
-  if (payloadStore !== deps.payloadStore) app.addHook('onClose', async () => payloadStore.close?.());
+  await engines.start();
   registerErrorHandling(app);
 
   // A callback: an async hook would cost every request a promise and a turn of the microtask queue.
@@ -170,13 +173,10 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   await app.register(healthRoutes);
   // Every role: each process reports its own counters; outside /v1 and its API keys, as Prometheus expects.
   await app.register(metricsRoutes);
-  if (config.roles.has('ingest')) await app.register(ingestRoutes);
-  if (config.roles.has('ingest')) await app.register(pullIngestRoutes);
-  if (config.roles.has('api')) {
-    await sockets.start();
-    app.addHook('onClose', async () => sockets.stop());
-  }
-  if (config.roles.has('api')) await app.register(async (v1) => {
+  const { api, ingest } = engines;
+  if (ingest) await app.register(ingestRoutes, { batcher: ingest.inbound });
+  if (ingest) await app.register(pullIngestRoutes, { batcher: ingest.pull });
+  if (api) await app.register(async (v1) => {
     registerApiKeyAuth(v1);
     await registerApiRateLimit(v1, { perSecond: config.apiRateLimit, burst: config.apiRateBurst });
     await v1.register(whoamiRoutes);
@@ -184,12 +184,12 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     await v1.register(inboundEndpointRoutes);
     await v1.register(inboundSampleRoutes);
     await v1.register(inboundMessageRoutes);
-    await v1.register(listenRoutes);
-    await v1.register(messageRoutes);
+    await v1.register(listenRoutes, { streams: api.streams, results: api.results, connections: api.connections });
+    await v1.register(messageRoutes, { batcher: api.messages });
     await v1.register(logRoutes);
     await v1.register(pullEndpointRoutes);
     await v1.register(pullEventRoutes);
-    await v1.register(watchRoutes);
+    await v1.register(watchRoutes, { watch: api.watch });
   }, { prefix: '/v1' });
   // The inspector page talks to the /v1 API of the same origin.
   if (config.roles.has('api')) await app.register(inspectorRoutes, {});

@@ -10,7 +10,6 @@ import { DataDirLockedError, loadEncryptionKeys, openDatabase, persistGeneratedK
 import { recordEncryptionKeys, secretBoxOf, verifyEncryptionKeys } from './security/key-check.js';
 import { deleteProtoAccessor } from './security/prototype.js';
 import { flushLogs, writeStdoutLine } from './logging.js';
-import type { SweeperHandle } from './sweepers/runner.js';
 import {
   AdminError,
   createKeyCommand,
@@ -85,18 +84,12 @@ Examples:
 
 
 /**
- * The modules of a running server (Fastify and the routes, the worker), loaded while the database
+ * The modules of a running server (Fastify, the routes and the engines), loaded while the database
  * opens: PGlite reads and compiles its WebAssembly meanwhile, off the main thread.
  */
 async function serverModules() {
-  const [app, bootstrap, runner, worker, deliverySweepers] = await Promise.all([
-    import('./app.js'),
-    import('./bootstrap.js'),
-    import('./sweepers/runner.js'),
-    import('./delivery/worker.js'),
-    import('./delivery/sweepers.js'),
-  ]);
-  return { ...app, ...bootstrap, ...runner, ...worker, ...deliverySweepers };
+  const [app, bootstrap] = await Promise.all([import('./app.js'), import('./bootstrap.js')]);
+  return { ...app, ...bootstrap };
 }
 
 /**
@@ -165,7 +158,7 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
   let builtApp: { close(): Promise<unknown> } | undefined;
   try {
     checkStop();
-    const { buildApp, bootstrapProject, DeliveryWorker, DEFAULT_SWEEPERS, DELIVERY_SWEEPERS, startSweepers } = await modules;
+    const { buildApp, bootstrapProject } = await modules;
     // Before the migrations and anything else that writes: keys that do not open the stored secrets
     // stop the start here, and leave the database and the data dir as they were.
     const keyCheck = await verifyEncryptionKeys(db.sql, keys);
@@ -190,8 +183,6 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
       // Plain stdout, never the JSON log, which must hold no secret (docs/operating.md, Logs).
       writeStdoutLine(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}`);
     }
-    // Built before listening, so that a bad delivery setting (an unreadable CA file) stops the start.
-    const worker = config.roles.has('worker') ? new DeliveryWorker({ ...app.services, log: app.log }) : undefined;
     checkStop();
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
@@ -199,13 +190,6 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     writeStdoutLine(`hookrelay-server listening on http://${host}:${port}`);
 
-    let sweepers: SweeperHandle | undefined;
-    const startBackground = async (): Promise<void> => {
-      if (config.roles.has('worker')) {
-        sweepers = startSweepers(db, app.services, app.log, config.sweepIntervalSeconds * 1000, [...DEFAULT_SWEEPERS, ...DELIVERY_SWEEPERS]);
-      }
-      await worker?.start();
-    };
     // The embedded database runs every query on one connection: the sweepers' and the worker's first
     // round (first queries, on cold catalogs) would queue ahead of the first requests, such as the
     // CLI of `hookrelay dev` reading its endpoint and opening its stream. PostgreSQL has a pool.
@@ -214,7 +198,7 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
     let background: Promise<void> = Promise.resolve();
     let backgroundTimer: NodeJS.Timeout | undefined = setTimeout(() => {
       backgroundTimer = undefined;
-      background = startBackground().catch((error: unknown) => {
+      background = app.engines.startBackground().catch((error: unknown) => {
         app.log.error({ err: error }, 'the delivery worker could not start');
         void shutdown('worker start failure', 1);
       });
@@ -232,9 +216,7 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
       try {
         if (backgroundTimer !== undefined) clearTimeout(backgroundTimer);
         await background;
-        // First: in-flight deliveries finish (or are cut and released) while the database is open.
-        await worker?.stop();
-        await sweepers?.stop();
+        // The app's close stops its engines in order (see Engines.close); the database goes last.
         await app.close();
         await db.close();
       } finally {

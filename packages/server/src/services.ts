@@ -5,7 +5,6 @@ import type { Resolver } from './security/ssrf.js';
 import type { PayloadStore } from './storage/payload-store.js';
 import type { IngestEndpointCache } from './ingest/endpoint-cache.js';
 import type { Metrics } from './metrics/index.js';
-import type { InboundCommitBus } from './ingest/inbound-commits.js';
 import type { StreamTickets } from './stream/tickets.js';
 import type { SocketRegistry } from './stream/sockets.js';
 
@@ -26,8 +25,6 @@ export interface AppServices extends AppDeps {
   ingestCache: IngestEndpointCache;
   /** This app's Prometheus registry and counters (GET /metrics). */
   metrics: Metrics;
-  /** This process's ingestion → this process's streams (messages without a read-back). */
-  inboundCommits: InboundCommitBus;
   /** Single-use tickets that authenticate a browser's WebSocket upgrade. */
   streamTickets: StreamTickets;
   /** The /v1 WebSockets of this process: their limits, and their closing when a key is revoked. */

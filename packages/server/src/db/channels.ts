@@ -35,3 +35,27 @@ export const CHANNELS: readonly string[] = [
   INBOUND_ENDPOINT_CHANGED_CHANNEL,
   API_KEY_REVOKED_CHANNEL,
 ];
+
+/** One endpoint's entry of an INBOUND_MESSAGES_CHANNEL notice (several join with commas). */
+export function inboundCommitEntry(endpointId: string, lastId: string): string {
+  return `${endpointId}:${lastId}`;
+}
+
+/** Reads an INBOUND_MESSAGES_CHANNEL notice: each endpoint, with its last id committed when the entry names it. */
+export function readInboundCommits(payload: string, each: (endpointId: string, lastId: string | undefined) => void): void {
+  for (const entry of payload.split(',')) {
+    const [endpointId, lastId] = entry.split(':');
+    if (endpointId) each(endpointId, lastId || undefined);
+  }
+}
+
+/** The INBOUND_REPLAY_CHANNEL notice of a replayed message. */
+export function replayNotice(endpointId: string, messageId: string): string {
+  return `${endpointId}:${messageId}`;
+}
+
+/** Reads an INBOUND_REPLAY_CHANNEL notice; undefined when it does not name both ids. */
+export function readReplayNotice(payload: string): { endpointId: string; messageId: string } | undefined {
+  const [endpointId, messageId] = payload.split(':');
+  return endpointId && messageId ? { endpointId, messageId } : undefined;
+}

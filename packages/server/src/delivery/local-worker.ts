@@ -1,12 +1,11 @@
-import type { Database } from '../db/database.js';
 import type { EnqueueLease } from '../db/messages.js';
 
 /**
- * The delivery worker running in this process on a given database, as the message enqueue sees it.
- * A process with the worker role leases new messages to its own worker in the enqueue's statement and
- * hands them over in memory, so the first attempt needs neither a NOTIFY nor a claim transaction; and
- * it wakes its worker directly for the jobs it did not lease. Keyed by the Database the app and the
- * worker share, so that several apps in one process (tests) never reach each other's worker.
+ * The delivery worker of this process, as the message enqueue sees it (the composition root hands
+ * it over). A process with the worker role leases new messages to its own worker in the enqueue's
+ * statement and hands them over in memory, so the first attempt needs neither a NOTIFY nor a claim
+ * transaction; and it wakes its worker directly for the jobs it did not lease. A worker that is not
+ * running reserves no slot.
  */
 export interface LocalDeliveryWorker {
   readonly workerId: string;
@@ -30,18 +29,4 @@ export interface HandedOverDelivery {
   /** Active signing secrets, sealed, newest first. */
   secrets: string[];
   body: Buffer;
-}
-
-const workers = new WeakMap<Database, LocalDeliveryWorker>();
-
-export function registerLocalWorker(db: Database, worker: LocalDeliveryWorker): void {
-  workers.set(db, worker);
-}
-
-export function unregisterLocalWorker(db: Database, worker: LocalDeliveryWorker): void {
-  if (workers.get(db) === worker) workers.delete(db);
-}
-
-export function localWorker(db: Database): LocalDeliveryWorker | undefined {
-  return workers.get(db);
 }

@@ -5,7 +5,7 @@ import { isDatabaseUnavailable } from '../db/errors.js';
 import { enqueueOutboundMessages, lockIdempotencyKeys, type EnqueueResult, type OutboundSubmission } from '../db/messages.js';
 import { GroupCommit } from '../lib/group-commit.js';
 import type { PayloadStore } from '../storage/payload-store.js';
-import { localWorker, type HandedOverDelivery } from './local-worker.js';
+import type { HandedOverDelivery, LocalDeliveryWorker } from './local-worker.js';
 
 /** How long an idempotency key returns its first message: the same window as inbound ingestion's. */
 export const MESSAGE_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -35,6 +35,8 @@ export interface MessageBatcherOptions {
   maxBatch?: number;
   /** Most payload bytes in one statement (a batch always takes at least one submission). */
   maxBatchBytes?: number;
+  /** The delivery worker of this process, which takes new messages at enqueue while it runs. */
+  localWorker?: LocalDeliveryWorker | undefined;
 }
 
 interface Queued {
@@ -54,12 +56,14 @@ interface Queued {
  */
 export class MessageBatcher {
   private readonly commits: GroupCommit<Queued, SubmissionOutcome>;
+  private readonly localWorker: LocalDeliveryWorker | undefined;
 
   constructor(
     private readonly db: Database,
     private readonly payloadStore: PayloadStore,
     options: MessageBatcherOptions = {},
   ) {
+    this.localWorker = options.localWorker;
     this.commits = new GroupCommit({
       commit: (batch) => this.store(batch),
       maxBatch: options.maxBatch ?? 500,
@@ -108,7 +112,7 @@ export class MessageBatcher {
 
   private async store(batch: Queued[]): Promise<SubmissionOutcome[]> {
     const items = batch.map((p) => p.submission);
-    const worker = localWorker(this.db);
+    const worker = this.localWorker;
     const lease = worker?.reserveHandoff(items.length);
     const inline = this.inlinePayloads();
     const keys = [...new Map(items.filter((s) => s.idempotencyKey !== null).map((s) => [keyOf(s), { projectId: s.projectId, key: s.idempotencyKey! }])).values()];

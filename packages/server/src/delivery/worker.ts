@@ -37,7 +37,7 @@ import type { EnqueueLease } from '../db/messages.js';
 import type { SecretBox } from '../security/crypto.js';
 import { createGuardedAgent, type Resolver } from '../security/ssrf.js';
 import { PayloadUnavailableError, type PayloadStore } from '../storage/payload-store.js';
-import { registerLocalWorker, unregisterLocalWorker, type HandedOverDelivery, type LocalDeliveryWorker } from './local-worker.js';
+import type { HandedOverDelivery, LocalDeliveryWorker } from './local-worker.js';
 import { reserveSlots } from './rate-limit.js';
 import { buildForwardRequest, buildOutboundRequest } from './request.js';
 import { ResultWriter, type AttemptResult } from './results.js';
@@ -311,7 +311,6 @@ export class DeliveryWorker implements LocalDeliveryWorker {
     this.unlisten = await this.deps.db.listen(DELIVERIES_CHANNEL, (origin) => {
       if (origin !== this.workerId) this.wake();
     }, () => this.wake());
-    registerLocalWorker(this.deps.db, this);
     this.pollTimer = setInterval(() => this.wake(), this.pollIntervalMs);
     this.reapTimer = setInterval(() => void this.reap(), this.reapIntervalMs);
     this.pollTimer.unref();
@@ -337,7 +336,6 @@ export class DeliveryWorker implements LocalDeliveryWorker {
       return;
     }
     this.stateValue = 'stopping';
-    unregisterLocalWorker(this.deps.db, this);
     for (const timer of [this.pollTimer, this.reapTimer]) if (timer) clearInterval(timer);
     if (this.dueTimer) clearTimeout(this.dueTimer);
     await this.unlisten?.().catch(() => {});

@@ -1,4 +1,4 @@
-import { INBOUND_MESSAGES_CHANNEL } from '../db/channels.js';
+import { inboundCommitEntry, INBOUND_MESSAGES_CHANNEL } from '../db/channels.js';
 import type { Database } from '../db/database.js';
 import { storeInboundBatch, storeInboundOne, type IngestBatchItem } from '../db/ingest.js';
 import { notifyAfterCommit } from '../db/notify.js';
@@ -256,7 +256,7 @@ export class IngestBatcher {
   private async announce(): Promise<void> {
     try {
       while (this.unannounced.size > 0) {
-        const entries = [...this.unannounced].map(([endpointId, lastId]) => `${endpointId}:${lastId}`);
+        const entries = [...this.unannounced].map(([endpointId, lastId]) => inboundCommitEntry(endpointId, lastId));
         this.unannounced.clear();
         await notifyAfterCommit(this.db.sql, INBOUND_MESSAGES_CHANNEL, entries).catch(() => undefined);
       }

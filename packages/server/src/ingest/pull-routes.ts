@@ -5,7 +5,7 @@ import { findPullIngestEndpoint, type PullIngestEndpointRow } from '../db/pull-e
 import { AppError } from '../errors.js';
 import { constantTimeEqual, sha256Hex } from '../security/crypto.js';
 import { extractEventType } from './event-type.js';
-import { PullIngestBatcher } from './pull-batcher.js';
+import type { PullIngestBatcher } from './pull-batcher.js';
 
 /** Methods whose requests are stored as events; HEAD and OPTIONS are answered without storing. */
 const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
@@ -33,12 +33,8 @@ function rawQuery(url: string): string {
  * after the commit that holds the event. An unknown endpoint and a wrong token are the same 404;
  * the endpoint's state (410 deleted, 503 paused) is told only to a caller holding the token.
  */
-export async function pullIngestRoutes(app: FastifyInstance): Promise<void> {
+export async function pullIngestRoutes(app: FastifyInstance, { batcher }: { batcher: PullIngestBatcher }): Promise<void> {
   const { services } = app;
-  const batcher = new PullIngestBatcher(services.db, services.payloadStore);
-  app.addHook('onClose', async () => {
-    await batcher.idle();
-  });
   services.metrics.registerIngestHooks(app, 'pull');
 
   app.removeAllContentTypeParsers();

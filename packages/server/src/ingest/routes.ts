@@ -3,7 +3,7 @@ import { SECRET_TOKEN_PATTERN } from '@hookrelay/shared';
 import { AppError } from '../errors.js';
 import { incrementRejectedCount } from '../db/ingest.js';
 import { sha256Hex } from '../security/crypto.js';
-import { IngestBatcher, type IngestOutcome } from './batcher.js';
+import type { IngestBatcher, IngestOutcome } from './batcher.js';
 import type { IngestTarget } from './endpoint-cache.js';
 import { inboundEventType } from './event-type.js';
 
@@ -42,16 +42,8 @@ function idempotencyKeyOf(request: FastifyRequest, headerNames: readonly string[
  * exact bytes, verification before anything is stored, idempotency, and an answer only after the
  * commit that holds the message. Delivery happens elsewhere and is never waited for.
  */
-export async function ingestRoutes(app: FastifyInstance): Promise<void> {
+export async function ingestRoutes(app: FastifyInstance, { batcher }: { batcher: IngestBatcher }): Promise<void> {
   const { services } = app;
-  const batcher = new IngestBatcher(services.db, services.payloadStore, {
-    wantsCommitted: (endpointId) => services.inboundCommits.wants(endpointId),
-    renderCommitted: (message) => services.inboundCommits.render(message),
-    onCommitted: (commit) => services.inboundCommits.publish(commit),
-  });
-  app.addHook('onClose', async () => {
-    await batcher.idle();
-  });
   services.metrics.registerIngestHooks(app, 'inbound');
 
   // Every content type arrives as raw bytes: what is stored is exactly what was sent.

@@ -31,7 +31,7 @@ import {
   type InboundLogRow,
   type InboundMessageRow,
 } from '../db/inbound-messages.js';
-import { INBOUND_REPLAY_CHANNEL } from '../db/channels.js';
+import { INBOUND_REPLAY_CHANNEL, replayNotice } from '../db/channels.js';
 import type { Sql } from '../db/database.js';
 import { requeueInboundDelivery } from '../db/deliveries.js';
 import { endpointNotFound, notFound } from '../errors.js';
@@ -222,7 +222,7 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
       });
       if (!row) throw notFound('inbound message', request.params.id);
       // cli mode: pushed again to every connected stream (polling cursors do not go back for it).
-      await services.db.notify(INBOUND_REPLAY_CHANNEL, `${row.inbound_endpoint_id}:${row.id}`);
+      await services.db.notify(INBOUND_REPLAY_CHANNEL, replayNotice(row.inbound_endpoint_id, row.id));
       return { data: { message_id: row.id, replay_count: row.replay_count, status: row.status }, meta: { request_id: request.id } };
     },
   );

@@ -14,29 +14,21 @@ import {
   StreamQuery,
   StreamResultFrame,
   Uuid,
-  newUuidv7,
   successEnvelope,
   type ResultAckOutcome,
   type StreamResultAckFrame,
 } from '@hookrelay/shared';
 import { findInboundEndpoint, findInboundEndpointMode, type InboundEndpointDetailRow } from '../db/inbound-endpoints.js';
 import { findInboundMessage, type InboundAnswer } from '../db/inbound-messages.js';
-import {
-  deleteProcessStreamConnections,
-  deleteStreamConnection,
-  insertStreamConnection,
-  refreshStreamConnections,
-  STALE_AFTER_SECONDS,
-} from '../db/stream-connections.js';
 import { AppError, endpointNotFound, notFound } from '../errors.js';
-import type { IngestItem } from '../ingest/batcher.js';
 import { principalOf } from '../plugins/auth.js';
-import { readCliMessagesAfter, type CommittedInboundMessage } from '../stream/cli-message.js';
+import { readCliMessagesAfter } from '../stream/cli-message.js';
 import { keepAlive } from '../stream/heartbeat.js';
 import type { SocketSlot } from '../stream/sockets.js';
-import { committedFrame, StreamHub } from '../stream/hub.js';
+import type { StreamConnections } from '../stream/connections.js';
+import type { StreamHub } from '../stream/hub.js';
 import { streamFrameText } from '../stream/frames.js';
-import { ResultBatcher } from '../stream/result-batcher.js';
+import type { ResultBatcher } from '../stream/result-batcher.js';
 import { listenFilterOf } from '../stream/listen-filter.js';
 import { loadAnswers, toInboundMessageOut } from './inbound-messages.js';
 
@@ -70,61 +62,21 @@ async function cliEndpoint(fastify: FastifyInstance, request: FastifyRequest, id
   return endpoint;
 }
 
+/** What the listen routes are handed by the composition root. */
+export interface ListenRouteEngines {
+  streams: StreamHub;
+  results: ResultBatcher;
+  connections: StreamConnections;
+}
+
 /**
  * The CLI's side of cli-mode endpoints (docs/api.md, Listen and stream): the listen page for polling, the
  * WebSocket stream, and the result report of the local app's answer.
  */
-export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
+export async function listenRoutes(fastify: FastifyInstance, { streams: hub, results, connections }: ListenRouteEngines): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { services } = fastify;
   const { sql } = services.db;
-
-  const hub = new StreamHub(services.db, services.payloadStore, fastify.log);
-  await hub.start();
-  services.metrics.trackConnectedClis(() => hub.connectedCount);
-  /** A message this process's ingestion is committing, as the hub sends it. */
-  const committedRow = (id: string, item: IngestItem, frame?: string): CommittedInboundMessage => ({
-    id,
-    method: item.method,
-    path: item.path,
-    query: item.query,
-    content_type: item.contentType,
-    size_bytes: item.body.length,
-    payload_sha256: item.sha256,
-    raw_headers: item.rawHeaders,
-    received_at: item.receivedAt,
-    event_type: item.eventType,
-    payload: item.body,
-    frame,
-  });
-  // With the ingest role in this process too, a connected CLI gets a new message straight from its
-  // commit, its frame rendered while the commit was in flight.
-  const detachCommits = services.inboundCommits.attach({
-    wants: (endpointId) => hub.hasSubscribers(endpointId),
-    render: ({ id, item }) => committedFrame(committedRow(id, item)),
-    publish: ({ endpointId, previousLastId, messages }) =>
-      hub.publishCommitted(
-        endpointId,
-        previousLastId,
-        messages.map(({ id, item, rendered }) => committedRow(id, item, rendered)),
-      ),
-  });
-  // Results of all CLIs (stream frames and HTTP reports) share one group commit per batch.
-  const results = new ResultBatcher(sql, fastify.log);
-
-  // Each open stream has a row, so that any process can count an endpoint's connected CLIs.
-  const processId = newUuidv7();
-  const refresh = setInterval(() => {
-    refreshStreamConnections(sql, processId).catch((error: unknown) => fastify.log.warn({ err: error }, 'could not refresh the stream connections'));
-  }, (STALE_AFTER_SECONDS * 1000) / 3);
-  refresh.unref();
-  fastify.addHook('onClose', async () => {
-    clearInterval(refresh);
-    detachCommits();
-    await hub.stop();
-    await results.idle();
-    await deleteProcessStreamConnections(sql, processId).catch(() => undefined);
-  });
 
   app.get(
     '/inbound-endpoints/:id/listen',
@@ -163,20 +115,11 @@ export async function listenRoutes(fastify: FastifyInstance): Promise<void> {
       const query = request.query as StreamQuery;
       const subscriber = hub.subscribe(endpoint.id, socket, listenFilterOf(query));
       slot.attach(socket, () => hub.unsubscribe(subscriber));
-      const connectionId = newUuidv7();
-      // Counted while it is open (GET /v1/inbound-endpoints): the row is removed once both the insert and the close happened.
-      const registered = insertStreamConnection(sql, { id: connectionId, endpointId: endpoint.id, processId }).then(
-        () => true,
-        (error: unknown) => {
-          request.log.warn({ err: error }, 'could not record a stream connection');
-          return false;
-        },
-      );
+      // Counted while it is open (GET /v1/inbound-endpoints).
+      const closeConnection = connections.open(endpoint.id, request.log);
       const heardFrom = keepAlive(socket, heartbeatMs, () => {
         hub.unsubscribe(subscriber);
-        void registered.then(async (inserted) => {
-          if (inserted) await deleteStreamConnection(sql, connectionId).catch(() => undefined);
-        });
+        closeConnection();
       });
       /** After the commit that settled it (never before): the CLI forgets a report once acknowledged. */
       const acknowledge = (resultId: string, outcome: ResultAckOutcome, message?: string): void => {

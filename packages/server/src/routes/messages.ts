@@ -31,7 +31,7 @@ import { MAX_EMBEDDED_JSON_DEPTH } from '../lib/body.js';
 import { sha256Hex } from '../security/crypto.js';
 import { NUL_MESSAGE, refuseNul } from '../security/text.js';
 import { PayloadUnavailableError } from '../storage/payload-store.js';
-import { MessageBatcher, type AcceptedMessage } from '../delivery/message-batcher.js';
+import type { AcceptedMessage, MessageBatcher } from '../delivery/message-batcher.js';
 
 export { MESSAGE_IDEMPOTENCY_WINDOW_MS } from '../delivery/message-batcher.js';
 
@@ -137,12 +137,10 @@ function createdOut(message: AcceptedMessage): MessageCreateOut {
   return { message_id: message.id, status: message.status, created_at: message.created_at.toISOString() };
 }
 
-export async function messageRoutes(fastify: FastifyInstance): Promise<void> {
+export async function messageRoutes(fastify: FastifyInstance, { batcher }: { batcher: MessageBatcher }): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { services } = fastify;
   const { sql } = services.db;
-  const batcher = new MessageBatcher(services.db, services.payloadStore);
-  fastify.addHook('onClose', () => batcher.idle());
 
   /** The stored payload in the shape it was submitted in; nothing once deleted. */
   async function renderPayload(row: OutboundMessageRow): Promise<RenderedPayload> {

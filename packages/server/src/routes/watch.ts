@@ -6,7 +6,7 @@ import { AppError, endpointNotFound } from '../errors.js';
 import { principalOf } from '../plugins/auth.js';
 import { keepAlive } from '../stream/heartbeat.js';
 import type { SocketSlot } from '../stream/sockets.js';
-import { WatchHub } from '../stream/watch.js';
+import type { WatchHub } from '../stream/watch.js';
 import { watchFrameText } from '../stream/frames.js';
 
 /**
@@ -14,14 +14,10 @@ import { watchFrameText } from '../stream/frames.js';
  * header, and a watch socket announcing an endpoint's new messages (both modes) without taking
  * part in their delivery.
  */
-export async function watchRoutes(fastify: FastifyInstance): Promise<void> {
+export async function watchRoutes(fastify: FastifyInstance, { watch: hub }: { watch: WatchHub }): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { services } = fastify;
   const { sql } = services.db;
-
-  const hub = new WatchHub(services.db, fastify.log);
-  await hub.start();
-  fastify.addHook('onClose', async () => hub.stop());
 
   app.post(
     '/stream-tickets',

@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { CliMessageOut } from '@hookrelay/shared';
-import { INBOUND_MESSAGES_CHANNEL, INBOUND_REPLAY_CHANNEL } from '../db/channels.js';
 import type { Database } from '../db/database.js';
 import { findLiveInboundMessage } from '../db/inbound-messages.js';
 import type { PayloadStore } from '../storage/payload-store.js';
@@ -166,12 +165,12 @@ export class StreamSubscriber {
 }
 
 /**
- * The process's connected CLIs by endpoint. One LISTEN per process hears commits of any process
- * (PostgreSQL NOTIFY; in-process on PGlite) and wakes the streams of the endpoints concerned.
+ * The process's connected CLIs by endpoint. The process's one LISTEN on the commit channel (any
+ * process's commits: PostgreSQL NOTIFY, in-process on PGlite) calls `committed` for the endpoints
+ * concerned, and its LISTEN on the replay channel `replayed`.
  */
 export class StreamHub {
   private readonly subscribers = new Map<string, Set<StreamSubscriber>>();
-  private unlisten: (() => Promise<void>)[] = [];
   private recheckTimer: NodeJS.Timeout | undefined;
 
   /**
@@ -186,27 +185,13 @@ export class StreamHub {
     private readonly recheckMs = STREAM_RECHECK_MS,
   ) {}
 
-  async start(): Promise<void> {
-    this.recheckTimer = setInterval(() => this.subscribers.forEach((set) => set.forEach((s) => s.wake())), this.recheckMs);
+  start(): void {
+    this.recheckTimer = setInterval(() => this.wakeAll(), this.recheckMs);
     this.recheckTimer.unref();
-    this.unlisten.push(
-      // Payload: `<endpoint id>[:<last id committed>],…` (the last id lets streams that are already past it skip the read).
-      await this.db.listen(INBOUND_MESSAGES_CHANNEL, (payload) => {
-        for (const entry of payload.split(',')) {
-          const [endpointId, lastId] = entry.split(':');
-          if (endpointId) this.subscribers.get(endpointId)?.forEach((s) => s.committed(lastId || undefined));
-        }
-        // NOTIFYs sent while the listening connection was being re-established are lost: every
-        // stream reads after its cursor once it is back.
-      }, () => this.subscribers.forEach((set) => set.forEach((s) => s.wake()))),
-      await this.db.listen(INBOUND_REPLAY_CHANNEL, (payload) => void this.pushReplay(payload)),
-    );
   }
 
-  async stop(): Promise<void> {
+  stop(): void {
     clearInterval(this.recheckTimer);
-    await Promise.all(this.unlisten.map((u) => u().catch(() => {})));
-    this.unlisten = [];
     this.subscribers.forEach((set) =>
       set.forEach((s) => {
         s.closed = true;
@@ -214,6 +199,19 @@ export class StreamHub {
       }),
     );
     this.subscribers.clear();
+  }
+
+  /**
+   * Some process committed messages of `endpointId`, the last being `lastId` when the notice names
+   * it (streams already past it skip the read).
+   */
+  committed(endpointId: string, lastId: string | undefined): void {
+    this.subscribers.get(endpointId)?.forEach((s) => s.committed(lastId));
+  }
+
+  /** Every stream reads after its cursor: notices sent while the listening connection was re-established are lost. */
+  wakeAll(): void {
+    this.subscribers.forEach((set) => set.forEach((s) => s.wake()));
   }
 
   /** Whether a stream of this process serves the endpoint (else `publishCommitted` has nothing to do). */
@@ -280,10 +278,10 @@ export class StreamHub {
     targets.forEach((s) => s.deliverCommitted(after, rows, frame));
   }
 
-  private async pushReplay(payload: string): Promise<void> {
-    const [endpointId, messageId] = payload.split(':');
-    const targets = endpointId ? this.subscribers.get(endpointId) : undefined;
-    if (!endpointId || !messageId || !targets || targets.size === 0) return;
+  /** A cli-mode message was replayed: it goes again to the started streams of its endpoint that take it. */
+  async replayed(endpointId: string, messageId: string): Promise<void> {
+    const targets = this.subscribers.get(endpointId);
+    if (!targets || targets.size === 0) return;
     try {
       const row = await findLiveInboundMessage(this.db.sql, endpointId, messageId);
       if (!row) return;

@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
-import { INBOUND_MESSAGES_CHANNEL } from '../db/channels.js';
 import type { Database } from '../db/database.js';
 import { listEndpointMessagesAfter } from '../db/inbound-messages.js';
 import { toEndpointMessage } from '../views/endpoint-message.js';
@@ -51,13 +50,12 @@ export class Watcher {
 }
 
 /**
- * The process's watching pages by endpoint. It hears the same commit NOTIFYs as the CLI streams
- * (any process's ingestion) and, like them, reads after each watcher's cursor now and then in case
- * a NOTIFY was lost.
+ * The process's watching pages by endpoint. The commit notices the CLI streams hear (any process's
+ * ingestion) wake its watchers too (`committed`), and like the streams it reads after each
+ * watcher's cursor now and then in case a notice was lost.
  */
 export class WatchHub {
   private readonly watchers = new Map<string, Set<Watcher>>();
-  private unlisten: (() => Promise<void>) | undefined;
   private recheckTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -66,24 +64,13 @@ export class WatchHub {
     private readonly recheckMs = STREAM_RECHECK_MS,
   ) {}
 
-  async start(): Promise<void> {
+  start(): void {
     this.recheckTimer = setInterval(() => this.wakeAll(), this.recheckMs);
     this.recheckTimer.unref();
-    this.unlisten = await this.db.listen(
-      INBOUND_MESSAGES_CHANNEL,
-      (payload) => {
-        for (const entry of payload.split(',')) {
-          const endpointId = entry.split(':')[0];
-          if (endpointId) this.watchers.get(endpointId)?.forEach((w) => w.wake());
-        }
-      },
-      () => this.wakeAll(),
-    );
   }
 
-  async stop(): Promise<void> {
+  stop(): void {
     clearInterval(this.recheckTimer);
-    await this.unlisten?.().catch(() => {});
     this.watchers.forEach((set) => set.forEach((w) => (w.closed = true)));
     this.watchers.clear();
   }
@@ -104,7 +91,13 @@ export class WatchHub {
     if (set?.size === 0) this.watchers.delete(watcher.endpointId);
   }
 
-  private wakeAll(): void {
+  /** Some process committed messages of `endpointId`. */
+  committed(endpointId: string): void {
+    this.watchers.get(endpointId)?.forEach((w) => w.wake());
+  }
+
+  /** Every watcher reads after its cursor (notices may have been lost). */
+  wakeAll(): void {
     this.watchers.forEach((set) => set.forEach((w) => w.wake()));
   }
 }

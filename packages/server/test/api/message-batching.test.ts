@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
-import { registerLocalWorker, unregisterLocalWorker, type LocalDeliveryWorker } from '../../src/delivery/local-worker.js';
+import type { LocalDeliveryWorker } from '../../src/delivery/local-worker.js';
 import { MessageBatcher, type MessageSubmission, type SubmissionOutcome } from '../../src/delivery/message-batcher.js';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { sha256Hex } from '../../src/security/crypto.js';
@@ -364,17 +364,20 @@ describe('hand-over to the worker of the same process', () => {
     };
     await t.worker!.stop();
     const rescuer = new DeliveryWorker({ ...t.app.services, db: { ...t.db }, log: t.app.log }, { requestTimeoutMs: 2000, leaseSeconds: 10, reapIntervalMs: 200, pollIntervalMs: 200 });
-    registerLocalWorker(t.db, crashed);
+    // The enqueue of a process whose worker is the crashed one.
+    const batcher = new MessageBatcher(t.db, new DatabasePayloadStore(), { localWorker: crashed });
     try {
       await rescuer.start();
-      const id = await send(ep.id);
+      const outcome = await batcher.submit(submission(t, ep.id, { hello: 'world' }));
+      expect(outcome.kind).toBe('stored');
+      const id = (outcome as Extract<SubmissionOutcome, { kind: 'stored' }>).message.id;
       expect(lost).toEqual([id]);
       const m = await waitForMessage(t, id, settled, { timeoutMs: 10_000 });
       expect(m).toMatchObject({ status: 'succeeded', attempt_count: 1 });
       expect(receiver.received(ep.path).map((r) => r.headers['webhook-id'])).toEqual([id]);
       expect(rescuer.stats().claimed).toBe(1);
     } finally {
-      unregisterLocalWorker(t.db, crashed);
+      await batcher.idle();
       await rescuer.stop();
     }
   });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { Database } from '../../src/db/database.js';
-import { INBOUND_MESSAGES_CHANNEL } from '../../src/db/channels.js';
+import { readInboundCommits } from '../../src/db/channels.js';
 import { DatabasePayloadStore } from '../../src/storage/payload-store.js';
 import type { CommittedInboundMessage } from '../../src/stream/cli-message.js';
 import { committedFrame, StreamHub, type StreamSubscriber } from '../../src/stream/hub.js';
@@ -18,8 +18,6 @@ let hub: StreamHub;
 let hubDb: Database;
 /** Statements the hub has run, and those still running. */
 const queries = { started: 0, running: 0 };
-/** The hub's LISTEN handlers: the test plays the NOTIFYs itself, so the app's own ingest NOTIFYs never reach this hub. */
-const listeners = new Map<string, (payload: string) => void>();
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -28,22 +26,14 @@ beforeAll(async () => {
     queries.running++;
     return run().finally(() => queries.running--);
   });
-  hubDb = {
-    backend: t.db.backend,
-    sql: counted,
-    async listen(channel, onPayload) {
-      listeners.set(channel, onPayload);
-      return async () => void listeners.delete(channel);
-    },
-    notify: async () => {},
-    close: async () => {},
-  };
+  // The hub hears no NOTIFY of its own (the app's LISTEN feeds the app's hub): the test plays the notices itself.
+  hubDb = { backend: t.db.backend, sql: counted, listen: async () => async () => {}, notify: async () => {}, close: async () => {} };
   // No periodic check here: these tests count the hub's reads.
   hub = new StreamHub(hubDb, new DatabasePayloadStore(), t.app.log, 3_600_000);
-  await hub.start();
+  hub.start();
 });
 afterAll(async () => {
-  await hub?.stop();
+  hub?.stop();
   await t?.close();
 });
 
@@ -125,7 +115,8 @@ describe('StreamHub.publishCommitted', () => {
     expect(Buffer.from(frame.message.body, 'base64').toString()).toBe('{"n":0}');
 
     // The NOTIFY of the same commits names their last id: the stream is past it, so no read.
-    const notify = listeners.get(INBOUND_MESSAGES_CHANNEL)!;
+    // As the process's LISTEN on the commit channel hands a notice to the hub.
+    const notify = (payload: string) => readInboundCommits(payload, (endpointId, lastId) => hub.committed(endpointId, lastId));
     notify(`${id}:${g}`);
     await settle();
     expect(queries.started).toBe(reads);
@@ -219,7 +210,7 @@ describe('StreamHub periodic check', () => {
     // Hears no NOTIFY at all, as when the committing process died before sending it.
     const deaf: Database = { ...hubDb, sql: t.db.sql, listen: async () => async () => {} };
     const checking = new StreamHub(deaf, new DatabasePayloadStore(), t.app.log, 50);
-    await checking.start();
+    checking.start();
     try {
       const { id, token } = await createCli();
       const [a] = await ingest(token, 1);
@@ -233,7 +224,7 @@ describe('StreamHub periodic check', () => {
       expect(fake.ids()).toEqual(later);
       checking.unsubscribe(subscriber);
     } finally {
-      await checking.stop();
+      checking.stop();
     }
   });
 });
@@ -251,7 +242,7 @@ describe('StreamHub when the database is down', () => {
     const warnings: string[] = [];
     const log = { ...t.app.log, warn: (_obj: unknown, message: string) => void warnings.push(message) } as unknown as FastifyBaseLogger;
     const outage = new StreamHub({ ...hubDb, sql: flaky, listen: async () => async () => {} }, new DatabasePayloadStore(), log, 3_600_000);
-    await outage.start();
+    outage.start();
     try {
       const fake = fakeSocket();
       const subscriber = outage.subscribe(id, fake.socket);
@@ -271,7 +262,7 @@ describe('StreamHub when the database is down', () => {
       expect(warnings).toHaveLength(2);
       outage.unsubscribe(subscriber);
     } finally {
-      await outage.stop();
+      outage.stop();
     }
   });
 });

@@ -14,7 +14,7 @@ import { SecretBox, sha256Hex } from '../../src/security/crypto.js';
 import type { Resolver } from '../../src/security/ssrf.js';
 import type { PayloadStore } from '../../src/storage/payload-store.js';
 import { createTestDatabase } from './database.js';
-import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/delivery/worker.js';
+import type { DeliveryWorker, DeliveryWorkerOptions } from '../../src/delivery/worker.js';
 
 export interface TestProjectKey {
   projectId: string;
@@ -63,7 +63,8 @@ export async function createTestApp(
   const app = await buildApp(
     config,
     { db, secretBox, resolveHost: options.resolveHost ?? publicResolver, ...(options.payloadStore ? { payloadStore: options.payloadStore } : {}) },
-    { logger: false },
+    // A delivery worker only when the test asks for one.
+    { logger: false, worker: options.worker ? (options.worker === true ? {} : options.worker) : false },
   );
   await app.ready();
 
@@ -74,11 +75,8 @@ export async function createTestApp(
     return { projectId: project.id, apiKeyId: key.id, apiKey };
   };
   const main = await createProject();
-  let worker: DeliveryWorker | undefined;
-  if (options.worker) {
-    worker = new DeliveryWorker({ ...app.services, log: app.log }, options.worker === true ? {} : options.worker);
-    await worker.start();
-  }
+  const worker = app.engines.worker;
+  await worker?.start();
 
   return {
     app,
@@ -107,7 +105,6 @@ export async function createTestApp(
       return { status: response.statusCode, headers: response.headers, body, raw: response.body };
     },
     async close() {
-      await worker?.stop();
       await app.close();
       if (!options.db) await db.close();
       rmSync(dataDir, { recursive: true, force: true });

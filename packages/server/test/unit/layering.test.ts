@@ -31,8 +31,9 @@ function serverImports(): Map<string, string[]> {
 }
 
 const ROUTE_FILES = /^(routes\/|ingest\/(routes|pull-routes)\.ts$)/;
-/** The composition root and the process: the only modules that may import route plugins. */
-const ROOT = new Set(['app.ts', 'main.ts']);
+/** The composition root and the process. */
+const ROOT = new Set(['app.ts', 'engines.ts', 'main.ts']);
+const ENGINES = ['IngestBatcher', 'PullIngestBatcher', 'StreamHub', 'WatchHub', 'ResultBatcher', 'MessageBatcher', 'DeliveryWorker', 'SocketRegistry'];
 
 describe('module layering', () => {
   const imports = serverImports();
@@ -49,6 +50,23 @@ describe('module layering', () => {
       .filter(([file]) => ROUTE_FILES.test(file))
       .flatMap(([file, targets]) => targets.filter((t) => ROOT.has(t)).map((t) => `${file} → ${t}`));
     expect(upward).toEqual([]);
+  });
+});
+
+describe('the composition root', () => {
+  it('builds every engine: no other module constructs one', () => {
+    const constructing = sourceFiles(serverSrc)
+      .filter((file) => new RegExp(`new (${ENGINES.join('|')})\\(`).test(readFileSync(file, 'utf8')))
+      .map((file) => path.relative(serverSrc, file));
+    expect(constructing).toEqual(['engines.ts']);
+  });
+
+  it('hands engines to the routes: no module keeps a registry of them in module state', () => {
+    const registries = sourceFiles(serverSrc)
+      // An empty map at module level is a registry filled at run time (a constant set of names is not).
+      .filter((file) => /^(?:export )?(?:const|let) \w+\s*=\s*new (?:WeakMap|Map)(?:<.*>)?\(\)/m.test(readFileSync(file, 'utf8')))
+      .map((file) => path.relative(serverSrc, file));
+    expect(registries).toEqual([]);
   });
 });
 

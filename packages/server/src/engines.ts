@@ -1,0 +1,215 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.js';
+import { INBOUND_ENDPOINT_CHANGED_CHANNEL, INBOUND_MESSAGES_CHANNEL, INBOUND_REPLAY_CHANNEL, readInboundCommits, readReplayNotice } from './db/channels.js';
+import type { Database } from './db/database.js';
+import { MessageBatcher } from './delivery/message-batcher.js';
+import { DELIVERY_SWEEPERS } from './delivery/sweepers.js';
+import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery/worker.js';
+import { IngestBatcher, type IngestBatcherOptions, type IngestItem } from './ingest/batcher.js';
+import type { IngestEndpointCache } from './ingest/endpoint-cache.js';
+import { PullIngestBatcher } from './ingest/pull-batcher.js';
+import type { Metrics } from './metrics/index.js';
+import type { SecretBox } from './security/crypto.js';
+import type { Resolver } from './security/ssrf.js';
+import type { PayloadStore } from './storage/payload-store.js';
+import type { CommittedInboundMessage } from './stream/cli-message.js';
+import { StreamConnections } from './stream/connections.js';
+import { committedFrame, StreamHub } from './stream/hub.js';
+import { ResultBatcher } from './stream/result-batcher.js';
+import { SocketRegistry } from './stream/sockets.js';
+import { WatchHub } from './stream/watch.js';
+import { DEFAULT_SWEEPERS, startSweepers, type SweeperHandle } from './sweepers/runner.js';
+
+/** What the engines are built from: the app's services that exist before them. */
+export interface EngineDeps {
+  config: Config;
+  db: Database;
+  secretBox: SecretBox;
+  payloadStore: PayloadStore;
+  ingestCache: IngestEndpointCache;
+  metrics: Metrics;
+  log: FastifyBaseLogger;
+  resolveHost?: Resolver | undefined;
+}
+
+export interface EngineOptions {
+  /**
+   * The delivery worker of the worker role, with these settings (default: the configuration's);
+   * false builds none (tests that run their own).
+   */
+  worker?: DeliveryWorkerOptions | false;
+}
+
+/** The api role's engines. */
+export interface ApiEngines {
+  /** Connected CLIs: their streams. */
+  streams: StreamHub;
+  /** Pages watching an endpoint's new messages. */
+  watch: WatchHub;
+  /** Results of every CLI (stream frames and HTTP reports), in group commits. */
+  results: ResultBatcher;
+  /** POST /v1/messages, in group commits. */
+  messages: MessageBatcher;
+  /** The rows that count connected CLIs across processes. */
+  connections: StreamConnections;
+}
+
+/** The ingest role's engines: the group-commit writers of inbound webhooks and pull events. */
+export interface IngestEngines {
+  inbound: IngestBatcher;
+  pull: PullIngestBatcher;
+}
+
+/**
+ * A message this process's ingestion is committing, as its streams send it (`frame`: rendered
+ * while the commit was in flight).
+ */
+function committedRow(id: string, item: IngestItem, frame?: string): CommittedInboundMessage {
+  return {
+    id,
+    method: item.method,
+    path: item.path,
+    query: item.query,
+    content_type: item.contentType,
+    size_bytes: item.body.length,
+    payload_sha256: item.sha256,
+    raw_headers: item.rawHeaders,
+    received_at: item.receivedAt,
+    event_type: item.eventType,
+    payload: item.body,
+    frame,
+  };
+}
+
+/**
+ * Every engine of the process, built here from its roles and nowhere else, with what connects them:
+ *
+ * - a webhook committed by this process's ingestion goes to this process's streams straight from
+ *   the commit (its frame rendered while the commit was in flight); the streams of other processes
+ *   hear of it by the commit channel's NOTIFY;
+ * - this process listens once per channel and hands each notice to every engine that needs it
+ *   (the streams and the watch sockets both hear the commit channel);
+ * - a message enqueued here is leased to this process's delivery worker in the enqueue's statement;
+ * - `close` stops everything in one order.
+ *
+ * The delivery worker and the sweepers start later (`startBackground`), once the process listens.
+ */
+export class Engines {
+  readonly sockets: SocketRegistry;
+  readonly api: ApiEngines | undefined;
+  readonly ingest: IngestEngines | undefined;
+  readonly worker: DeliveryWorker | undefined;
+  private sweepers: SweeperHandle | undefined;
+  private unlisten: (() => Promise<void>)[] = [];
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly deps: EngineDeps,
+    options: EngineOptions = {},
+  ) {
+    const { config, db, payloadStore, metrics, log } = deps;
+    const roles = config.roles;
+    this.sockets = new SocketRegistry(db, config.maxSockets, log, (limit) => metrics.countSocketRefusal(limit));
+    metrics.trackOpenSockets(() => this.sockets.openCount);
+
+    // Built first: a bad delivery setting (an unreadable CA file) fails the build, before the process listens.
+    this.worker =
+      roles.has('worker') && options.worker !== false
+        ? new DeliveryWorker({ db, config, secretBox: deps.secretBox, payloadStore, log, metrics, ...(deps.resolveHost ? { resolveHost: deps.resolveHost } : {}) }, options.worker ?? {})
+        : undefined;
+
+    if (roles.has('api')) {
+      const streams = new StreamHub(db, payloadStore, log);
+      metrics.trackConnectedClis(() => streams.connectedCount);
+      this.api = {
+        streams,
+        watch: new WatchHub(db, log),
+        results: new ResultBatcher(db.sql, log),
+        messages: new MessageBatcher(db, payloadStore, { localWorker: this.worker }),
+        connections: new StreamConnections(db.sql, log),
+      };
+    }
+
+    if (roles.has('ingest')) {
+      const streams = this.api?.streams;
+      const handOff: IngestBatcherOptions = streams
+        ? {
+            wantsCommitted: (endpointId) => streams.hasSubscribers(endpointId),
+            renderCommitted: ({ id, item }) => committedFrame(committedRow(id, item)),
+            onCommitted: ({ endpointId, previousLastId, messages }) =>
+              streams.publishCommitted(
+                endpointId,
+                previousLastId,
+                messages.map(({ id, item, rendered }) => committedRow(id, item, rendered)),
+              ),
+          }
+        : {};
+      this.ingest = { inbound: new IngestBatcher(db, payloadStore, handOff), pull: new PullIngestBatcher(db, payloadStore) };
+    }
+  }
+
+  /** The LISTENs and timers; the app is not ready before they are. */
+  async start(): Promise<void> {
+    const { db, ingestCache } = this.deps;
+    // Every role: an endpoint changed by any process drops this process's cached ingest settings.
+    this.unlisten.push(await db.listen(INBOUND_ENDPOINT_CHANGED_CHANNEL, (id) => ingestCache.invalidate(id)));
+    const api = this.api;
+    if (api === undefined) return;
+    const { streams, watch } = api;
+    streams.start();
+    watch.start();
+    api.connections.start();
+    await this.sockets.start();
+    this.unlisten.push(
+      await db.listen(
+        INBOUND_MESSAGES_CHANNEL,
+        (payload) =>
+          readInboundCommits(payload, (endpointId, lastId) => {
+            streams.committed(endpointId, lastId);
+            watch.committed(endpointId);
+          }),
+        // Notices sent while the listening connection was re-established are lost: everyone reads again.
+        () => {
+          streams.wakeAll();
+          watch.wakeAll();
+        },
+      ),
+      await db.listen(INBOUND_REPLAY_CHANNEL, (payload) => {
+        const notice = readReplayNotice(payload);
+        if (notice) void streams.replayed(notice.endpointId, notice.messageId);
+      }),
+    );
+  }
+
+  /** The worker role's background work: the sweepers and the delivery worker. */
+  async startBackground(): Promise<void> {
+    const { config, db, payloadStore, log } = this.deps;
+    if (!config.roles.has('worker')) return;
+    this.sweepers = startSweepers(db, { payloadStore }, log, config.sweepIntervalSeconds * 1000, [...DEFAULT_SWEEPERS, ...DELIVERY_SWEEPERS]);
+    await this.worker?.start();
+  }
+
+  /**
+   * The graceful stop, after the HTTP server stopped taking requests and answered those it had:
+   * what the writers accepted is committed and announced; the delivery worker's attempts end (or
+   * are cut and released) and their results are written; then the hubs, the LISTENs and the timers
+   * end. The database is the caller's, closed after this.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.stop();
+    return this.closing;
+  }
+
+  private async stop(): Promise<void> {
+    const { api, ingest } = this;
+    await Promise.all([ingest?.inbound.idle(), ingest?.pull.idle(), api?.messages.idle(), api?.results.idle()]);
+    await this.worker?.stop();
+    await this.sweepers?.stop();
+    await Promise.all(this.unlisten.map((unlisten) => unlisten().catch(() => {})));
+    this.unlisten = [];
+    api?.streams.stop();
+    api?.watch.stop();
+    await this.sockets.stop();
+    await api?.connections.stop();
+  }
+}
