@@ -328,6 +328,52 @@ describe('what a listener is told when its slot or cursor cannot be had', () => 
     }
   });
 
+  it('pads a record to a multiple of 1 KiB, overwrites it in place up to a page whole, and never a file longer than a page', async () => {
+    const store = await open(100);
+    const at = new Date(Date.UTC(2026, 0, 1));
+    /** A cursor text that makes the record need exactly `needed` bytes with its newline. */
+    const cursorFor = (needed: number) => {
+      const base = JSON.stringify({ endpoint_id: ENDPOINT, slot: 'default', cursor: '', updated_at: at.toISOString() }).length + 1;
+      return 'c'.repeat(needed - base);
+    };
+    /** Whether a save reaches a reader that opened the file before it (in place) or not (a new file renamed over it). */
+    const inPlace = async (cursor: string) => {
+      const reader = openSync(store.file, 'r');
+      try {
+        await store.save(cursor, [], at);
+        const bytes = Buffer.alloc(8192);
+        const length = readSync(reader, bytes, 0, bytes.length, 0);
+        return (JSON.parse(bytes.subarray(0, length).toString('utf8')) as { cursor: string }).cursor === cursor;
+      } finally {
+        closeSync(reader);
+      }
+    };
+    await store.save(CURSOR_A, [], at);
+    expect((await stat(store.file)).size).toBe(1024);
+    expect(await inPlace(cursorFor(1024))).toBe(true);
+    expect(await inPlace(cursorFor(1025))).toBe(false);
+    expect((await stat(store.file)).size).toBe(2048);
+    expect(await inPlace(cursorFor(4000))).toBe(false);
+    expect((await stat(store.file)).size).toBe(4096);
+    expect(await inPlace(CURSOR_B)).toBe(true);
+    expect(await inPlace(cursorFor(5000))).toBe(false);
+    expect((await stat(store.file)).size).toBe(5000);
+    expect(await inPlace(CURSOR_B)).toBe(false);
+    expect(await store.read()).toEqual({ cursor: CURSOR_B, results: [], unreadableResults: 0 });
+  });
+
+  it('a save without results writes none', async () => {
+    const store = await open(100);
+    await store.save(CURSOR_A);
+    expect(JSON.parse(await readFile(store.file, 'utf8'))).not.toHaveProperty('pending_results');
+  });
+
+  it('a cursor file holding JSON null holds no valid cursor', async () => {
+    const store = await open(100);
+    await writeFile(store.file, 'null');
+    await expect(store.read()).rejects.toMatchObject({ code: 'CONFIG_ERROR', message: `${store.file} holds no valid cursor` });
+  });
+
   it.runIf(existsSync('/proc/self/fd'))('release closes the file it kept open for saves', async () => {
     const store = await open(100);
     /** How many of this process's open files are `file`. */
