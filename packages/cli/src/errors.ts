@@ -1,5 +1,5 @@
 import type { ErrorDetail } from '@hookrelay/shared';
-import { HookrelayApiError, HookrelayNetworkError } from '@hookrelay/shared/client';
+import { HookrelayApiError, HookrelayNetworkError, HookrelayWrongServerError } from '@hookrelay/shared/client';
 import { ExitCode, exitCodeForApiError } from './exit-codes.js';
 
 /**
@@ -137,6 +137,19 @@ export function describeFailure(error: unknown): FailureReport {
       status: error.status,
       hint: hintForApiError(error),
       details: error.details,
+    };
+  }
+  if (error instanceof HookrelayWrongServerError) {
+    // The address is wrong, not the resource: a script must not read this as "not found" or retry it.
+    return {
+      ...base,
+      code: CliErrorCode.CONFIG_ERROR,
+      message: error.message,
+      exitCode: ExitCode.GENERIC,
+      hint:
+        error.kind === 'not_api'
+          ? "Set --api-url / HOOKRELAY_API_URL (or the profile's api_url) to the server's base address, such as https://hooks.example.com, without /v1 or another path the server does not serve."
+          : "Change the scheme in --api-url / HOOKRELAY_API_URL (or the profile's api_url).",
     };
   }
   if (error instanceof HookrelayNetworkError) {

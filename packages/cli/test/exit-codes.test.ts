@@ -1,4 +1,4 @@
-import { ERROR_CODES, HookrelayApiError, HookrelayNetworkError } from '@hookrelay/shared';
+import { ERROR_CODES, HookrelayApiError, HookrelayNetworkError, HookrelayWrongServerError } from '@hookrelay/shared';
 import { Errors } from '@oclif/core';
 import { describe, expect, it } from 'vitest';
 import { cleanOclifMessage, CliFailure, describeFailure, failureToJson, usageFailure } from '../src/errors.js';
@@ -67,6 +67,15 @@ describe('describeFailure', () => {
   it('maps network errors to 7', () => {
     const report = describeFailure(new HookrelayNetworkError('could not reach http://127.0.0.1:1', 'http://127.0.0.1:1/v1/whoami'));
     expect(report).toMatchObject({ code: 'NETWORK_ERROR', exitCode: 7, requestId: null, status: null });
+  });
+
+  it('maps an answer that is not the API, and a scheme that does not match the server, to CONFIG_ERROR (1), not 4 or 7', () => {
+    const notApi = describeFailure(new HookrelayWrongServerError('http://h/x does not answer as a hookrelay API', 'http://h/x/v1/whoami', 'not_api', 404));
+    expect(notApi).toMatchObject({ code: 'CONFIG_ERROR', exitCode: 1, status: null });
+    expect(notApi.hint).toContain('HOOKRELAY_API_URL');
+    const scheme = describeFailure(new HookrelayWrongServerError('https://h answers plain HTTP', 'https://h/v1/whoami', 'https_to_plain_http'));
+    expect(scheme).toMatchObject({ code: 'CONFIG_ERROR', exitCode: 1 });
+    expect(scheme.hint).toContain('scheme');
   });
 
   it('keeps a CliFailure as it is', () => {

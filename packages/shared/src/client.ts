@@ -80,7 +80,7 @@ export class HookrelayApiError extends Error {
   }
 }
 
-/** The API could not be reached, or answered something that is not the API's envelope. */
+/** The API could not be reached, or a 5xx came without the API's envelope (a proxy in front of a restarting server). */
 export class HookrelayNetworkError extends Error {
   override readonly name = 'HookrelayNetworkError';
   constructor(
@@ -90,6 +90,71 @@ export class HookrelayNetworkError extends Error {
   ) {
     super(message, options);
   }
+}
+
+/**
+ * Something answered at the API address, but not the hookrelay API: a wrong path in the URL (a web
+ * page's 404), `https://` against a plain-HTTP server, or `http://` against a TLS one. Retrying
+ * cannot help; the address must change.
+ */
+export class HookrelayWrongServerError extends Error {
+  override readonly name = 'HookrelayWrongServerError';
+  constructor(
+    message: string,
+    readonly url: string,
+    /** `not_api`: an answer without the API's envelope; the others: the scheme does not match the server. */
+    readonly kind: 'not_api' | 'https_to_plain_http' | 'http_to_tls',
+    /** The HTTP status of a `not_api` answer. */
+    readonly status: number | undefined = undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Whether an error (or one in its cause chain) is OpenSSL reading plain HTTP where a TLS record was due. */
+function isPlainHttpUnderTls(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' || code === 'EPROTO') return true;
+    if (/wrong version number|packet length too long/iu.test(current.message)) return true;
+  }
+  return false;
+}
+
+/** Whether the connection was closed or reset before any answer: what a TLS server does to plain HTTP. */
+function isClosedWithoutAnswer(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET') return true;
+  }
+  return false;
+}
+
+/**
+ * Does `host:port` complete a TLS handshake? Asked only after a plain-HTTP request was cut off, to
+ * tell "this server speaks TLS" from any other dropped connection. The certificate is not judged:
+ * only whether TLS is spoken.
+ */
+async function speaksTls(url: URL, timeoutMs = 3_000): Promise<boolean> {
+  const { connect } = await import('node:tls');
+  const host = url.hostname.replace(/^\[|\]$/gu, '');
+  return new Promise((resolve) => {
+    const socket = connect({ host, port: Number(url.port || 80), servername: /^[\d.]+$|:/u.test(host) ? undefined : host, rejectUnauthorized: false });
+    const done = (result: boolean): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once('secureConnect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** The base URL with another scheme, for the sentence that names the fix. */
+function withScheme(apiUrl: string, scheme: 'http:' | 'https:'): string {
+  return apiUrl.replace(/^https?:/iu, scheme);
 }
 
 export interface ClientOptions {
@@ -185,8 +250,7 @@ export class HookrelayClient {
         bodyTimeout: this.timeoutMs,
       });
     } catch (cause) {
-      const reason = cause instanceof Error ? cause.message : String(cause);
-      throw new HookrelayNetworkError(`could not reach ${this.apiUrl}: ${reason}`, url, { cause });
+      throw await this.connectionFailure(url, cause);
     }
     const text = await response.body.text();
     let parsed: unknown;
@@ -198,7 +262,11 @@ export class HookrelayClient {
     const envelope = parsed as { data?: T; meta?: M; error?: { code?: string; message?: string; details?: ErrorDetail[] } } | undefined;
     if (response.statusCode >= 400 || envelope?.error !== undefined) {
       if (envelope?.error?.code === undefined) {
-        throw new HookrelayNetworkError(`${method} ${url} answered HTTP ${response.statusCode} without an API error envelope`, url);
+        // A proxy's 502/503/504 page in front of a restarting server is passing trouble, not a wrong address.
+        if (response.statusCode >= 500) {
+          throw new HookrelayNetworkError(`${method} ${url} answered HTTP ${response.statusCode} without an API error envelope`, url);
+        }
+        throw this.notTheApi(method, url, response.statusCode, response.headers['content-type']);
       }
       const meta = envelope.meta as { request_id?: string } | undefined;
       const retryAfter = Number(response.headers['retry-after']);
@@ -213,9 +281,44 @@ export class HookrelayClient {
       );
     }
     if (envelope === undefined || !('data' in envelope)) {
-      throw new HookrelayNetworkError(`${method} ${url} answered HTTP ${response.statusCode} without an API envelope`, url);
+      throw this.notTheApi(method, url, response.statusCode, response.headers['content-type']);
     }
     return { data: envelope.data as T, meta: envelope.meta as M, status: response.statusCode, headers: response.headers };
+  }
+
+  private notTheApi(method: string, url: string, status: number, contentType: string | string[] | undefined): HookrelayWrongServerError {
+    const type = typeof contentType === 'string' && contentType !== '' ? `, ${contentType.split(';')[0]}` : '';
+    return new HookrelayWrongServerError(
+      `${this.apiUrl} does not answer as a hookrelay API (check the URL's path): ${method} ${url} answered HTTP ${status}${type} without the API's envelope`,
+      url,
+      'not_api',
+      status,
+    );
+  }
+
+  /** A request that got no answer: a scheme that does not match the server, or an unreachable one. */
+  private async connectionFailure(url: string, cause: unknown): Promise<Error> {
+    const target = new URL(url);
+    if (target.protocol === 'https:' && isPlainHttpUnderTls(cause)) {
+      return new HookrelayWrongServerError(
+        `${this.apiUrl} answers plain HTTP, not HTTPS: use ${withScheme(this.apiUrl, 'http:')} (http://, not https://)`,
+        url,
+        'https_to_plain_http',
+        undefined,
+        { cause },
+      );
+    }
+    if (target.protocol === 'http:' && isClosedWithoutAnswer(cause) && (await speaksTls(target))) {
+      return new HookrelayWrongServerError(
+        `${this.apiUrl} expects HTTPS: use ${withScheme(this.apiUrl, 'https:')} (https://, not http://)`,
+        url,
+        'http_to_tls',
+        undefined,
+        { cause },
+      );
+    }
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    return new HookrelayNetworkError(`could not reach ${this.apiUrl}: ${reason}`, url, { cause });
   }
 
   whoami() {
