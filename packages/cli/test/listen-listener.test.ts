@@ -623,6 +623,14 @@ describe('Listener: failures', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
+  it('--exit-on-disconnect while the server refuses the stream (a socket limit) says so, not that it is unreachable', async () => {
+    const { server, stop, make } = setup({ exitOnDisconnectMs: 150 });
+    server.ws = 'limited';
+    const error = await make({ startCursor: ZERO_CURSOR }).run(stop.signal).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'NETWORK_ERROR', exitCode: 7 });
+    expect((error as Error).message).toMatch(/^no connection to the server for .+ \(--exit-on-disconnect .+\); last: the server refused the stream: too many open WebSockets for this API key/u);
+  });
+
   it('--exit-on-disconnect counts from when a working connection dropped', async () => {
     const { server, events, stop, make } = setup({ exitOnDisconnectMs: 200 });
     const running = make({ startCursor: ZERO_CURSOR }).run(stop.signal);

@@ -288,6 +288,8 @@ export class Listener {
   private stream: StreamConnection | null = null;
   private connectedVia: TransportName | null = null;
   private disconnectedSince: number | null = null;
+  /** Why the last attempt to be connected failed: the server down, or refusing (a socket limit, an upgrade). */
+  private disconnectReason = '';
   private retryDelay: number;
   private wsRetryDelay: number;
   private wsRetryAt = 0;
@@ -873,6 +875,7 @@ export class Listener {
 
   private markDisconnected(reason: string): void {
     this.disconnectedSince ??= this.now();
+    this.disconnectReason = reason;
     if (this.connectedVia !== null) {
       this.options.events.disconnected({ transport: this.connectedVia, reason });
       this.connectedVia = null;
@@ -887,7 +890,7 @@ export class Listener {
     if (down >= limit) {
       throw new CliFailure(
         CliErrorCode.NETWORK_ERROR,
-        `the server has been unreachable for ${formatDuration(down)} (--exit-on-disconnect ${formatDuration(limit)})`,
+        `no connection to the server for ${formatDuration(down)} (--exit-on-disconnect ${formatDuration(limit)}); last: ${this.disconnectReason}`,
         ExitCode.NETWORK,
         'Nothing was lost: the next `hookrelay listen` resumes after the last message forwarded.',
       );
