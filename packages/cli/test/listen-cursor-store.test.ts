@@ -68,37 +68,116 @@ describe('cursor files', () => {
     expect((await next.read())?.cursor).toBe(CURSOR_A);
   });
 
-  it('keeps the pending results with the cursor, in place while the record fits a page, whole at every step', async () => {
+  const result = (n: number, bodyBytes = 0) => ({
+    type: 'result' as const,
+    message_id: CURSOR_A,
+    status: 200,
+    latency_ms: n,
+    error: null,
+    result_id: `0190b2c4-7d2e-7a51-9c3f-${String(n).padStart(12, '0')}`,
+    ...(bodyBytes > 0 ? { response_body: Buffer.alloc(bodyBytes, 1).toString('base64') } : {}),
+  });
+  const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => result(from + i));
+
+  it('keeps the pending results in a journal beside the cursor: appended, emptied when none is pending, the cursor record always in place', async () => {
     alive.add(100);
     const store = await open(100);
-    const result = (n: number, bodyBytes = 0) => ({
-      type: 'result' as const,
-      message_id: CURSOR_A,
-      status: 200,
-      latency_ms: n,
-      error: null,
-      result_id: `0190b2c4-7d2e-7a51-9c3f-${String(n).padStart(12, '0')}`,
-      ...(bodyBytes > 0 ? { response_body: Buffer.alloc(bodyBytes, 1).toString('base64') } : {}),
-    });
     await store.save(CURSOR_A);
-    const first = (await stat(store.file)).ino;
-    // Zero, one or a few results: one page, rewritten in place.
-    for (const count of [1, 0, 3, 2, 0]) {
-      const results = Array.from({ length: count }, (_, i) => result(i));
-      await store.save(CURSOR_B, results);
-      expect(await store.read()).toEqual({ cursor: CURSOR_B, results, unreadableResults: 0 });
-    }
-    expect((await stat(store.file)).ino).toBe(first);
-    // Longer than a page: a new file, renamed over the old one.
-    const big = [result(1, 6000), result(2)];
-    await store.save(CURSOR_A, big);
-    expect((await stat(store.file)).ino).not.toBe(first);
-    expect(await store.read()).toEqual({ cursor: CURSOR_A, results: big, unreadableResults: 0 });
+    const cursorInode = (await stat(store.file)).ino;
+    expect(existsSync(store.journalFile)).toBe(false);
+
+    await store.save(CURSOR_B, range(0, 2));
+    const journalInode = (await stat(store.journalFile)).ino;
+    expect(await store.read()).toEqual({ cursor: CURSOR_B, results: range(0, 2), unreadableResults: 0 });
+    // Result 0 acknowledged, 2 and 3 new: only the new ones are written, after the old lines.
+    await store.save(CURSOR_A, range(1, 4));
+    const lines = (await readFile(store.journalFile, 'utf8')).split('\n');
+    expect(lines.map((line) => (line === '' ? null : (JSON.parse(line) as { latency_ms: number }).latency_ms))).toEqual([0, 1, 2, 3, null]);
+    expect(await store.read()).toEqual({ cursor: CURSOR_A, results: range(0, 4), unreadableResults: 0 });
+    // None pending: the journal is emptied in place.
     await store.save(CURSOR_B, []);
+    expect((await stat(store.journalFile)).size).toBe(0);
     expect(await store.read()).toEqual({ cursor: CURSOR_B, results: [], unreadableResults: 0 });
-    // Without pending results the record has none (an older CLI reads the file as it always did).
+    await store.save(CURSOR_A, [result(7, 6000)]);
+    expect(await store.read()).toEqual({ cursor: CURSOR_A, results: [result(7, 6000)], unreadableResults: 0 });
+    expect((await stat(store.journalFile)).ino).toBe(journalInode);
+    // The cursor's record holds no results, so it stays one page, rewritten in place.
+    expect((await stat(store.file)).ino).toBe(cursorInode);
     expect(JSON.parse(await readFile(store.file, 'utf8'))).not.toHaveProperty('pending_results');
-    expect((await readdir(join(configDir, 'cursors', 'default'))).sort()).toEqual([`${ENDPOINT}.json`, `${ENDPOINT}.json.lock`]);
+    await store.save(CURSOR_B, []);
+    await store.release();
+    // An empty journal does not outlive its listener.
+    expect((await readdir(join(configDir, 'cursors', 'default'))).sort()).toEqual([`${ENDPOINT}.json`]);
+  });
+
+  it('a run reads what a killed one left pending (a torn last line left out), sends it again, and rewrites the journal whole', async () => {
+    alive.add(100);
+    const killed = await open(100);
+    await killed.save(CURSOR_A, range(0, 3));
+    // The process dies in the middle of appending result 3: part of a line, no newline.
+    await writeFile(killed.journalFile, `${(await readFile(killed.journalFile, 'utf8'))}{"type":"result","message_id":"${CURSOR_A}","sta`);
+    alive.delete(100);
+    alive.add(200);
+    const next = await open(200);
+    expect(next.file).toBe(killed.file);
+    expect(await next.read()).toEqual({ cursor: CURSOR_A, results: range(0, 3), unreadableResults: 0 });
+    // Its first save keeps what is still pending (2, then the new 5) and nothing else.
+    await next.save(CURSOR_B, [result(2), result(5)]);
+    expect(await next.read()).toEqual({ cursor: CURSOR_B, results: [result(2), result(5)], unreadableResults: 0 });
+    expect((await readFile(next.journalFile, 'utf8')).trim().split('\n')).toHaveLength(2);
+    // A damaged line in the middle is counted, the others kept.
+    await writeFile(next.journalFile, `${JSON.stringify(result(1))}\nnot json\n${JSON.stringify({ ...result(3), status: 9000 })}\n${JSON.stringify(result(4))}\n`);
+    expect(await next.read()).toEqual({ cursor: CURSOR_B, results: [result(1), result(4)], unreadableResults: 2 });
+  });
+
+  it('a run whose first save has nothing pending removes the journal a previous run left', async () => {
+    alive.add(100);
+    const previous = await open(100);
+    await previous.save(CURSOR_A, range(0, 2));
+    alive.delete(100);
+    const next = await open(200);
+    expect((await next.read())?.results).toEqual(range(0, 2));
+    await next.save(CURSOR_B, []);
+    expect(existsSync(next.journalFile)).toBe(false);
+    expect(await next.read()).toEqual({ cursor: CURSOR_B, results: [], unreadableResults: 0 });
+  });
+
+  it('results written into the cursor record by an older CLI are read, and move to the journal at the first save', async () => {
+    alive.add(100);
+    const store = await open(100);
+    await writeFile(store.file, JSON.stringify({ endpoint_id: ENDPOINT, slot: 'default', cursor: CURSOR_A, pending_results: range(0, 2) }));
+    await writeFile(store.journalFile, `${JSON.stringify(result(1))}\n${JSON.stringify(result(2))}\n`);
+    // Both places, each result once.
+    expect(await store.read()).toEqual({ cursor: CURSOR_A, results: range(0, 3), unreadableResults: 0 });
+    await store.save(CURSOR_B, range(0, 3));
+    expect(JSON.parse(await readFile(store.file, 'utf8'))).not.toHaveProperty('pending_results');
+    expect(await store.read()).toEqual({ cursor: CURSOR_B, results: range(0, 3), unreadableResults: 0 });
+  });
+
+  it('rewrites the journal with only the pending results once it is four times their size (and at least 64 KiB)', async () => {
+    alive.add(100);
+    const store = await open(100);
+    // A window of 3 pending results of about 1.4 KiB each slides over 200 results: one acknowledged, one added per save.
+    const big = (n: number) => result(n, 1000);
+    let inode = -1;
+    let rewrites = 0;
+    let largest = 0;
+    for (let n = 0; n < 200; n++) {
+      await store.save(CURSOR_A, [big(n), big(n + 1), big(n + 2)]);
+      const info = await stat(store.journalFile);
+      if (info.ino !== inode) rewrites += 1;
+      inode = info.ino;
+      largest = Math.max(largest, info.size);
+    }
+    // The journal also holds results acknowledged since it was last rewritten: a restart sends those
+    // again, and the server records each result id once.
+    const kept = (await store.read())!.results;
+    expect(kept.slice(-3)).toEqual([big(199), big(200), big(201)]);
+    expect(kept.length).toBeLessThan(60);
+    // The first save and each compaction: 200 appends of 1.4 KiB (280 KiB) over a 64 KiB threshold.
+    expect(rewrites).toBeGreaterThanOrEqual(4);
+    expect(rewrites).toBeLessThanOrEqual(6);
+    expect(largest).toBeLessThan(64 * 1024 + 2 * 1500);
   });
 
   it('leaves out (and counts) stored results that are not valid', async () => {
@@ -366,6 +445,7 @@ describe('what a listener is told when its slot or cursor cannot be had', () => 
     const store = await open(100);
     await store.save(CURSOR_A);
     expect(JSON.parse(await readFile(store.file, 'utf8'))).not.toHaveProperty('pending_results');
+    expect(existsSync(store.journalFile)).toBe(false);
   });
 
   it('a cursor file holding JSON null holds no valid cursor', async () => {

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StreamResultFrame } from '@hookrelay/shared';
@@ -12,9 +12,16 @@ import type { PendingResultFrame } from './listener.js';
  * Where `listen` keeps its place, so that it never loses a message across restarts (docs/cli.md,
  * Order, cursor and resume): one file per profile, endpoint and listener
  * slot, `<config dir>/cursors/<profile>/<endpoint-id>[.<slot>].json`, holding the id of the last
- * message processed and the results of the app not yet acknowledged by the server. A running
- * listener holds its slot with `<file>.lock` (its pid), so that a second listener on the same
- * endpoint and machine gets a slot, and a cursor, of its own.
+ * message processed, and beside it `<file>.results` (one JSON line per result of the app not yet
+ * acknowledged by the server). A running listener holds its slot with `<file>.lock` (its pid), so
+ * that a second listener on the same endpoint and machine gets a slot, and a cursor, of its own.
+ *
+ * The results are a journal of their own, not part of the cursor's record, because a save happens
+ * after every delivery while results wait for their acknowledgement: written into the record, every
+ * save would rewrite all of them, and a record longer than a page can only be replaced by a rename.
+ * Appending the new ones, and emptying the journal when none is pending, costs one small write. The
+ * journal may also hold answers acknowledged since it was last emptied or rewritten: a restart sends
+ * them again, and the server records each result id once.
  */
 
 /** The first slot's name; its file has no suffix. */
@@ -38,7 +45,10 @@ export interface CursorFile {
   slot: string;
   cursor: string;
   updated_at: string;
-  /** Results of the app the server has not acknowledged yet, oldest first (absent when none). */
+  /**
+   * Results of the app the server has not acknowledged yet, oldest first, as CLIs before the results
+   * journal stored them: read, never written.
+   */
   pending_results?: PendingResultFrame[];
 }
 
@@ -47,8 +57,15 @@ export interface StoredCursor {
   cursor: string;
   /** The results to send again. */
   results: PendingResultFrame[];
-  /** Entries of `pending_results` that are not valid results, left out. */
+  /** Stored results that are not valid results, left out. */
   unreadableResults: number;
+}
+
+/** A valid stored result, or undefined. */
+function storedResult(entry: unknown): PendingResultFrame | undefined {
+  const parsed = StreamResultFrame.safeParse(entry);
+  if (!parsed.success || parsed.data.result_id === undefined) return undefined;
+  return { ...parsed.data, result_id: parsed.data.result_id.toLowerCase() };
 }
 
 /** The valid results of a stored `pending_results` (anything else is counted, not kept). */
@@ -57,13 +74,43 @@ function storedResults(value: unknown): { results: PendingResultFrame[]; unreada
   if (!Array.isArray(value)) return { results: [], unreadable: 1 };
   const results: PendingResultFrame[] = [];
   for (const entry of value) {
-    const parsed = StreamResultFrame.safeParse(entry);
-    if (parsed.success && parsed.data.result_id !== undefined) {
-      results.push({ ...parsed.data, result_id: parsed.data.result_id.toLowerCase() });
-    }
+    const result = storedResult(entry);
+    if (result !== undefined) results.push(result);
   }
   return { results, unreadable: value.length - results.length };
 }
+
+/**
+ * The results of a journal's text. A last line without its newline is a write that a killed process
+ * left unfinished: the cursor was not saved after it, so its message is delivered again, and it is
+ * left out without being counted.
+ */
+function journalResults(text: string): { results: PendingResultFrame[]; unreadable: number } {
+  const lines = text.split('\n');
+  lines.pop();
+  const results: PendingResultFrame[] = [];
+  let unreadable = 0;
+  for (const line of lines) {
+    let result: PendingResultFrame | undefined;
+    try {
+      result = storedResult(JSON.parse(line));
+    } catch {
+      result = undefined;
+    }
+    if (result === undefined) unreadable += 1;
+    else results.push(result);
+  }
+  return { results, unreadable };
+}
+
+/** One JSON line per result, and each line's length. */
+function journalLines(results: readonly PendingResultFrame[]): { bytes: Buffer; lengths: number[] } {
+  const lines = results.map((result) => `${JSON.stringify(result)}\n`);
+  return { bytes: Buffer.from(lines.join('')), lengths: lines.map((line) => line.length) };
+}
+
+/** The journal is rewritten with the pending results only once it is this long and four times their size. */
+const JOURNAL_COMPACT_MIN_BYTES = 64 * 1024;
 
 /** The record as written: the JSON, padded with spaces to `size` bytes, then a newline. */
 function paddedRecord(json: Buffer, size: number): Buffer {
@@ -104,6 +151,14 @@ export function processIsAlive(pid: number): boolean {
 
 function storeFailure(message: string): CliFailure {
   return new CliFailure(CliErrorCode.CONFIG_ERROR, message, ExitCode.GENERIC);
+}
+
+function rmSyncQuiet(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -149,6 +204,13 @@ export class CursorStore {
   /** The cursor file, open for in-place updates after the first save of this run. */
   private fd: number | undefined;
   private length = -1;
+  /** The results journal, open for appends once a save of this run has written it. */
+  private journalFd: number | undefined;
+  private journalBytes = 0;
+  /** The results in the journal (ids and line lengths), pending or acknowledged since. */
+  private readonly journaled = new Map<string, number>();
+  /** Whether this run has set the journal in order (written it, or found nothing to keep). */
+  private journalChecked = false;
 
   private constructor(
     readonly endpointId: string,
@@ -157,6 +219,11 @@ export class CursorStore {
     readonly lockFile: string,
     private readonly pid: number,
   ) {}
+
+  /** The results journal beside the cursor file. */
+  get journalFile(): string {
+    return `${this.file}.results`;
+  }
 
   /** Claims a slot (the named one, or the first free one) for this process. */
   static async open(options: CursorStoreOptions): Promise<CursorStore> {
@@ -242,13 +309,28 @@ export class CursorStore {
         'Delete it and start again with --since <time> (or --from-start) to choose where to resume.',
       );
     }
-    const { results, unreadable } = storedResults(parsed.pending_results);
-    return { cursor: parsed.cursor.toLowerCase(), results, unreadableResults: unreadable };
+    const legacy = storedResults(parsed.pending_results);
+    let journalText = '';
+    try {
+      journalText = await readFile(this.journalFile, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw storeFailure(`cannot read ${this.journalFile}: ${(error as Error).message}`);
+    }
+    const journal = journalResults(journalText);
+    const seen = new Set<string>();
+    const results = [...legacy.results, ...journal.results].filter((result) => !seen.has(result.result_id) && seen.add(result.result_id));
+    return { cursor: parsed.cursor.toLowerCase(), results, unreadableResults: legacy.unreadable + journal.unreadable };
   }
 
   /**
-   * Saves the cursor, with the results not yet acknowledged, after every delivery, so it must be
-   * cheap and never leave a damaged file:
+   * Saves the cursor, with the results not yet acknowledged (`results`: all of them, oldest first),
+   * after every delivery, so it must be cheap and never leave a damaged file. The results go first,
+   * so that the cursor never moves past a message whose answer is not kept:
+   * - the first save of a run that has results writes the journal whole (a temporary file renamed
+   *   over it), as does a save that finds it four times longer than what is pending; other saves
+   *   append the results not in it yet with one write, or empty it when none is pending;
+   *
+   * then the cursor's record:
    * - the first save of a run writes a temporary file and renames it over the old one; so does a
    *   save whose record no longer fits the file, or is longer than a page;
    * - other saves overwrite the file in place with one `pwrite` at offset 0 of a record padded with
@@ -259,8 +341,8 @@ export class CursorStore {
    * Synchronous on purpose: a few microseconds, cheaper than a thread-pool round trip.
    */
   async save(cursor: string, results: readonly PendingResultFrame[] = [], now: Date = new Date()): Promise<void> {
+    this.saveResults(results);
     const content: CursorFile = { endpoint_id: this.endpointId, slot: this.slot, cursor, updated_at: now.toISOString() };
-    if (results.length > 0) content.pending_results = [...results];
     const json = Buffer.from(JSON.stringify(content));
     const needed = json.length + 1;
     try {
@@ -285,6 +367,70 @@ export class CursorStore {
     }
   }
 
+  private saveResults(results: readonly PendingResultFrame[]): void {
+    try {
+      if (results.length === 0) {
+        if (!this.journalChecked) {
+          // What a previous run left is pending no more: the listener sent it again and had it acknowledged.
+          rmSyncQuiet(this.journalFile);
+          this.journalChecked = true;
+        } else if (this.journalFd !== undefined && this.journalBytes > 0) {
+          ftruncateSync(this.journalFd, 0);
+          this.journalBytes = 0;
+          this.journaled.clear();
+        }
+        return;
+      }
+      let kept = 0;
+      const added: PendingResultFrame[] = [];
+      for (const result of results) {
+        const bytes = this.journaled.get(result.result_id);
+        if (bytes === undefined) added.push(result);
+        else kept += bytes;
+      }
+      const lines = journalLines(added);
+      if (this.journalFd === undefined || (this.journalBytes >= JOURNAL_COMPACT_MIN_BYTES && this.journalBytes > 4 * (kept + lines.bytes.length))) {
+        this.rewriteJournal(results);
+        return;
+      }
+      if (added.length === 0) return;
+      writeSync(this.journalFd, lines.bytes, 0, lines.bytes.length, this.journalBytes);
+      this.journalBytes += lines.bytes.length;
+      added.forEach((result, i) => this.journaled.set(result.result_id, lines.lengths[i]!));
+    } catch (error) {
+      throw storeFailure(`cannot write ${this.journalFile}: ${(error as Error).message}`);
+    }
+  }
+
+  private rewriteJournal(results: readonly PendingResultFrame[]): void {
+    this.closeJournal();
+    const temporary = `${this.journalFile}.${this.pid}.tmp`;
+    const lines = journalLines(results);
+    try {
+      writeFileSync(temporary, lines.bytes, { mode: CONFIG_FILE_MODE });
+      renameSync(temporary, this.journalFile);
+    } catch (error) {
+      rmSyncQuiet(temporary);
+      throw error;
+    }
+    this.journalFd = openSync(this.journalFile, 'r+');
+    this.journalBytes = lines.bytes.length;
+    this.journalChecked = true;
+    results.forEach((result, i) => this.journaled.set(result.result_id, lines.lengths[i]!));
+  }
+
+  private closeJournal(): void {
+    this.journaled.clear();
+    if (this.journalFd === undefined) return;
+    try {
+      closeSync(this.journalFd);
+    } catch {
+      // Already closed.
+    }
+    this.journalFd = undefined;
+    this.journalBytes = 0;
+  }
+
   private closeFile(): void {
     if (this.fd === undefined) return;
     try {
@@ -296,9 +442,17 @@ export class CursorStore {
     this.length = -1;
   }
 
+  /** Closes both files; an empty journal is removed (nothing pending). */
+  private closeFiles(): void {
+    this.closeFile();
+    const empty = this.journalFd !== undefined && this.journalBytes === 0;
+    this.closeJournal();
+    if (empty) rmSyncQuiet(this.journalFile);
+  }
+
   /** Gives the slot up (only if the lock is still ours). */
   async release(): Promise<void> {
-    this.closeFile();
+    this.closeFiles();
     if (this.released) return;
     this.released = true;
     if ((await readPid(this.lockFile).catch(() => undefined)) === this.pid) await unlink(this.lockFile).catch(() => {});
@@ -306,7 +460,7 @@ export class CursorStore {
 
   /** The same, synchronously, for `process.on('exit')`. */
   releaseSync(): void {
-    this.closeFile();
+    this.closeFiles();
     if (this.released) return;
     this.released = true;
     try {
