@@ -22,6 +22,10 @@ export const CliErrorCode = {
   PAYLOAD_UNAVAILABLE: 'PAYLOAD_UNAVAILABLE',
   /** `trigger --secret`: the endpoint's ingest URL refused the sample (its verification, a pause). */
   INGEST_REFUSED: 'INGEST_REFUSED',
+  /** `messages wait`: the message failed for good. */
+  DELIVERY_FAILED: 'DELIVERY_FAILED',
+  /** `messages wait`, `inbound messages wait`: nothing came within --timeout. */
+  WAIT_TIMEOUT: 'WAIT_TIMEOUT',
   CLI_ERROR: 'CLI_ERROR',
 } as const;
 

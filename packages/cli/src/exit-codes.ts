@@ -13,6 +13,10 @@ export const ExitCode = {
   CONFLICT: 5,
   SERVER: 6,
   NETWORK: 7,
+  /** `messages wait`: the message failed for good (failed_permanent). */
+  DELIVERY_FAILED: 8,
+  /** `messages wait`, `inbound messages wait`: the awaited state or message did not come in time. */
+  WAIT_TIMEOUT: 9,
   INTERRUPTED: 130,
 } as const;
 

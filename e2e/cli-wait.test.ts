@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseJsonOutput, runCli, type CliResult } from './helpers/cli.js';
+import { expectJsonFailure, expectSuccess, explain, startCli } from './helpers/expect-cli.js';
+import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.js';
+import { startServer, type RunningServer } from './helpers/server.js';
+
+/**
+ * The commands a CI job waits with, as the built CLI against the real server: `messages wait`
+ * (delivered: 0, failed for good: 8, timeout: 9) and `inbound messages wait` (the first matching
+ * message after --since; it reads only, so cli-mode messages stay queued and no listener shows).
+ * Deliveries go to a local HTTPS receiver: `/ok…` answers 200, anything else 500; a one-second
+ * retry schedule makes a failing message final within seconds.
+ */
+
+interface Message {
+  message_id: string;
+  status: string;
+  attempt_count: number;
+}
+
+interface InboundMessage {
+  id: string;
+  status: string;
+  event_type: string | null;
+  path: string;
+  body?: unknown;
+}
+
+let server: RunningServer;
+let receiver: HttpsReceiver;
+let env: Record<string, string>;
+
+async function cli(args: readonly string[], timeoutMs?: number): Promise<CliResult> {
+  return runCli(args, { env, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+}
+
+async function json<T>(args: readonly string[]): Promise<T> {
+  const result = await cli([...args, '--json']);
+  expectSuccess(result);
+  return parseJsonOutput<T>(result);
+}
+
+beforeAll(async () => {
+  receiver = await startHttpsReceiver();
+  server = await startServer({
+    env: { HOOKRELAY_ALLOW_PRIVATE_NETWORKS: 'true', HOOKRELAY_TLS_CA_FILE: receiver.caFile, HOOKRELAY_RETRY_SCHEDULE: '1' },
+  });
+  env = { HOOKRELAY_API_URL: server.url, HOOKRELAY_API_KEY: server.apiKey };
+});
+afterAll(async () => {
+  await server?.stop();
+  await receiver?.stop();
+});
+
+describe('messages wait', () => {
+  it('exits 0 with the delivered message', async () => {
+    const endpoint = (await json<{ id: string }>(['endpoints', 'create', '--url', `${receiver.url}/ok-wait`])).id;
+    const sent = await json<{ message_id: string }>(['messages', 'send', '--endpoint', endpoint, '--data', '{"n":1}']);
+    const result = await cli(['messages', 'wait', sent.message_id, '--timeout', '30s', '--json']);
+    expectSuccess(result);
+    expect(parseJsonOutput<Message>(result)).toMatchObject({ message_id: sent.message_id, status: 'succeeded', attempt_count: 1 });
+    expect(receiver.received.some((r) => r.path === '/ok-wait')).toBe(true);
+    const human = await cli(['messages', 'wait', sent.message_id]);
+    expectSuccess(human);
+    expect(human.stdout).toContain('succeeded');
+  });
+
+  it('exits 8 when the message fails for good, with the record on stdout; --for final exits 0', async () => {
+    const endpoint = (await json<{ id: string }>(['endpoints', 'create', '--url', `${receiver.url}/fail-wait`])).id;
+    const sent = await json<{ message_id: string }>(['messages', 'send', '--endpoint', endpoint, '--data', '{"n":2}']);
+    const result = await cli(['messages', 'wait', sent.message_id, '--timeout', '30s', '--json']);
+    expect(result.code, explain(result)).toBe(8);
+    expect(parseJsonOutput<Message>(result)).toMatchObject({ message_id: sent.message_id, status: 'failed_permanent', attempt_count: 2 });
+    expect(JSON.parse(result.stderr)).toMatchObject({ error: { code: 'DELIVERY_FAILED', status: null } });
+    const final = await cli(['messages', 'wait', sent.message_id, '--for', 'final', '--json']);
+    expectSuccess(final);
+    expect(parseJsonOutput<Message>(final).status).toBe('failed_permanent');
+  });
+
+  it('exits 9 on timeout while the message waits (paused endpoint), and 4 for an unknown message', async () => {
+    const endpoint = (await json<{ id: string }>(['endpoints', 'create', '--url', `${receiver.url}/ok-paused`])).id;
+    await json(['endpoints', 'pause', endpoint]);
+    const sent = await json<{ message_id: string }>(['messages', 'send', '--endpoint', endpoint, '--data', '{"n":3}']);
+    const started = Date.now();
+    const error = expectJsonFailure(await cli(['messages', 'wait', sent.message_id, '--timeout', '1500ms', '--json']), 9, 'WAIT_TIMEOUT');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
+    expect(error.message).toContain(`message ${sent.message_id} reached no final state`);
+    expectJsonFailure(await cli(['messages', 'wait', '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f71', '--json']), 4, 'NOT_FOUND');
+    expectJsonFailure(await cli(['messages', 'wait', sent.message_id, '--timeout', 'soon', '--json']), 2, 'INVALID_ARGUMENTS');
+  });
+});
+
+describe('inbound messages wait', () => {
+  let endpointId: string;
+  let ingestUrl: string;
+
+  const post = async (path: string, event: string, body: unknown): Promise<string> => {
+    const res = await fetch(`${ingestUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-github-event': event }, body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { data: { message_id: string } }).data.message_id;
+  };
+
+  beforeAll(async () => {
+    const created = await json<{ id: string; ingest_url: string }>(['inbound', 'create', '--name', 'wait']);
+    endpointId = created.id;
+    ingestUrl = created.ingest_url;
+  });
+
+  it('--since now ignores what arrived before it started, and times out with exit 9', async () => {
+    await post('/github', 'push', { before: true });
+    const error = expectJsonFailure(await cli(['inbound', 'messages', 'wait', endpointId, '--event', 'push', '--timeout', '1500ms', '--json']), 9, 'WAIT_TIMEOUT');
+    expect(error.message).toBe(`no message with event push arrived at inbound endpoint ${endpointId} within 1.5s`);
+  });
+
+  it('--since MESSAGE-ID: the first match after it, by event and path glob, reading only', async () => {
+    const mark = await post('/other', 'ping', { n: 0 });
+    const waiter = await startCli(['inbound', 'messages', 'wait', endpointId, '--since', mark, '--event', 'pull_*', '--path', '/github*', '--timeout', '30s', '--json'], env);
+    await post('/github', 'push', { n: 1 });
+    await post('/other', 'pull_request', { n: 2 });
+    const wanted = await post('/github/repo', 'pull_request', { n: 3 });
+    await post('/github', 'pull_request', { n: 4 });
+    expect(await waiter.exited, waiter.stderr()).toBe(0);
+    const found = JSON.parse(waiter.stdout()) as InboundMessage;
+    expect(found).toMatchObject({ id: wanted, event_type: 'pull_request', path: '/github/repo', body: { n: 3 }, status: 'queued' });
+    // It moved no cursor and showed no listener: the messages stay queued for `listen`.
+    const record = await json<{ connected_listeners: number }>(['inbound', 'get', endpointId]);
+    expect(record.connected_listeners).toBe(0);
+    const again = await cli(['inbound', 'messages', 'wait', endpointId, '--since', mark, '--event', 'pull_*', '--path', '/github*', '--json']);
+    expectSuccess(again);
+    expect(parseJsonOutput<InboundMessage>(again).id).toBe(wanted);
+  });
+
+  it('--since now returns a message that arrives while it waits; human output shows it', async () => {
+    const waiter = await startCli(['inbound', 'messages', 'wait', endpointId, '--event', 'issues', '--timeout', '30s'], env);
+    // The waiter reads the newest id when it starts; keep sending until one arrives after that.
+    let sent: string | undefined;
+    for (let i = 0; i < 40 && waiter.child.exitCode === null; i++) {
+      sent = await post('/', 'issues', { i });
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(await waiter.exited, waiter.stderr()).toBe(0);
+    expect(sent).toBeDefined();
+    expect(waiter.stdout()).toMatch(/issues/u);
+  });
+
+  it('refuses a --since that is neither now nor an id (exit 2), and an unknown endpoint exits 4', async () => {
+    expectJsonFailure(await cli(['inbound', 'messages', 'wait', endpointId, '--since', 'yesterday', '--json']), 2, 'INVALID_ARGUMENTS');
+    expectJsonFailure(await cli(['inbound', 'messages', 'wait', '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70', '--json']), 4, 'ENDPOINT_NOT_FOUND');
+  });
+});
