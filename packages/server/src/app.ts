@@ -36,6 +36,8 @@ import { INBOUND_ENDPOINT_CHANGED_CHANNEL } from './db/channels.js';
 import { loggerOptions } from './logging.js';
 import { answerClientError } from './plugins/client-errors.js';
 import { answerWebSocketError } from './plugins/websocket-errors.js';
+import { registerIngestPortGuard } from './plugins/ingest-port.js';
+export { listenIngestOnly } from './plugins/ingest-port.js';
 
 export type { Config } from './config.js';
 export { parseConfig, receiveBase } from './config.js';
@@ -147,6 +149,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   });
   await engines.start();
   registerErrorHandling(app);
+  if (config.ingestPort !== undefined) registerIngestPortGuard(app);
 
   // A callback: an async hook would cost every request a promise and a turn of the microtask queue.
   app.addHook('onRequest', (request, reply, done) => {

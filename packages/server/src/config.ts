@@ -72,6 +72,15 @@ const EnvSchema = z.object({
     .min(0, 'HOOKRELAY_PORT must be 0-65535')
     .max(65535, 'HOOKRELAY_PORT must be 0-65535')
     .default(8787),
+  HOOKRELAY_INGEST_PORT: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.coerce
+      .number({ message: 'HOOKRELAY_INGEST_PORT must be a port number' })
+      .int('HOOKRELAY_INGEST_PORT must be a port number')
+      .min(0, 'HOOKRELAY_INGEST_PORT must be 0-65535')
+      .max(65535, 'HOOKRELAY_INGEST_PORT must be 0-65535')
+      .optional(),
+  ),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// URL')
@@ -194,6 +203,8 @@ export const DEFAULT_RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18000, 36000,
 export interface Config {
   host: string;
   port: number;
+  /** A second listener, on the same host, serving only `/in/…`, `/pull/…` and `/healthz`. */
+  ingestPort: number | undefined;
   databaseUrl: string | undefined;
   dataDir: string;
   /** `{receive_base}`; when unset it follows the port actually bound (see `receiveBase`). */
@@ -264,12 +275,19 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = result.data;
+  if (e.HOOKRELAY_INGEST_PORT !== undefined && !e.HOOKRELAY_ROLES.has('ingest')) {
+    throw new ConfigError('invalid configuration:\n  HOOKRELAY_INGEST_PORT needs the ingest role in HOOKRELAY_ROLES (it serves only ingest URLs)');
+  }
+  if (e.HOOKRELAY_INGEST_PORT !== undefined && e.HOOKRELAY_INGEST_PORT !== 0 && e.HOOKRELAY_INGEST_PORT === e.HOOKRELAY_PORT) {
+    throw new ConfigError('invalid configuration:\n  HOOKRELAY_INGEST_PORT must differ from HOOKRELAY_PORT');
+  }
   if (e.HOOKRELAY_HEADERS_TIMEOUT_SECONDS > e.HOOKRELAY_REQUEST_TIMEOUT_SECONDS) {
     throw new ConfigError('invalid configuration:\n  HOOKRELAY_HEADERS_TIMEOUT_SECONDS must not be more than HOOKRELAY_REQUEST_TIMEOUT_SECONDS (the headers are part of the request)');
   }
   return {
     host: e.HOOKRELAY_HOST,
     port: e.HOOKRELAY_PORT,
+    ingestPort: e.HOOKRELAY_INGEST_PORT,
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(e.HOOKRELAY_DATA_DIR),
     publicUrl: e.HOOKRELAY_PUBLIC_URL?.replace(/\/+$/, ''),

@@ -25,6 +25,7 @@ import { rotateEncryptionKeyCommand } from './admin/encryption-key.js';
 const CONFIG_FLAGS: Record<string, string> = {
   host: 'HOOKRELAY_HOST',
   port: 'HOOKRELAY_PORT',
+  'ingest-port': 'HOOKRELAY_INGEST_PORT',
   'database-url': 'DATABASE_URL',
   'data-dir': 'HOOKRELAY_DATA_DIR',
   'public-url': 'HOOKRELAY_PUBLIC_URL',
@@ -57,6 +58,7 @@ Usage:
 Flags (each also read from the environment variable in brackets; a flag wins):
   --host HOST                  [HOOKRELAY_HOST]  default 127.0.0.1
   --port PORT                  [HOOKRELAY_PORT]  default 8787, 0 picks a free port
+  --ingest-port PORT           [HOOKRELAY_INGEST_PORT]  a second port serving only /in/…, /pull/… and /healthz
   --database-url URL           [DATABASE_URL]    PostgreSQL; unset = embedded PGlite in the data dir
   --data-dir DIR               [HOOKRELAY_DATA_DIR]  default ./.hookrelay
   --public-url URL             [HOOKRELAY_PUBLIC_URL]  base of ingest URLs; default http://localhost:PORT
@@ -158,7 +160,7 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
   let builtApp: { close(): Promise<unknown> } | undefined;
   try {
     checkStop();
-    const { buildApp, bootstrapProject } = await modules;
+    const { buildApp, bootstrapProject, listenIngestOnly } = await modules;
     // Before the migrations and anything else that writes: keys that do not open the stored secrets
     // stop the start here, and leave the database and the data dir as they were.
     const keyCheck = await verifyEncryptionKeys(db.sql, keys);
@@ -184,10 +186,15 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
       writeStdoutLine(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}`);
     }
     checkStop();
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    // Before the main listener: its line is the one a supervisor waits for, and by then both answer.
+    if (config.ingestPort !== undefined) {
+      const ingestPort = await listenIngestOnly(app, config.host, config.ingestPort);
+      writeStdoutLine(`hookrelay-server ingest-only listening on http://${host}:${ingestPort}`);
+    }
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     writeStdoutLine(`hookrelay-server listening on http://${host}:${port}`);
 
     // The embedded database runs every query on one connection: the sweepers' and the worker's first
