@@ -122,8 +122,10 @@ export async function openDatabase(
     // the bundled program's launcher has set the baseline one already (see code-cache.ts).
     setV8Flag(config.pgliteWasmTier === 'baseline' ? '--liftoff-only' : '--no-liftoff-only');
     const pgdata = path.join(config.dataDir, PGLITE_DIR);
-    // Under the lock: only this process may decide that the data dir is new.
-    onPrepared?.(await prepareDataDir(pgdata));
+    // Under the lock: only this process may decide that the data dir is new. Prepared whether or not
+    // the caller listens (an admin command on a new data dir starts from the template too).
+    const prepared = await prepareDataDir(pgdata);
+    onPrepared?.(prepared);
     const db = await openPGlite({ dataDir: pgdata, settings: config.pgliteSettings });
     return {
       ...db,
