@@ -16,7 +16,7 @@ export interface RunningServer {
   logs(): string;
   /**
    * SIGTERM, then SIGKILL if it has not exited in time; then the data dir is removed (unless given by
-   * the caller). Throws when the server logged a line at level 50 or above that `expectedErrorLogs`
+   * the caller). Throws when the server logged a line at level error or fatal that `expectedErrorLogs`
    * does not allow.
    */
   stop(): Promise<void>;
@@ -35,7 +35,7 @@ export interface StartServerOptions {
   /** An existing data dir (a restart); the caller removes it. Only one server may use it at a time. */
   dataDir?: string;
   /**
-   * Messages (`msg`) of error-level log lines the test causes on purpose. Any other line at level 50
+   * Messages (`msg`) of error-level log lines the test causes on purpose. Any other line at level error
    * or above fails the test at `stop()`/`kill()`: nothing a client sends may make the server log one.
    */
   expectedErrorLogs?: readonly RegExp[];
@@ -44,7 +44,7 @@ export interface StartServerOptions {
 const LISTENING_LINE = /^hookrelay-server listening on (http:\/\/\S+)\s*$/mu;
 const LOG_TAIL_CHARS = 20_000;
 
-/** Collects the JSON log lines at level 50 or above from a stream of stdout chunks. */
+/** Collects the JSON log lines at level error or fatal from a stream of stdout chunks. */
 function errorLineCollector(): { push(chunk: string): void; take(expected: readonly RegExp[]): string[] } {
   let partial = '';
   let lines: string[] = [];
@@ -53,8 +53,8 @@ function errorLineCollector(): { push(chunk: string): void; take(expected: reado
       const parts = (partial + chunk).split('\n');
       partial = parts.pop() ?? '';
       for (const line of parts) {
-        const level = line.startsWith('{') ? /"level":(\d+)/.exec(line) : null;
-        if (level && Number(level[1]) >= 50) lines.push(line);
+        const level = line.startsWith('{') ? /"level":"(\w+)"/.exec(line) : null;
+        if (level && (level[1] === 'error' || level[1] === 'fatal')) lines.push(line);
       }
     },
     /** The lines none of `expected` allows, each reported once. */
@@ -129,7 +129,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   child.stdout?.on('data', (chunk: Buffer) => errorLines.push(chunk.toString('utf8')));
   const checkErrorLines = (): void => {
     const unexpected = errorLines.take(options.expectedErrorLogs ?? []);
-    if (unexpected.length > 0) throw new Error(`the server logged ${unexpected.length} unexpected line(s) at level 50 or above:\n${unexpected.join('\n')}`);
+    if (unexpected.length > 0) throw new Error(`the server logged ${unexpected.length} unexpected line(s) at level error or fatal:\n${unexpected.join('\n')}`);
   };
   let stdoutSeen = '';
   const stop = async (): Promise<void> => {

@@ -33,7 +33,7 @@ import { inspectorRoutes } from './plugins/inspector.js';
 import { StreamTickets } from './stream/tickets.js';
 import { Engines, type EngineOptions } from './engines.js';
 import { INBOUND_ENDPOINT_CHANGED_CHANNEL } from './db/channels.js';
-import { loggerOptions } from './logging.js';
+import { AccessLog, loggerOptions } from './logging.js';
 import { answerClientError } from './plugins/client-errors.js';
 import { answerWebSocketError } from './plugins/websocket-errors.js';
 import { registerIngestPortGuard } from './plugins/ingest-port.js';
@@ -94,6 +94,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     logger: options.logger ?? loggerOptions(config),
     bodyLimit: config.maxBodyBytes,
     genReqId: () => newUuidv7(),
+    logController: new AccessLog(),
     requestIdHeader: false,
     trustProxy: false,
     return503OnClosing: true,

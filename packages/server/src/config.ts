@@ -64,139 +64,240 @@ const PGLITE_SETTING = /^([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)=([A-Za-z0-9_.:+
 /** `s3://bucket[/prefix]`, the bucket named as S3 allows (3–63 lowercase letters, digits, dots, hyphens). */
 const S3_STORE_URL = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/([^?#]*))?$/;
 
+/** What `hookrelay-server --help` says of a variable (see configVariables). */
+export interface VariableDoc {
+  /** One line: what the variable sets. */
+  description: string;
+  /** The default in words, where the schema has none of its own (one computed in parseConfig). */
+  shownDefault?: string;
+}
+
+const variableDocs = z.registry<VariableDoc, z.ZodType>();
+
+/** A variable of the schema with its description: every variable has one (`--help` lists them all). */
+function documented<T extends z.ZodType>(doc: string | VariableDoc, schema: T): T {
+  variableDocs.add(schema, typeof doc === 'string' ? { description: doc } : doc);
+  return schema;
+}
+
 const EnvSchema = z.object({
-  HOOKRELAY_HOST: z.string().min(1).default('127.0.0.1'),
-  HOOKRELAY_PORT: z.coerce
-    .number({ message: 'HOOKRELAY_PORT must be a port number' })
-    .int()
-    .min(0, 'HOOKRELAY_PORT must be 0-65535')
-    .max(65535, 'HOOKRELAY_PORT must be 0-65535')
-    .default(8787),
-  HOOKRELAY_INGEST_PORT: z.preprocess(
-    (value) => (value === '' ? undefined : value),
+  HOOKRELAY_HOST: documented('interface to listen on', z.string().min(1).default('127.0.0.1')),
+  HOOKRELAY_PORT: documented(
+    'port to listen on; 0 picks a free one',
     z.coerce
-      .number({ message: 'HOOKRELAY_INGEST_PORT must be a port number' })
-      .int('HOOKRELAY_INGEST_PORT must be a port number')
-      .min(0, 'HOOKRELAY_INGEST_PORT must be 0-65535')
-      .max(65535, 'HOOKRELAY_INGEST_PORT must be 0-65535')
-      .optional(),
+      .number({ message: 'HOOKRELAY_PORT must be a port number' })
+      .int()
+      .min(0, 'HOOKRELAY_PORT must be 0-65535')
+      .max(65535, 'HOOKRELAY_PORT must be 0-65535')
+      .default(8787),
   ),
-  DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// URL')
-    .optional()
-    .or(z.literal('').transform(() => undefined)),
-  HOOKRELAY_DATA_DIR: z.string().min(1).default('./.hookrelay'),
-  HOOKRELAY_PUBLIC_URL: z
-    .url({ message: 'HOOKRELAY_PUBLIC_URL must be an http(s) URL', protocol: /^https?$/ })
-    .optional()
-    .or(z.literal('').transform(() => undefined)),
-  HOOKRELAY_ROLES: z
-    .string()
-    .default('api,ingest,worker')
-    .transform((value, ctx) => {
-      const roles = value.split(',').map((r) => r.trim()).filter((r) => r.length > 0);
-      for (const role of roles) {
-        if (!(ROLES as readonly string[]).includes(role)) {
-          ctx.addIssue({ code: 'custom', message: `HOOKRELAY_ROLES: unknown role "${role}" (allowed: ${ROLES.join(', ')})` });
+  HOOKRELAY_INGEST_PORT: documented(
+    'a second port, on the same host, serving only /in/…, /pull/… and /healthz',
+    z.preprocess(
+      (value) => (value === '' ? undefined : value),
+      z.coerce
+        .number({ message: 'HOOKRELAY_INGEST_PORT must be a port number' })
+        .int('HOOKRELAY_INGEST_PORT must be a port number')
+        .min(0, 'HOOKRELAY_INGEST_PORT must be 0-65535')
+        .max(65535, 'HOOKRELAY_INGEST_PORT must be 0-65535')
+        .optional(),
+    ),
+  ),
+  DATABASE_URL: documented(
+    'PostgreSQL (postgres://…); unset = the embedded database (PGlite) in the data dir',
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a postgres:// URL')
+      .optional()
+      .or(z.literal('').transform(() => undefined)),
+  ),
+  HOOKRELAY_DATA_DIR: documented('embedded database, generated keys and the lock file', z.string().min(1).default('./.hookrelay')),
+  HOOKRELAY_PUBLIC_URL: documented(
+    { description: 'base of the ingest URLs the API returns', shownDefault: 'http://localhost:PORT' },
+    z
+      .url({ message: 'HOOKRELAY_PUBLIC_URL must be an http(s) URL', protocol: /^https?$/ })
+      .optional()
+      .or(z.literal('').transform(() => undefined)),
+  ),
+  HOOKRELAY_ROLES: documented(
+    'what this process runs: any of api, ingest, worker, comma-separated',
+    z
+      .string()
+      .default('api,ingest,worker')
+      .transform((value, ctx) => {
+        const roles = value.split(',').map((r) => r.trim()).filter((r) => r.length > 0);
+        for (const role of roles) {
+          if (!(ROLES as readonly string[]).includes(role)) {
+            ctx.addIssue({ code: 'custom', message: `HOOKRELAY_ROLES: unknown role "${role}" (allowed: ${ROLES.join(', ')})` });
+            return z.NEVER;
+          }
+        }
+        if (roles.length === 0) {
+          ctx.addIssue({ code: 'custom', message: 'HOOKRELAY_ROLES must name at least one role' });
           return z.NEVER;
         }
-      }
-      if (roles.length === 0) {
-        ctx.addIssue({ code: 'custom', message: 'HOOKRELAY_ROLES must name at least one role' });
-        return z.NEVER;
-      }
-      return new Set(roles as Role[]);
-    }),
-  HOOKRELAY_BOOTSTRAP_API_KEY: z
-    .string()
-    .regex(API_KEY_PATTERN, 'HOOKRELAY_BOOTSTRAP_API_KEY must be hr_ followed by 40 lowercase hex characters')
-    .optional()
-    .or(z.literal('').transform(() => undefined)),
-  HOOKRELAY_ENCRYPTION_KEY: z.string().optional().or(z.literal('').transform(() => undefined)),
-  HOOKRELAY_PREVIOUS_ENCRYPTION_KEY: z.string().optional().or(z.literal('').transform(() => undefined)),
-  HOOKRELAY_ALLOW_PRIVATE_NETWORKS: booleanFromEnv.default(false),
-  HOOKRELAY_RETRY_SCHEDULE: z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined || value.trim() === '') return undefined;
-      const seconds = value.split(',').map((s) => Number(s.trim()));
-      if (seconds.some((s) => !Number.isFinite(s) || s < 0)) {
-        ctx.addIssue({ code: 'custom', message: 'HOOKRELAY_RETRY_SCHEDULE must be a comma list of seconds, e.g. 1,5,30' });
-        return z.NEVER;
-      }
-      return seconds;
-    }),
-  HOOKRELAY_MAX_BODY_BYTES: positiveInt('HOOKRELAY_MAX_BODY_BYTES').default(1024 * 1024),
-  HOOKRELAY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  HOOKRELAY_DB_POOL_SIZE: positiveInt('HOOKRELAY_DB_POOL_SIZE').default(10),
-  HOOKRELAY_TLS_CA_FILE: z.string().optional().or(z.literal('').transform(() => undefined)),
-  HOOKRELAY_SWEEP_INTERVAL_SECONDS: positiveInt('HOOKRELAY_SWEEP_INTERVAL_SECONDS').default(30),
-  HOOKRELAY_STREAM_HEARTBEAT_SECONDS: positiveInt('HOOKRELAY_STREAM_HEARTBEAT_SECONDS').default(15),
-  HOOKRELAY_MAX_SOCKETS_PER_KEY: unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MAX_SOCKETS_PER_KEY').default(DEFAULT_MAX_SOCKETS_PER_KEY)),
-  HOOKRELAY_MAX_SOCKETS_PER_PROJECT: unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MAX_SOCKETS_PER_PROJECT').default(DEFAULT_MAX_SOCKETS_PER_PROJECT)),
-  HOOKRELAY_MAX_SOCKETS: unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MAX_SOCKETS').default(DEFAULT_MAX_SOCKETS)),
+        return new Set(roles as Role[]);
+      }),
+  ),
+  HOOKRELAY_BOOTSTRAP_API_KEY: documented(
+    { description: 'API key of the first project, created on an empty database (hr_ + 40 hex)', shownDefault: 'generated and printed once' },
+    z
+      .string()
+      .regex(API_KEY_PATTERN, 'HOOKRELAY_BOOTSTRAP_API_KEY must be hr_ followed by 40 lowercase hex characters')
+      .optional()
+      .or(z.literal('').transform(() => undefined)),
+  ),
+  HOOKRELAY_ENCRYPTION_KEY: documented({ description: '64 hex characters sealing secrets at rest; required with DATABASE_URL', shownDefault: 'embedded: generated into the data dir' }, z.string().optional().or(z.literal('').transform(() => undefined))),
+  HOOKRELAY_PREVIOUS_ENCRYPTION_KEY: documented('the key being replaced: opens secrets until `encryption rotate-key` sealed them again', z.string().optional().or(z.literal('').transform(() => undefined))),
+  HOOKRELAY_ALLOW_PRIVATE_NETWORKS: documented('deliver to loopback and private addresses (local development and tests only)', booleanFromEnv.default(false)),
+  HOOKRELAY_RETRY_SCHEDULE: documented(
+    { description: 'seconds between delivery attempts, comma-separated', shownDefault: '5,300,1800,7200,18000,36000,36000' },
+    z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        if (value === undefined || value.trim() === '') return undefined;
+        const seconds = value.split(',').map((s) => Number(s.trim()));
+        if (seconds.some((s) => !Number.isFinite(s) || s < 0)) {
+          ctx.addIssue({ code: 'custom', message: 'HOOKRELAY_RETRY_SCHEDULE must be a comma list of seconds, e.g. 1,5,30' });
+          return z.NEVER;
+        }
+        return seconds;
+      }),
+  ),
+  HOOKRELAY_MAX_BODY_BYTES: documented('largest request body accepted', positiveInt('HOOKRELAY_MAX_BODY_BYTES').default(1024 * 1024)),
+  HOOKRELAY_LOG_LEVEL: documented('fatal, error, warn, info, debug, trace or silent', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+  HOOKRELAY_DB_POOL_SIZE: documented('PostgreSQL connections of this process', positiveInt('HOOKRELAY_DB_POOL_SIZE').default(10)),
+  HOOKRELAY_TLS_CA_FILE: documented('extra CA certificates (PEM) trusted for deliveries', z.string().optional().or(z.literal('').transform(() => undefined))),
+  HOOKRELAY_SWEEP_INTERVAL_SECONDS: documented('how often the sweepers run (retention, leases, embedded vacuum)', positiveInt('HOOKRELAY_SWEEP_INTERVAL_SECONDS').default(30)),
+  HOOKRELAY_STREAM_HEARTBEAT_SECONDS: documented('WebSocket ping interval; a peer missing a pong by the next ping is dropped', positiveInt('HOOKRELAY_STREAM_HEARTBEAT_SECONDS').default(15)),
+  HOOKRELAY_MAX_SOCKETS_PER_KEY: documented('open WebSockets per API key in this process; 0 = no limit', unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MAX_SOCKETS_PER_KEY').default(DEFAULT_MAX_SOCKETS_PER_KEY))),
+  HOOKRELAY_MAX_SOCKETS_PER_PROJECT: documented('open WebSockets per project in this process; 0 = no limit', unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MAX_SOCKETS_PER_PROJECT').default(DEFAULT_MAX_SOCKETS_PER_PROJECT))),
+  HOOKRELAY_MAX_SOCKETS: documented('open WebSockets of this process; 0 = no limit', unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MAX_SOCKETS').default(DEFAULT_MAX_SOCKETS))),
   // A delivery's lease must outlast a rate-limit wait (≤ 2 s) and the 15 s request timeout, or a slow
   // answer could be delivered twice.
-  HOOKRELAY_DELIVERY_LEASE_SECONDS: positiveInt('HOOKRELAY_DELIVERY_LEASE_SECONDS')
-    .min(20, 'HOOKRELAY_DELIVERY_LEASE_SECONDS must be at least 20 (the 15 s request timeout plus a rate-limit wait)')
-    .default(30),
-  HOOKRELAY_DELIVERY_CONCURRENCY: positiveInt('HOOKRELAY_DELIVERY_CONCURRENCY').max(10000).default(100),
-  HOOKRELAY_HEADERS_TIMEOUT_SECONDS: unsetWhenEmpty(positiveInt('HOOKRELAY_HEADERS_TIMEOUT_SECONDS').max(3600).default(10)),
-  HOOKRELAY_REQUEST_TIMEOUT_SECONDS: unsetWhenEmpty(positiveInt('HOOKRELAY_REQUEST_TIMEOUT_SECONDS').max(3600).default(60)),
-  HOOKRELAY_METRICS_TOKEN: z.string().optional().or(z.literal('').transform(() => undefined)),
+  HOOKRELAY_DELIVERY_LEASE_SECONDS: documented(
+    'how long a claimed delivery stays with its worker (at least 20)',
+    positiveInt('HOOKRELAY_DELIVERY_LEASE_SECONDS')
+      .min(20, 'HOOKRELAY_DELIVERY_LEASE_SECONDS must be at least 20 (the 15 s request timeout plus a rate-limit wait)')
+      .default(30),
+  ),
+  HOOKRELAY_DELIVERY_CONCURRENCY: documented('deliveries in flight at once in one worker process', positiveInt('HOOKRELAY_DELIVERY_CONCURRENCY').max(10000).default(100)),
+  HOOKRELAY_HEADERS_TIMEOUT_SECONDS: documented("time a connection has to send a request's headers (408 after)", unsetWhenEmpty(positiveInt('HOOKRELAY_HEADERS_TIMEOUT_SECONDS').max(3600).default(10))),
+  HOOKRELAY_REQUEST_TIMEOUT_SECONDS: documented('time a connection has to send a whole request (408 after)', unsetWhenEmpty(positiveInt('HOOKRELAY_REQUEST_TIMEOUT_SECONDS').max(3600).default(60))),
+  HOOKRELAY_METRICS_TOKEN: documented({ description: 'when set, GET /metrics needs Authorization: Bearer <token>', shownDefault: 'unset: /metrics is open' }, z.string().optional().or(z.literal('').transform(() => undefined))),
   // Per API key and per process (the counters are in memory); 0 = off.
-  HOOKRELAY_API_RATE_LIMIT: unsetWhenEmpty(nonNegativeInt('HOOKRELAY_API_RATE_LIMIT').max(1_000_000).default(DEFAULT_API_RATE_LIMIT)),
-  HOOKRELAY_API_RATE_BURST: unsetWhenEmpty(positiveInt('HOOKRELAY_API_RATE_BURST').max(10_000_000).optional()),
-  HOOKRELAY_PGLITE_OPTIONS: z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      const settings = emptyRecord<string>();
-      for (const item of (value ?? '').split(/[\s,]+/).filter((s) => s !== '')) {
-        const match = PGLITE_SETTING.exec(item);
-        if (!match) {
+  HOOKRELAY_API_RATE_LIMIT: documented('/v1 requests per second per API key in this process; 0 = off', unsetWhenEmpty(nonNegativeInt('HOOKRELAY_API_RATE_LIMIT').max(1_000_000).default(DEFAULT_API_RATE_LIMIT))),
+  HOOKRELAY_API_RATE_BURST: documented({ description: '/v1 requests an API key may make at once', shownDefault: 'twice the rate limit' }, unsetWhenEmpty(positiveInt('HOOKRELAY_API_RATE_BURST').max(10_000_000).optional())),
+  HOOKRELAY_PGLITE_OPTIONS: documented(
+    { description: 'embedded database: PostgreSQL settings as name=value, e.g. shared_buffers=64MB', shownDefault: 'shared_buffers=16MB,max_connections=2,autovacuum_worker_slots=1,max_wal_size=128MB,min_wal_size=32MB,wasm_tier=baseline' },
+    z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        const settings = emptyRecord<string>();
+        for (const item of (value ?? '').split(/[\s,]+/).filter((s) => s !== '')) {
+          const match = PGLITE_SETTING.exec(item);
+          if (!match) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `HOOKRELAY_PGLITE_OPTIONS must be PostgreSQL settings as name=value separated by spaces or commas, e.g. shared_buffers=32MB,work_mem=4MB; got ${JSON.stringify(item)}`,
+            });
+            return z.NEVER;
+          }
+          settings[match[1]!] = match[2]!;
+        }
+        const { wasm_tier: wasmTier, ...postgresSettings } = settings;
+        if (wasmTier !== undefined && !(PGLITE_WASM_TIERS as readonly string[]).includes(wasmTier)) {
+          ctx.addIssue({ code: 'custom', message: `HOOKRELAY_PGLITE_OPTIONS: wasm_tier must be ${PGLITE_WASM_TIERS.join(' or ')}, got ${JSON.stringify(wasmTier)}` });
+          return z.NEVER;
+        }
+        return { postgresSettings, wasmTier: wasmTier as PGliteWasmTier | undefined };
+      }),
+  ),
+  HOOKRELAY_PAYLOAD_STORE: documented(
+    { description: 'where payload bytes live: database or s3://bucket/prefix (needs @aws-sdk/client-s3)', shownDefault: 'database' },
+    z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        if (value === undefined || value === '' || value === 'database') return { kind: 'database' as const };
+        const match = S3_STORE_URL.exec(value);
+        const prefix = (match?.[2] ?? '').replace(/^\/+|\/+$/g, '');
+        if (!match || prefix.split('/').some((segment) => segment === '.' || segment === '..' || (prefix !== '' && segment === ''))) {
           ctx.addIssue({
             code: 'custom',
-            message: `HOOKRELAY_PGLITE_OPTIONS must be PostgreSQL settings as name=value separated by spaces or commas, e.g. shared_buffers=32MB,work_mem=4MB; got ${JSON.stringify(item)}`,
+            message: `HOOKRELAY_PAYLOAD_STORE must be "database" or s3://bucket/prefix (bucket: 3-63 lowercase letters, digits, dots or hyphens), got ${JSON.stringify(value)}`,
           });
           return z.NEVER;
         }
-        settings[match[1]!] = match[2]!;
-      }
-      const { wasm_tier: wasmTier, ...postgresSettings } = settings;
-      if (wasmTier !== undefined && !(PGLITE_WASM_TIERS as readonly string[]).includes(wasmTier)) {
-        ctx.addIssue({ code: 'custom', message: `HOOKRELAY_PGLITE_OPTIONS: wasm_tier must be ${PGLITE_WASM_TIERS.join(' or ')}, got ${JSON.stringify(wasmTier)}` });
-        return z.NEVER;
-      }
-      return { postgresSettings, wasmTier: wasmTier as PGliteWasmTier | undefined };
-    }),
-  HOOKRELAY_PAYLOAD_STORE: z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined || value === '' || value === 'database') return { kind: 'database' as const };
-      const match = S3_STORE_URL.exec(value);
-      const prefix = (match?.[2] ?? '').replace(/^\/+|\/+$/g, '');
-      if (!match || prefix.split('/').some((segment) => segment === '.' || segment === '..' || (prefix !== '' && segment === ''))) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `HOOKRELAY_PAYLOAD_STORE must be "database" or s3://bucket/prefix (bucket: 3-63 lowercase letters, digits, dots or hyphens), got ${JSON.stringify(value)}`,
-        });
-        return z.NEVER;
-      }
-      return { kind: 's3' as const, bucket: match[1]!, prefix };
-    }),
+        return { kind: 's3' as const, bucket: match[1]!, prefix };
+      }),
+  ),
   // The usual AWS variables; read (and checked) only when the payload store is on S3.
-  AWS_ENDPOINT_URL: z.string().optional(),
-  AWS_ENDPOINT_URL_S3: z.string().optional(),
-  AWS_REGION: z.string().optional(),
-  AWS_DEFAULT_REGION: z.string().optional(),
-  AWS_ACCESS_KEY_ID: z.string().optional(),
-  AWS_SECRET_ACCESS_KEY: z.string().optional(),
-  AWS_SESSION_TOKEN: z.string().optional(),
+  AWS_ENDPOINT_URL: documented("S3 payload store: the store's URL (MinIO, R2, …); unset = AWS", z.string().optional()),
+  AWS_ENDPOINT_URL_S3: documented('S3 payload store: wins over AWS_ENDPOINT_URL', z.string().optional()),
+  AWS_REGION: documented({ description: 'S3 payload store: signing region', shownDefault: 'AWS_DEFAULT_REGION, else us-east-1' }, z.string().optional()),
+  AWS_DEFAULT_REGION: documented('S3 payload store: signing region when AWS_REGION is unset', z.string().optional()),
+  AWS_ACCESS_KEY_ID: documented("S3 payload store: access key (with AWS_SECRET_ACCESS_KEY; neither = the AWS SDK's chain)", z.string().optional()),
+  AWS_SECRET_ACCESS_KEY: documented('S3 payload store: secret key', z.string().optional()),
+  AWS_SESSION_TOKEN: documented('S3 payload store: session token', z.string().optional()),
 });
+
+/** One environment variable as `hookrelay-server --help` lists it. */
+export interface ConfigVariable {
+  name: string;
+  /** The command-line flag that sets it, or undefined for a variable read from the environment only. */
+  flag: string | undefined;
+  /** A flag without a value (`--allow-private-networks`). */
+  boolean: boolean;
+  /** The default in words, or undefined when unset means "none". */
+  default: string | undefined;
+  description: string;
+}
+
+/** The default a schema declares (through the wrappers a variable's schema is made of), if any. */
+function declaredDefault(schema: z.core.$ZodType): unknown {
+  const def = schema._zod.def as { type: string; defaultValue?: unknown; in?: z.core.$ZodType; out?: z.core.$ZodType; innerType?: z.core.$ZodType; options?: readonly z.core.$ZodType[] };
+  switch (def.type) {
+    case 'default':
+      return def.defaultValue;
+    case 'pipe':
+      return declaredDefault(def.in!) ?? declaredDefault(def.out!);
+    case 'optional':
+    case 'nullable':
+      return declaredDefault(def.innerType!);
+    case 'union':
+      for (const option of def.options ?? []) {
+        const value = declaredDefault(option);
+        if (value !== undefined) return value;
+      }
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Every variable of the schema, in its order, with its flag, default and description. The AWS_*
+ * variables keep the AWS SDK's names and are read from the environment only; every other variable
+ * has a flag named after it (HOOKRELAY_LOG_LEVEL → --log-level).
+ */
+export function configVariables(): ConfigVariable[] {
+  return Object.entries(EnvSchema.shape).map(([name, schema]) => {
+    const doc = variableDocs.get(schema);
+    if (doc === undefined) throw new Error(`${name} has no description in the configuration schema`);
+    const declared = declaredDefault(schema);
+    const flag = name.startsWith('AWS_') ? undefined : name.replace(/^HOOKRELAY_/, '').toLowerCase().replaceAll('_', '-');
+    return {
+      name,
+      flag,
+      boolean: typeof declared === 'boolean',
+      default: doc.shownDefault ?? (declared === undefined ? undefined : String(declared)),
+      description: doc.description,
+    };
+  });
+}
 
 export const DEFAULT_RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
 

@@ -2,9 +2,9 @@
 import { parseArgs } from 'node:util';
 import { SERVER_VERSION } from './version.js';
 import { saveCodeCache } from './code-cache.js';
-import { ConfigError, parseConfig, processEnvironment, type Config } from './config.js';
+import { ConfigError, configVariables, parseConfig, processEnvironment, type Config, type ConfigVariable } from './config.js';
 import type { Database } from './db/database.js';
-import { migrate } from './db/migrate.js';
+import { migrate, type MigrateResult } from './db/migrate.js';
 import type { PrepareDataDirResult } from './db/pglite-template.js';
 import { DataDirLockedError, loadEncryptionKeys, openDatabase, persistGeneratedKey } from './runtime.js';
 import { recordEncryptionKeys, secretBoxOf, verifyEncryptionKeys } from './security/key-check.js';
@@ -16,37 +16,22 @@ import {
   createProjectCommand,
   listKeysCommand,
   listProjectsCommand,
+  migrateCommand,
   revokeKeyCommand,
   type AdminOutput,
 } from './admin/commands.js';
 import { rotateEncryptionKeyCommand } from './admin/encryption-key.js';
 
-/** Flags of the same names as the environment variables win over them. */
-const CONFIG_FLAGS: Record<string, string> = {
-  host: 'HOOKRELAY_HOST',
-  port: 'HOOKRELAY_PORT',
-  'ingest-port': 'HOOKRELAY_INGEST_PORT',
-  'database-url': 'DATABASE_URL',
-  'data-dir': 'HOOKRELAY_DATA_DIR',
-  'public-url': 'HOOKRELAY_PUBLIC_URL',
-  roles: 'HOOKRELAY_ROLES',
-  'bootstrap-api-key': 'HOOKRELAY_BOOTSTRAP_API_KEY',
-  'encryption-key': 'HOOKRELAY_ENCRYPTION_KEY',
-  'allow-private-networks': 'HOOKRELAY_ALLOW_PRIVATE_NETWORKS',
-  'retry-schedule': 'HOOKRELAY_RETRY_SCHEDULE',
-  'max-body-bytes': 'HOOKRELAY_MAX_BODY_BYTES',
-  'log-level': 'HOOKRELAY_LOG_LEVEL',
-  'db-pool-size': 'HOOKRELAY_DB_POOL_SIZE',
-  'tls-ca-file': 'HOOKRELAY_TLS_CA_FILE',
-  'payload-store': 'HOOKRELAY_PAYLOAD_STORE',
-  'pglite-options': 'HOOKRELAY_PGLITE_OPTIONS',
-};
+/** Each configuration variable that has a flag, by flag: a flag wins over its variable. */
+const CONFIG_FLAGS: ReadonlyMap<string, ConfigVariable> = new Map(
+  configVariables().flatMap((variable) => (variable.flag === undefined ? [] : [[variable.flag, variable] as const])),
+);
 
-const HELP = `hookrelay-server — webhook relay server
+const COMMANDS = `hookrelay-server — webhook relay server
 
 Usage:
   hookrelay-server start [flags]                 run the API, ingestion, workers and sweepers
-  hookrelay-server migrate [flags]               apply pending database migrations and exit
+  hookrelay-server migrate [flags] [--json]      apply pending database migrations, say which ran, and exit
   hookrelay-server projects create --name NAME   create a project
   hookrelay-server projects list
   hookrelay-server keys create --project ID [--name NAME]   create an API key (shown once)
@@ -54,36 +39,31 @@ Usage:
   hookrelay-server keys revoke ID
   hookrelay-server encryption rotate-key         seal every stored secret again under the current key
                                                  (embedded: under a new key it writes to the data dir)
+  hookrelay-server --version                     print the version
 
-Flags (each also read from the environment variable in brackets; a flag wins):
-  --host HOST                  [HOOKRELAY_HOST]  default 127.0.0.1
-  --port PORT                  [HOOKRELAY_PORT]  default 8787, 0 picks a free port
-  --ingest-port PORT           [HOOKRELAY_INGEST_PORT]  a second port serving only /in/…, /pull/… and /healthz
-  --database-url URL           [DATABASE_URL]    PostgreSQL; unset = embedded PGlite in the data dir
-  --data-dir DIR               [HOOKRELAY_DATA_DIR]  default ./.hookrelay
-  --public-url URL             [HOOKRELAY_PUBLIC_URL]  base of ingest URLs; default http://localhost:PORT
-  --roles api,ingest,worker    [HOOKRELAY_ROLES]
-  --bootstrap-api-key KEY      [HOOKRELAY_BOOTSTRAP_API_KEY]  first key on an empty database
-  --encryption-key KEY         [HOOKRELAY_ENCRYPTION_KEY]  64 hex chars; required with DATABASE_URL
-  --allow-private-networks     [HOOKRELAY_ALLOW_PRIVATE_NETWORKS]  local development and tests only
-  --retry-schedule 5,300,...   [HOOKRELAY_RETRY_SCHEDULE]
-  --max-body-bytes N           [HOOKRELAY_MAX_BODY_BYTES]  default 1048576
-  --log-level LEVEL            [HOOKRELAY_LOG_LEVEL]  default info
-  --db-pool-size N             [HOOKRELAY_DB_POOL_SIZE]  default 10
-  --tls-ca-file FILE           [HOOKRELAY_TLS_CA_FILE]
-  --payload-store URL          [HOOKRELAY_PAYLOAD_STORE]  database (default) or s3://bucket/prefix (AWS_* variables)
-  --pglite-options SETTINGS    [HOOKRELAY_PGLITE_OPTIONS]  embedded database: PostgreSQL settings, e.g. shared_buffers=64MB
-  --json                       admin commands: print JSON
+Other flags:
+  --json                       admin commands and migrate: print JSON
+`;
 
-HOOKRELAY_PREVIOUS_ENCRYPTION_KEY (environment only): the key being replaced, which still opens the
-secrets until \`hookrelay-server encryption rotate-key\` has sealed them again under the current key.
-
-Examples:
+const EXAMPLES = `Examples:
   hookrelay-server start
   HOOKRELAY_PORT=0 hookrelay-server start --data-dir /tmp/hr
   DATABASE_URL=postgres://localhost/hookrelay HOOKRELAY_ENCRYPTION_KEY=$(openssl rand -hex 32) hookrelay-server start
+  hookrelay-server migrate --json
 `;
 
+/** The help text: the commands, then every configuration variable from the schema (config.ts). */
+function helpText(): string {
+  const settings = configVariables().map((variable) => {
+    const flag = variable.flag === undefined ? '(environment only)' : `--${variable.flag}${variable.boolean ? '' : ' <value>'}`;
+    const def = variable.default === undefined ? '' : ` (default: ${variable.default})`;
+    return `  ${variable.name.padEnd(36)} ${flag}\n      ${variable.description}${def}\n`;
+  });
+  return `${COMMANDS}
+Settings (environment variables; the flag beside each wins over it):
+${settings.join('')}
+${EXAMPLES}`;
+}
 
 /**
  * The modules of a running server (Fastify, the routes and the engines), loaded while the database
@@ -244,20 +224,18 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
   }
 }
 
-async function withDatabase(config: Config, holder: string, fn: (db: Database) => Promise<void>): Promise<void> {
+async function withDatabase(config: Config, holder: string, fn: (db: Database, migrated: MigrateResult) => Promise<void>): Promise<void> {
   const db = await openDatabase(config, holder);
   try {
-    await migrate(db);
-    await fn(db);
+    const migrated = await migrate(db);
+    await fn(db, migrated);
   } finally {
     await db.close();
   }
 }
 
 async function main(argv: string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
-  const options = Object.fromEntries(
-    Object.keys(CONFIG_FLAGS).map((flag) => [flag, { type: flag === 'allow-private-networks' ? ('boolean' as const) : ('string' as const) }]),
-  );
+  const options = Object.fromEntries([...CONFIG_FLAGS].map(([flag, variable]) => [flag, { type: variable.boolean ? ('boolean' as const) : ('string' as const) }]));
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -277,13 +255,13 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
   }
   const [command, sub, arg] = positionals;
   if (values.help || command === undefined || command === 'help') {
-    process.stdout.write(HELP);
+    process.stdout.write(helpText());
     return command === undefined && !values.help ? 2 : 0;
   }
   const flagEnv: Record<string, string> = {};
-  for (const [flag, name] of Object.entries(CONFIG_FLAGS)) {
+  for (const [flag, variable] of CONFIG_FLAGS) {
     const value = (values as Record<string, unknown>)[flag];
-    if (value !== undefined) flagEnv[name] = String(value);
+    if (value !== undefined) flagEnv[variable.name] = String(value);
   }
   const config = parseConfig({ ...env, ...flagEnv });
   const out: AdminOutput = { json: values.json === true, write: (text) => process.stdout.write(text) };
@@ -294,8 +272,7 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
       await runStart(config);
       return -1; // keeps running until a signal
     case 'migrate':
-      await withDatabase(config, holder, async () => {});
-      process.stdout.write('migrations applied\n');
+      await withDatabase(config, holder, async (_db, migrated) => migrateCommand(out, migrated));
       return 0;
     case 'projects create':
       if (!values.name) throw new AdminError('projects create needs --name NAME');
@@ -319,7 +296,7 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
       await withDatabase(config, holder, (db) => revokeKeyCommand(db, out, arg));
       return 0;
     default:
-      process.stderr.write(`unknown command: ${positionals.join(' ')}\n\n${HELP}`);
+      process.stderr.write(`unknown command: ${positionals.join(' ')}\n\n${helpText()}`);
       return 2;
   }
 }

@@ -1,5 +1,6 @@
 import { keyHint, newApiKey } from '@hookrelay/shared';
 import type { Database } from '../db/database.js';
+import type { MigrateResult } from '../db/migrate.js';
 import { insertApiKey, listApiKeys, revokeApiKey } from '../db/api-keys.js';
 import { findProject, insertProject, listProjects } from '../db/projects.js';
 import { isUniqueViolation } from '../db/errors.js';
@@ -74,4 +75,20 @@ export async function revokeKeyCommand(db: Database, out: AdminOutput, id: strin
   if (!row) throw new AdminError(`no API key ${id}; list them with: hookrelay-server keys list`);
   const value = { id: row.id, revoked_at: row.revoked_at!.toISOString() };
   emit(out, value, `revoked API key ${row.id}\n`);
+}
+
+/**
+ * What `migrate` did: the migrations it applied and the stored functions whose current SQL it
+ * applied (new or changed), each `[]` when there was nothing to do; `superseded` names the functions
+ * a newer version's body was kept for (a rolling upgrade).
+ */
+export function migrateCommand(out: AdminOutput, migrated: MigrateResult): void {
+  const value = { migrations: migrated.migrations, current_sql: migrated.currentSql, superseded: migrated.superseded };
+  const list = (names: readonly string[]) => (names.length === 0 ? 'none' : names.join(', '));
+  const human =
+    migrated.migrations.length === 0 && migrated.currentSql.length === 0
+      ? 'the database is up to date: nothing to apply\n'
+      : `migrations applied: ${list(migrated.migrations)}\ncurrent SQL applied: ${list(migrated.currentSql)}\n`;
+  const kept = migrated.superseded.length === 0 ? '' : `kept the newer bodies the database runs of: ${list(migrated.superseded)}\n`;
+  emit(out, value, human + kept);
 }

@@ -6,6 +6,7 @@ import { AppError } from '../errors.js';
 import type { VerificationCheck } from '../ingest/verify.js';
 import { SOCKET_LIMIT_NAMES, type SocketLimitName } from '../stream/sockets.js';
 import { droppedLogLines } from '../logging.js';
+import { SERVER_COMMIT, SERVER_VERSION } from '../version.js';
 
 /**
  * Prometheus metrics (docs/operating.md "Metrics"). Each app has its own registry, so that any
@@ -66,6 +67,13 @@ function processMetrics(): Registry {
         this.inc(droppedLogLines());
       },
     });
+    // The usual build-info gauge: 1, its labels saying what runs (joined onto other series in queries).
+    new Gauge({
+      name: 'hookrelay_build_info',
+      help: 'Always 1; the labels say which hookrelay-server version, git commit and Node.js version this process runs.',
+      labelNames: ['version', 'commit', 'node'],
+      registers: [processRegistry],
+    }).set({ version: SERVER_VERSION, commit: SERVER_COMMIT, node: process.version }, 1);
   }
   return processRegistry;
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../src/db/api-keys.js';
 import { backend } from '../helpers/database.js';
 import { createTestApp, expectError, type TestApp, type TestResponse } from '../helpers/app.js';
+import { builtCommit, serverPackageVersion } from '../helpers/build-info.js';
 
 /**
  * The core API behaviour every route shares: authentication, the envelopes and request ids, body
@@ -236,10 +237,10 @@ describe('unknown routes', () => {
 });
 
 describe('health, readiness and whoami', () => {
-  it('GET /healthz → 200 without a key', async () => {
+  it('GET /healthz → 200 without a key, with the package version and the commit of the build', async () => {
     const res = await t.request('GET', '/healthz', { apiKey: null });
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ status: 'ok' });
+    expect(res.body.data).toEqual({ status: 'ok', version: serverPackageVersion(), commit: builtCommit() });
     expect(res.body.meta.request_id).toBe(res.headers['x-request-id']);
   });
 

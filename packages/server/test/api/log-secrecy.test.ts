@@ -235,7 +235,7 @@ const jsonLines = () => stdout.split('\n').filter((line) => line.startsWith('{')
 
 describe('logs at trace level', () => {
   it('were written: requests of every kind are in them, ingest paths redacted', () => {
-    const lines = jsonLines().map((line) => JSON.parse(line) as { level: number; req?: { url: string } });
+    const lines = jsonLines().map((line) => JSON.parse(line) as { level: string; req?: { url: string } });
     expect(lines.length).toBeGreaterThan(20);
     const urls = lines.flatMap((l) => (l.req?.url ? [l.req.url] : []));
     expect(urls).toContain('/v1/whoami');

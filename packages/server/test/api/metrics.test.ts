@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { createPull, ingestPull } from '../helpers/pull.js';
+import { builtCommit, serverPackageVersion } from '../helpers/build-info.js';
 import { Receiver, settled, waitForMessage } from '../helpers/receiver.js';
 
 /**
@@ -88,6 +89,13 @@ describe('GET /metrics', () => {
 
     const doc = (await t.request('GET', '/v1/openapi.json', { apiKey: null })).body as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).not.toContain('/metrics');
+  });
+
+  it('has hookrelay_build_info at 1 with the package version, the build commit and the Node.js version', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(res.body).toMatch(/^# TYPE hookrelay_build_info gauge$/m);
+    const series = [...parse(res.body).entries()].filter(([name]) => name.startsWith('hookrelay_build_info{'));
+    expect(series).toEqual([[`hookrelay_build_info{version="${serverPackageVersion()}",commit="${builtCommit()}",node="${process.version}"}`, 1]]);
   });
 
   it('counts ingest requests by outcome, verification failures by check, and times accepted ones', async () => {

@@ -9,11 +9,11 @@ export interface ServerProcess {
   url: string;
   stdout: () => string;
   stderr: () => string;
-  /** The JSON log lines at level error (50) or above not yet checked by `stop()`, as written. */
+  /** The JSON log lines at level error or fatal not yet checked by `stop()`, as written. */
   errorLines: () => string[];
   /**
    * SIGTERM, then SIGKILL after `graceMs`; resolves to the exit code (null when killed). Throws when
-   * the server logged a line at level 50 or above that `expectedErrorLogs` does not allow.
+   * the server logged a line at level error or fatal that `expectedErrorLogs` does not allow.
    */
   stop(graceMs?: number): Promise<number | null>;
 }
@@ -21,13 +21,13 @@ export interface ServerProcess {
 export interface ServerProcessOptions {
   /**
    * Messages (`msg`) of error-level log lines the test causes on purpose (a database it stops, a
-   * process it kills). Any other line at level 50 or above fails the test at `stop()`: nothing a
+   * process it kills). Any other line at level error or fatal fails the test at `stop()`: nothing a
    * client sends may make the server log one.
    */
   expectedErrorLogs?: readonly RegExp[];
 }
 
-/** Log lines at level 50 or above in `lines` whose message none of `expected` matches. */
+/** Log lines at level error or fatal in `lines` whose message none of `expected` matches. */
 export function unexpectedErrorLines(lines: readonly string[], expected: readonly RegExp[] = []): string[] {
   return lines.filter((line) => {
     let msg = '';
@@ -40,7 +40,7 @@ export function unexpectedErrorLines(lines: readonly string[], expected: readonl
   });
 }
 
-/** Collects, from a stream of stdout chunks, the JSON log lines at level 50 or above. */
+/** Collects, from a stream of stdout chunks, the JSON log lines at level error or fatal. */
 export function errorLineCollector(): { push(chunk: string): void; lines: string[] } {
   let partial = '';
   const lines: string[] = [];
@@ -51,8 +51,8 @@ export function errorLineCollector(): { push(chunk: string): void; lines: string
       partial = parts.pop() ?? '';
       for (const line of parts) {
         if (!line.startsWith('{')) continue;
-        const level = /"level":(\d+)/.exec(line);
-        if (level && Number(level[1]) >= 50) lines.push(line);
+        const level = /"level":"(\w+)"/.exec(line);
+        if (level && (level[1] === 'error' || level[1] === 'fatal')) lines.push(line);
       }
     },
   };
@@ -104,7 +104,7 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
         clearTimeout(timer);
       }
       const unexpected = unexpectedErrorLines(errors.lines.splice(0), options.expectedErrorLogs);
-      if (unexpected.length > 0) throw new Error(`the server logged ${unexpected.length} unexpected line(s) at level 50 or above:\n${unexpected.join('\n')}`);
+      if (unexpected.length > 0) throw new Error(`the server logged ${unexpected.length} unexpected line(s) at level error or fatal:\n${unexpected.join('\n')}`);
       return code;
     },
   };

@@ -82,9 +82,9 @@ describe('two server processes starting at once on one empty PostgreSQL database
         .stdout()
         .split('\n')
         .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as { level: number; msg: string; functions?: string[] })
+        .map((line) => JSON.parse(line) as { level: string; msg: string; functions?: string[] })
         .find((line) => line.msg.includes('newer bodies of these functions'));
-      expect(warning).toMatchObject({ level: 40, functions: ['hookrelay_uuidv7_after'] });
+      expect(warning).toMatchObject({ level: 'warn', functions: ['hookrelay_uuidv7_after'] });
       expect(await definition()).toBe(before);
       const [current] = await db.sql<{ sha256: string }>`
         SELECT sha256 FROM schema_current_sql WHERE name = 'hookrelay_uuidv7_after' AND replaced_at IS NULL`;
