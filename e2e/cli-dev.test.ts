@@ -18,6 +18,7 @@ interface ReadyLine {
   inbound_endpoint_id: string;
   api_url: string;
   inspector_url: string;
+  tunnel: null;
 }
 
 interface DeliveryLine {
@@ -122,7 +123,8 @@ describe('hookrelay dev', () => {
     const ready = readyLine(cli);
     expect(ready, cli.explain()).toBeDefined();
     first = ready!;
-    expect(Object.keys(first)).toEqual(['type', 'ingest_url', 'inbound_endpoint_id', 'api_url', 'inspector_url']);
+    expect(Object.keys(first)).toEqual(['type', 'ingest_url', 'inbound_endpoint_id', 'api_url', 'inspector_url', 'tunnel']);
+    expect(first.tunnel).toBeNull();
     expect(first.type).toBe('ready');
     expect(first.api_url).toBe(`http://127.0.0.1:${port}`);
     expect(first.ingest_url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/in/[0-9a-f]{32}$`, 'u'));

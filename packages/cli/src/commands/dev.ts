@@ -15,6 +15,8 @@ import { ExitCode } from '../exit-codes.js';
 import { inspectorUrl } from '../inspector.js';
 import { forwardingFlags, forwardingSettings } from '../listen/flags.js';
 import { StopSignals } from '../signals.js';
+import { parseDuration } from '../listen/duration.js';
+import { freeLocalPort, startTunnel, TUNNEL_PROGRAMS, type Tunnel, type TunnelProgram } from '../dev/tunnel.js';
 
 /** A new data dir comes from the server's template in about a second; without one, PGlite's initdb takes several, more on a slow CI machine. */
 const START_TIMEOUT_MS = 120_000;
@@ -30,6 +32,27 @@ export interface DevReadyLine {
   api_url: string;
   /** The web inspector on the endpoint's live messages; the API key rides in the fragment. */
   inspector_url: string;
+  /** `--tunnel`: the program and the public URL it gave (the base of `ingest_url`); null without one. */
+  tunnel: { program: TunnelProgram; public_url: string } | null;
+}
+
+/**
+ * `--tunnel` may stand alone (cloudflared) or name the program: oclif flags take a value, so a bare
+ * `--tunnel` gets `cloudflared` written after it before parsing.
+ */
+export function withTunnelDefault(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    out.push(arg);
+    if (arg === '--') {
+      out.push(...argv.slice(i + 1));
+      break;
+    }
+    const next = argv[i + 1];
+    if (arg === '--tunnel' && (next === undefined || !(TUNNEL_PROGRAMS as readonly string[]).includes(next))) out.push('cloudflared');
+  }
+  return out;
 }
 
 export default class Dev extends BaseCommand<typeof Dev> {
@@ -58,7 +81,15 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
       command: '<%= config.bin %> <%= command.id %>',
     },
     {
-      description: 'Behind a tunnel, so that ingest URLs carry its address:',
+      description: 'A public URL that providers can reach, through a Cloudflare quick tunnel (cloudflared must be installed):',
+      command: '<%= config.bin %> <%= command.id %> -f 3000 --tunnel',
+    },
+    {
+      description: 'The same through ngrok:',
+      command: '<%= config.bin %> <%= command.id %> -f 3000 --tunnel ngrok',
+    },
+    {
+      description: 'Behind a tunnel or proxy you run yourself, so that ingest URLs carry its address:',
       command: '<%= config.bin %> <%= command.id %> -f 3000 --public-url https://abc123.ngrok.app',
     },
     {
@@ -71,16 +102,33 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
     ...forwardingFlags,
     port: Flags.integer({ summary: 'Port of the embedded server on 127.0.0.1.', default: DEV_DEFAULT_PORT, min: 1, max: 65_535 }),
     'data-dir': Flags.string({ summary: 'Where the embedded server keeps its data. Default: $HOOKRELAY_CONFIG_DIR/dev.' }),
-    'public-url': Flags.string({ summary: 'Base of ingest URLs when a tunnel or proxy forwards to the server (default http://127.0.0.1:PORT).' }),
+    'public-url': Flags.string({ summary: 'Base of ingest URLs when a tunnel or proxy forwards to the server (default http://127.0.0.1:PORT).', exclusive: ['tunnel'] }),
+    tunnel: Flags.string({
+      summary: 'Start a tunnel (cloudflared, the default, or ngrok) to an ingest-only port and use its public https URL for every ingest URL.',
+      options: [...TUNNEL_PROGRAMS],
+    }),
+    'tunnel-timeout': Flags.string({ summary: 'How long the tunnel program may take to print its public URL.', default: '30s' }),
   };
+
+  public override async init(): Promise<void> {
+    this.argv = withTunnelDefault(this.argv);
+    await super.init();
+  }
 
   /** Streams NDJSON itself under --json: the return value is not printed. */
   public async run(): Promise<void> {
     const forwarding = forwardingSettings(this.flags);
     const port = this.flags.port;
-    const publicUrl = devPublicUrl(this.flags['public-url'], port);
+    let publicUrl = devPublicUrl(this.flags['public-url'], port);
     if (publicUrl === undefined) {
       throw usageFailure(`--public-url: "${this.flags['public-url']}" is not an http or https URL`, "Give the tunnel's address, such as https://abc123.ngrok.app.");
+    }
+    const tunnelProgram = this.flags.tunnel as TunnelProgram | undefined;
+    let tunnelTimeoutMs: number;
+    try {
+      tunnelTimeoutMs = parseDuration(this.flags['tunnel-timeout']);
+    } catch (error) {
+      throw usageFailure(`--tunnel-timeout: ${(error as Error).message}`);
     }
     const dataDir = devDataDir(this.flags['data-dir'], this.env, homedir());
     await mkdir(dataDir, { recursive: true, mode: CONFIG_DIR_MODE });
@@ -91,13 +139,31 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
 
     const stop = new StopSignals({ signals: ['SIGINT', 'SIGTERM', 'SIGHUP'] }).install();
     let server: EmbeddedServer | undefined;
+    let tunnel: Tunnel | undefined;
+    let ingestPort: number | undefined;
     let crashed: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let stoppingServer = false;
     let listening = false;
     try {
+      if (tunnelProgram !== undefined) {
+        // The tunnel first: its address is the server's public URL, and the server takes it at start.
+        ingestPort = await freeLocalPort();
+        this.note(styleErr.dim(`starting ${tunnelProgram} to the ingest-only port 127.0.0.1:${ingestPort}…`));
+        try {
+          tunnel = await startTunnel(tunnelProgram, ingestPort, this.env, tunnelTimeoutMs, stop.signal);
+        } catch (error) {
+          if (stop.stopping) return;
+          throw error;
+        }
+        publicUrl = tunnel.url;
+        const running = tunnel;
+        void running.exited.then(() => {
+          if (!stop.stopping) this.warning(`${running.program} exited: ${running.url} no longer reaches this machine (stop with Ctrl-C and start again)`);
+        });
+      }
       this.note(styleErr.dim(`starting the embedded server on 127.0.0.1:${port} (data in ${dataDir})…`));
       // The server bin/run.js started for this command line, if it did (src/dev/early-start.ts).
-      server = await launchEmbeddedServer({ dataDir, port, apiKey, publicUrl, env: this.env, logFile });
+      server = await launchEmbeddedServer({ dataDir, port, apiKey, publicUrl, ingestPort, env: this.env, logFile });
       // Loaded while the server starts (in its own process, on another core), not before it.
       const listenSession = import('../listen/session.js');
       listenSession.catch(() => {}); // awaited below; a failure to load is reported there
@@ -124,7 +190,14 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
       if (stop.stopping) return;
 
       if (this.jsonEnabled()) {
-        const ready: DevReadyLine = { type: 'ready', ingest_url: endpoint.ingestUrl, inbound_endpoint_id: endpoint.id, api_url: apiUrl, inspector_url: inspectorUrl(apiUrl, apiKey, endpoint.id) };
+        const ready: DevReadyLine = {
+          type: 'ready',
+          ingest_url: endpoint.ingestUrl,
+          inbound_endpoint_id: endpoint.id,
+          api_url: apiUrl,
+          inspector_url: inspectorUrl(apiUrl, apiKey, endpoint.id),
+          tunnel: tunnel === undefined ? null : { program: tunnel.program, public_url: tunnel.url },
+        };
         process.stdout.write(`${JSON.stringify(ready)}\n`);
       }
       const { runListenSession } = await listenSession;
@@ -148,6 +221,9 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
           '',
           styleErr.bold('Ingest URL (send webhooks here):'),
           `  ${styleErr.cyan.bold(endpoint.ingestUrl)}`,
+          ...(tunnel === undefined
+            ? [styleErr.dim('  Reachable from this machine only: providers need `hookrelay dev --tunnel` or a hookrelay server on a public host.')]
+            : [styleErr.dim(`  Public through ${tunnel.program} (to the ingest-only port 127.0.0.1:${ingestPort}; the API stays on 127.0.0.1:${port}).`)]),
           styleErr.bold('Inspector (every webhook, its bytes, your app\'s answers, replay):'),
           `  ${styleErr.cyan(inspectorUrl(apiUrl, apiKey, endpoint.id))}`,
           styleErr.dim(`  Other commands: HOOKRELAY_API_URL=${apiUrl} HOOKRELAY_API_KEY=<"api_key" of ${join(dataDir, 'dev.json')}>`),
@@ -163,6 +239,11 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
         if (listening && crashed === undefined && info.code !== 0 && info.code !== null) {
           this.warning(`the embedded server exited with code ${info.code}; its output is in ${logFile}`);
         }
+      }
+      // After the server: nothing reaches it through the tunnel once the tunnel is gone.
+      if (tunnel !== undefined) {
+        this.note(styleErr.dim(`stopping ${tunnel.program}…`));
+        await tunnel.stop();
       }
       stop.dispose();
     }

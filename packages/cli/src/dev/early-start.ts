@@ -54,6 +54,8 @@ export function earlyServerOptions(args: readonly string[], env: Env, homeDir: s
     const arg = args[i]!;
     // Help, a version query or anything after `--` is for oclif to interpret.
     if (arg === '--' || arg === '--help' || arg === '-h' || arg === 'help' || arg === '--version') return undefined;
+    // A tunnel's address, which the server needs as its public URL, is known only once the tunnel runs.
+    if (arg === '--tunnel' || arg.startsWith('--tunnel=')) return undefined;
     const match = /^--(port|data-dir|public-url)(?:=(.*))?$/u.exec(arg);
     if (match === null) continue;
     const name = match[1]!;

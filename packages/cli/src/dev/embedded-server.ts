@@ -24,6 +24,8 @@ export interface EmbeddedServerOptions {
   apiKey: string;
   /** Base of ingest URLs; default the server's own (`http://localhost:PORT`). */
   publicUrl?: string | undefined;
+  /** A second port on 127.0.0.1 serving only the ingest URLs (for a tunnel). */
+  ingestPort?: number | undefined;
   /** The CLI's environment: passed on, less what would point the server elsewhere. */
   env: Env;
   /** Where the server's output goes (truncated at each start). */
@@ -36,7 +38,7 @@ export interface EmbeddedServerOptions {
  * HOOKRELAY_* (a developer's shell must not send `dev` to a shared PostgreSQL), then the dev settings.
  * Private networks are allowed: a local forward-mode endpoint is the point of local development.
  */
-export function embeddedServerEnv(options: Pick<EmbeddedServerOptions, 'dataDir' | 'port' | 'apiKey' | 'publicUrl' | 'env'>): Record<string, string> {
+export function embeddedServerEnv(options: Pick<EmbeddedServerOptions, 'dataDir' | 'port' | 'apiKey' | 'publicUrl' | 'ingestPort' | 'env'>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.env)) {
     if (value === undefined || name === 'DATABASE_URL' || name.startsWith('HOOKRELAY_')) continue;
@@ -48,6 +50,7 @@ export function embeddedServerEnv(options: Pick<EmbeddedServerOptions, 'dataDir'
   env.HOOKRELAY_BOOTSTRAP_API_KEY = options.apiKey;
   env.HOOKRELAY_ALLOW_PRIVATE_NETWORKS = 'true';
   if (options.publicUrl !== undefined) env.HOOKRELAY_PUBLIC_URL = options.publicUrl;
+  if (options.ingestPort !== undefined) env.HOOKRELAY_INGEST_PORT = String(options.ingestPort);
   return env;
 }
 
@@ -57,7 +60,7 @@ export interface ServerCommand {
   env: Record<string, string>;
 }
 
-export function serverCommand(options: Pick<EmbeddedServerOptions, 'dataDir' | 'port' | 'apiKey' | 'publicUrl' | 'env' | 'serverMain'>): ServerCommand {
+export function serverCommand(options: Pick<EmbeddedServerOptions, 'dataDir' | 'port' | 'apiKey' | 'publicUrl' | 'ingestPort' | 'env' | 'serverMain'>): ServerCommand {
   return { main: options.serverMain ?? resolveServerMain(), env: embeddedServerEnv(options) };
 }
 
