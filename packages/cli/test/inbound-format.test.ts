@@ -48,6 +48,7 @@ const endpoint: InboundEndpointOut = {
   ephemeral: true,
   expires_at: '2026-05-01T12:30:00.000Z',
   rejected_count: 1,
+  rejections_dropped_count: 0,
   event_type_source: null,
   event_type_path: null,
   connected_listeners: 0,

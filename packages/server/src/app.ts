@@ -29,6 +29,7 @@ import { pullIngestRoutes } from './ingest/pull-routes.js';
 import { pullEndpointRoutes } from './routes/pull-endpoints.js';
 import { pullEventRoutes } from './routes/pull-events.js';
 import { watchRoutes } from './routes/watch.js';
+import { rejectionRoutes } from './routes/rejections.js';
 import { inspectorRoutes } from './plugins/inspector.js';
 import { StreamTickets } from './stream/tickets.js';
 import { Engines, type EngineOptions } from './engines.js';
@@ -119,7 +120,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   const metrics = new Metrics(deps.db.sql, app.log);
   const engines = new Engines(
     { ...deps, config, payloadStore, ingestCache, metrics, log: app.log },
-    options.worker === undefined ? {} : { worker: options.worker },
+    { ...(options.worker === undefined ? {} : { worker: options.worker }), ...(options.rejections === undefined ? {} : { rejections: options.rejections }) },
   );
   const services: AppServices = {
     ...deps,
@@ -178,8 +179,8 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   // Every role: each process reports its own counters; outside /v1 and its API keys, as Prometheus expects.
   await app.register(metricsRoutes);
   const { api, ingest } = engines;
-  if (ingest) await app.register(ingestRoutes, { batcher: ingest.inbound });
-  if (ingest) await app.register(pullIngestRoutes, { batcher: ingest.pull });
+  if (ingest) await app.register(ingestRoutes, { batcher: ingest.inbound, rejections: ingest.rejections });
+  if (ingest) await app.register(pullIngestRoutes, { batcher: ingest.pull, rejections: ingest.rejections });
   if (api) await app.register(async (v1) => {
     registerApiKeyAuth(v1);
     await registerApiRateLimit(v1, { perSecond: config.apiRateLimit, burst: config.apiRateBurst });
@@ -193,6 +194,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     await v1.register(logRoutes);
     await v1.register(pullEndpointRoutes);
     await v1.register(pullEventRoutes);
+    await v1.register(rejectionRoutes);
     await v1.register(watchRoutes, { watch: api.watch });
   }, { prefix: '/v1' });
   // The inspector page talks to the /v1 API of the same origin.

@@ -8,6 +8,7 @@ import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery/worker.js
 import { IngestBatcher, type IngestBatcherOptions, type IngestItem } from './ingest/batcher.js';
 import type { IngestEndpointCache } from './ingest/endpoint-cache.js';
 import { PullIngestBatcher } from './ingest/pull-batcher.js';
+import { RejectionRecorder, type RejectionRecorderOptions } from './ingest/rejections.js';
 import type { Metrics } from './metrics/index.js';
 import type { SecretBox } from './security/crypto.js';
 import type { Resolver } from './security/ssrf.js';
@@ -38,6 +39,8 @@ export interface EngineOptions {
    * false builds none (tests that run their own).
    */
   worker?: DeliveryWorkerOptions | false;
+  /** The refused-request recorder's limits (default: 10 per second per endpoint, 1,000 kept). */
+  rejections?: RejectionRecorderOptions;
 }
 
 /** The api role's engines. */
@@ -58,6 +61,8 @@ export interface ApiEngines {
 export interface IngestEngines {
   inbound: IngestBatcher;
   pull: PullIngestBatcher;
+  /** Requests refused at ingest URLs, recorded in group commits of their own. */
+  rejections: RejectionRecorder;
 }
 
 /**
@@ -144,7 +149,11 @@ export class Engines {
               ),
           }
         : {};
-      this.ingest = { inbound: new IngestBatcher(db, payloadStore, handOff), pull: new PullIngestBatcher(db, payloadStore) };
+      this.ingest = {
+        inbound: new IngestBatcher(db, payloadStore, handOff),
+        pull: new PullIngestBatcher(db, payloadStore),
+        rejections: new RejectionRecorder(db, metrics, log, options.rejections ?? {}),
+      };
     }
   }
 
@@ -202,7 +211,7 @@ export class Engines {
 
   private async stop(): Promise<void> {
     const { api, ingest } = this;
-    await Promise.all([ingest?.inbound.idle(), ingest?.pull.idle(), api?.messages.idle(), api?.results.idle()]);
+    await Promise.all([ingest?.inbound.idle(), ingest?.pull.idle(), ingest?.rejections.idle(), api?.messages.idle(), api?.results.idle()]);
     await this.worker?.stop();
     await this.sweepers?.stop();
     await Promise.all(this.unlisten.map((unlisten) => unlisten().catch(() => {})));

@@ -59,6 +59,7 @@ import type {
   MessageRetryOut,
 } from './schemas/messages.js';
 import type { PageMetaWithMore } from './envelope.js';
+import type { RejectionDetailOut, RejectionOut, RejectionsQuery } from './schemas/rejections.js';
 
 /** An answer of the API in the error envelope. `data` is set only where the API sends it (delete-all). */
 export class HookrelayApiError extends Error {
@@ -365,6 +366,12 @@ export class HookrelayClient {
     /** The endpoint's messages, newest first; pass `meta.next_cursor` back as `cursor`. */
     messages: (id: string, query: Partial<InboundEndpointMessagesQuery> = {}) =>
       this.request<InboundEndpointMessageOut[], PageMetaWithMore>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/messages`, { query }),
+    /** Requests its ingest URL refused, newest first; pass `meta.next_cursor` back as `cursor`. */
+    rejections: (id: string, query: Partial<RejectionsQuery> = {}) =>
+      this.request<RejectionOut[], PageMetaWithMore>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/rejections`, { query }),
+    /** One refused request, with the start of its body (base64). */
+    rejection: (id: string, rejectionId: string) =>
+      this.request<RejectionDetailOut>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/rejections/${encodeURIComponent(rejectionId)}`),
     /** Builds a sample event, signs it with the endpoint's stored HMAC secret and ingests it. */
     sample: (id: string, body: InboundSampleIn) =>
       this.request<InboundSampleOut>('POST', `/v1/inbound-endpoints/${encodeURIComponent(id)}/samples`, { body }),
@@ -406,6 +413,12 @@ export class HookrelayClient {
     pause: (id: string) => this.request<PauseOut>('POST', `/v1/pull-endpoints/${encodeURIComponent(id)}/pause`),
     resume: (id: string) => this.request<PauseOut>('POST', `/v1/pull-endpoints/${encodeURIComponent(id)}/resume`),
     delete: (id: string) => this.request<EndpointDeleteOut>('DELETE', `/v1/pull-endpoints/${encodeURIComponent(id)}`),
+    /** Requests its ingest URL refused, newest first; pass `meta.next_cursor` back as `cursor`. */
+    rejections: (id: string, query: Partial<RejectionsQuery> = {}) =>
+      this.request<RejectionOut[], PageMetaWithMore>('GET', `/v1/pull-endpoints/${encodeURIComponent(id)}/rejections`, { query }),
+    /** One refused request, with the start of its body (base64). */
+    rejection: (id: string, rejectionId: string) =>
+      this.request<RejectionDetailOut>('GET', `/v1/pull-endpoints/${encodeURIComponent(id)}/rejections/${encodeURIComponent(rejectionId)}`),
   };
 
   /**

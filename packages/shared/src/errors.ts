@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'PARTIAL_DELETE_FAILURE',
   'SERVICE_UNAVAILABLE',
   'ENDPOINT_PAUSED',
+  'METHOD_NOT_ALLOWED',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -42,6 +43,7 @@ export const HTTP_STATUS_BY_ERROR_CODE: Readonly<Record<ErrorCode, number>> = {
   PARTIAL_DELETE_FAILURE: 500,
   SERVICE_UNAVAILABLE: 503,
   ENDPOINT_PAUSED: 503,
+  METHOD_NOT_ALLOWED: 405,
 };
 
 /** Codes whose responses carry a Retry-After header: the caller may succeed by retrying later. */

@@ -17,3 +17,4 @@ export * from './sockets.js';
 export * from './samples.js';
 export * from './schemas/samples.js';
 export * from './schemas/inspector.js';
+export * from './schemas/rejections.js';

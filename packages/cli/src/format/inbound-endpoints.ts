@@ -93,7 +93,11 @@ export function formatInboundEndpoint(endpoint: InboundEndpointOut, style: Style
       ['URL', endpoint.mode === 'forward' ? endpoint.url : undefined],
       ['Status', statusLabel(endpoint.paused, style)],
       ['Verification', verificationSummary(endpoint)],
-      ['Rejected', `${endpoint.rejected_count} ${endpoint.rejected_count === 1 ? 'request' : 'requests'} failed verification`],
+      [
+        'Rejected',
+        `${endpoint.rejected_count} ${endpoint.rejected_count === 1 ? 'request' : 'requests'} failed verification` +
+          (endpoint.rejections_dropped_count > 0 ? `; ${endpoint.rejections_dropped_count} refused ${endpoint.rejections_dropped_count === 1 ? 'request' : 'requests'} counted but not kept (over the recording rate)` : ''),
+      ],
       ['Response code', String(endpoint.ingest_response_code)],
       ['Idempotency', endpoint.idempotency_header_names.length === 0 ? '(none)' : endpoint.idempotency_header_names.join(', ')],
       ['Signing', endpoint.signing_enabled ? `on${endpoint.signing_key_id === null ? '' : `, key ${endpoint.signing_key_id} (…${endpoint.key_hint ?? ''})`}` : 'off'],

@@ -42,6 +42,7 @@ export interface InboundEndpointRow extends InboundEndpointSummaryRow {
   ingest_response_code: number;
   signing_enabled: boolean;
   rejected_count: number;
+  rejections_dropped_count: number;
   last_message_id: string | null;
   event_type_source: EventTypeSource | null;
   event_type_path: string | null;
@@ -73,7 +74,8 @@ const COLUMNS = (sql: Sql) => sql.fragment`
   e.verify_hmac, e.hmac_scheme, e.hmac_header_name, e.hmac_secret_encrypted,
   e.timestamp_header_name, e.timestamp_tolerance_seconds,
   e.verify_ip_allowlist, e.allowed_cidrs, e.idempotency_header_names, e.ingest_response_code,
-  e.signing_enabled, LEAST(e.rejected_count, 2147483647)::int AS rejected_count, e.last_message_id,
+  e.signing_enabled, LEAST(e.rejected_count, 2147483647)::int AS rejected_count,
+  LEAST(e.rejections_dropped_count, 2147483647)::int AS rejections_dropped_count, e.last_message_id,
   e.event_type_source, e.event_type_path, e.updated_at`;
 
 export interface InboundEndpointInsert {

@@ -18,6 +18,9 @@ export interface IngestTarget {
   /** The checks a request has passed once `verify` accepts it (every configured one); [] without any. */
   verified: readonly string[];
   eventTypeRule: EventTypeRule;
+  /** Where the endpoint's static token travels (header name lowercased), redacted from refused requests. */
+  staticTokenHeader: string | null;
+  staticTokenQueryParam: string | null;
 }
 
 interface Entry {
@@ -41,6 +44,8 @@ function toTarget(row: IngestEndpointRow, secretBox: SecretBox): IngestTarget {
       ...(row.verify_ip_allowlist ? ['ip_allowlist'] : []),
     ]),
     eventTypeRule: { source: row.event_type_source, path: row.event_type_path },
+    staticTokenHeader: row.static_token_header_name ? row.static_token_header_name.toLowerCase() : null,
+    staticTokenQueryParam: row.static_token_query_param ? row.static_token_query_param : null,
     verify: anyCheck
       ? compileVerifier({
           verifyStaticToken: row.verify_static_token,

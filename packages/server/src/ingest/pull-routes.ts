@@ -6,6 +6,8 @@ import { AppError } from '../errors.js';
 import { constantTimeEqual, sha256Hex } from '../security/crypto.js';
 import { extractEventType } from './event-type.js';
 import type { PullIngestBatcher } from './pull-batcher.js';
+import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, type RefusalBase } from './refusals.js';
+import type { RejectionRecorder } from './rejections.js';
 
 /** Methods whose requests are stored as events; HEAD and OPTIONS are answered without storing. */
 const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
@@ -33,7 +35,7 @@ function rawQuery(url: string): string {
  * after the commit that holds the event. An unknown endpoint and a wrong token are the same 404;
  * the endpoint's state (410 deleted, 503 paused) is told only to a caller holding the token.
  */
-export async function pullIngestRoutes(app: FastifyInstance, { batcher }: { batcher: PullIngestBatcher }): Promise<void> {
+export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejections }: { batcher: PullIngestBatcher; rejections: RejectionRecorder }): Promise<void> {
   const { services } = app;
   services.metrics.registerIngestHooks(app, 'pull');
 
@@ -50,14 +52,31 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher }: { batc
     return endpoint;
   };
 
+  /** What every refusal at a live endpoint keeps of its request; the URL's token is never kept. */
+  const refusalBase = (request: FastifyRequest, endpoint: PullIngestEndpointRow, receivedAt: Date): RefusalBase => ({
+    endpointKind: 'pull',
+    endpointId: endpoint.id,
+    projectId: endpoint.project_id,
+    receivedAt,
+    method: request.method,
+    path: '/',
+    query: rawQuery(request.raw.url ?? request.url),
+    rawHeaders: request.raw.rawHeaders,
+    sourceAddress: request.ip,
+  });
+  const refusePaused = (request: FastifyRequest, endpoint: PullIngestEndpointRow, receivedAt: Date, body: Buffer): AppError => {
+    rejections.refuse({ ...refusalBase(request, endpoint, receivedAt), ...pausedRefusal(PAUSED_RETRY_AFTER_SECONDS), body });
+    return paused();
+  };
+
   const record: RouteHandlerMethod = async (request: FastifyRequest, reply: FastifyReply) => {
     const started = performance.now();
     // The event's id carries its received_at millisecond (migrations/004_pull.sql).
     const eventId = newUuidv7();
     const receivedAt = new Date(uuidv7Time(eventId));
     const endpoint = await lookup(request);
-    if (endpoint.paused) throw paused();
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    if (endpoint.paused) throw refusePaused(request, endpoint, receivedAt, body);
     const rawHeaders = rawHeaderPairs(request.raw.rawHeaders);
     const eventType = extractEventType(endpoint.event_type_source, endpoint.event_type_path, body, rawHeaders);
     const payloadSha256 = sha256Hex(body);
@@ -80,7 +99,7 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher }: { batc
       body,
     });
     if (outcome.kind === 'gone') throw gone();
-    if (outcome.kind === 'paused') throw paused();
+    if (outcome.kind === 'paused') throw refusePaused(request, endpoint, receivedAt, body);
     return reply.status(200).send({ data: { event_id: outcome.eventId }, meta: { request_id: request.id } });
   };
 
@@ -89,6 +108,29 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher }: { batc
     return reply.status(200).send();
   };
 
+  const refuseMethod: RouteHandlerMethod = async (request, reply) => {
+    const receivedAt = new Date();
+    const endpoint = await lookup(request);
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    rejections.refuse({ ...refusalBase(request, endpoint, receivedAt), ...methodRefusal(request.method), body });
+    reply.header('allow', [...RECORDED_METHODS, 'HEAD', 'OPTIONS'].join(', '));
+    throw methodNotAllowed(request.method);
+  };
+
+  // A body over the limit is refused by Fastify before the handler: kept from the error path.
+  app.addHook('onError', async (request, _reply, error) => {
+    if (!isBodyTooLarge(error)) return;
+    const receivedAt = new Date();
+    let endpoint: PullIngestEndpointRow;
+    try {
+      endpoint = await lookup(request);
+    } catch {
+      return;
+    }
+    rejections.refuse({ ...refusalBase(request, endpoint, receivedAt), ...bodyTooLargeRefusal(request, app) });
+  });
+
   app.route({ method: [...RECORDED_METHODS], url: '/pull/:id/:token', exposeHeadRoute: false, handler: record });
   app.route({ method: ['HEAD', 'OPTIONS'], url: '/pull/:id/:token', handler: answerProbe });
+  app.route({ method: [...METHOD_NOT_ALLOWED_METHODS], url: '/pull/:id/:token', handler: refuseMethod });
 }

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { SECRET_TOKEN_PATTERN } from '@hookrelay/shared';
 import { AppError } from '../errors.js';
-import { incrementRejectedCount } from '../db/ingest.js';
 import { sha256Hex } from '../security/crypto.js';
 import type { IngestBatcher, IngestOutcome } from './batcher.js';
 import type { IngestTarget } from './endpoint-cache.js';
 import { inboundEventType } from './event-type.js';
+import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, type RefusalBase } from './refusals.js';
+import type { RejectionRecorder } from './rejections.js';
 
 const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
 const PAUSED_RETRY_AFTER_SECONDS = 60;
@@ -42,7 +43,7 @@ function idempotencyKeyOf(request: FastifyRequest, headerNames: readonly string[
  * exact bytes, verification before anything is stored, idempotency, and an answer only after the
  * commit that holds the message. Delivery happens elsewhere and is never waited for.
  */
-export async function ingestRoutes(app: FastifyInstance, { batcher }: { batcher: IngestBatcher }): Promise<void> {
+export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }: { batcher: IngestBatcher; rejections: RejectionRecorder }): Promise<void> {
   const { services } = app;
   services.metrics.registerIngestHooks(app, 'inbound');
 
@@ -66,14 +67,32 @@ export async function ingestRoutes(app: FastifyInstance, { batcher }: { batcher:
     return cached === undefined ? services.ingestCache.get(tokenHash).then((target) => found(target, path, query)) : found(cached, path, query);
   };
 
+  /** What every refusal at a live endpoint keeps of its request (docs/api.md, Refused requests). */
+  const refusalBase = (request: FastifyRequest, { target, path, query }: Found, receivedAt: Date): RefusalBase => ({
+    endpointKind: 'inbound',
+    endpointId: target.id,
+    projectId: target.projectId,
+    receivedAt,
+    method: request.method,
+    path,
+    query,
+    rawHeaders: request.raw.rawHeaders,
+    sourceAddress: request.ip,
+    secretHeader: target.staticTokenHeader,
+    secretQueryParam: target.staticTokenQueryParam,
+  });
+  const paused = (request: FastifyRequest, at: Found, receivedAt: Date, body: Buffer): AppError => {
+    rejections.refuse({ ...refusalBase(request, at, receivedAt), ...pausedRefusal(PAUSED_RETRY_AFTER_SECONDS), body });
+    return new AppError('ENDPOINT_PAUSED', 'this inbound endpoint is paused; retry later', { retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS });
+  };
+
   const record: RouteHandlerMethod = async (request: FastifyRequest, reply: FastifyReply) => {
     const receivedAt = new Date();
     const looked = lookup(request);
-    const { target, path, query } = looked instanceof Promise ? await looked : looked;
-    if (target.paused) {
-      throw new AppError('ENDPOINT_PAUSED', 'this inbound endpoint is paused; retry later', { retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS });
-    }
+    const at = looked instanceof Promise ? await looked : looked;
+    const { target, path, query } = at;
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    if (target.paused) throw paused(request, at, receivedAt, body);
     if (target.verify) {
       const result = target.verify({
         rawBody: body,
@@ -85,7 +104,7 @@ export async function ingestRoutes(app: FastifyInstance, { batcher }: { batcher:
       if (!result.ok) {
         request.log.info({ inbound_endpoint_id: target.id, check: result.check, reason: result.reason }, 'inbound verification failed');
         services.metrics.countVerificationFailure(result.check);
-        await incrementRejectedCount(services.db.sql, target.id);
+        rejections.refuse({ ...refusalBase(request, at, receivedAt), reason: result.code, detail: result.detail, status: 401, verification: true, body });
         throw new AppError('UNAUTHORIZED', 'unauthorized');
       }
     }
@@ -112,7 +131,7 @@ export async function ingestRoutes(app: FastifyInstance, { batcher }: { batcher:
         throw new AppError('GONE', 'this inbound endpoint has been deleted');
       case 'paused':
         services.ingestCache.invalidate(target.id);
-        throw new AppError('ENDPOINT_PAUSED', 'this inbound endpoint is paused; retry later', { retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS });
+        throw paused(request, at, receivedAt, body);
       case 'duplicate':
         reply.header('hookrelay-duplicate', 'true');
         break;
@@ -129,8 +148,33 @@ export async function ingestRoutes(app: FastifyInstance, { batcher }: { batcher:
     return reply.status(200).send();
   };
 
+  // Methods the router knows but ingestion takes none of: refused 405 at a live endpoint, and kept.
+  const refuseMethod: RouteHandlerMethod = async (request, reply) => {
+    const receivedAt = new Date();
+    const at = await lookup(request);
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    rejections.refuse({ ...refusalBase(request, at, receivedAt), ...methodRefusal(request.method), body });
+    reply.header('allow', [...RECORDED_METHODS, 'HEAD', 'OPTIONS'].join(', '));
+    throw methodNotAllowed(request.method);
+  };
+
+  // A body over the limit is refused by Fastify before the handler: kept from the error path, when
+  // the URL names a live endpoint.
+  app.addHook('onError', async (request, _reply, error) => {
+    if (!isBodyTooLarge(error)) return;
+    const receivedAt = new Date();
+    let at: Found;
+    try {
+      at = await lookup(request);
+    } catch {
+      return;
+    }
+    rejections.refuse({ ...refusalBase(request, at, receivedAt), ...bodyTooLargeRefusal(request, app) });
+  });
+
   for (const url of ['/in/:token', '/in/:token/*']) {
     app.route({ method: [...RECORDED_METHODS], url, exposeHeadRoute: false, handler: record });
     app.route({ method: ['HEAD', 'OPTIONS'], url, handler: answerProbe });
+    app.route({ method: [...METHOD_NOT_ALLOWED_METHODS], url, handler: refuseMethod });
   }
 }

@@ -33,7 +33,7 @@
 import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { HmacScheme } from '@hookrelay/shared';
+import type { HmacScheme, RejectionReason } from '@hookrelay/shared';
 
 export interface VerificationSettings {
   verifyStaticToken: boolean;
@@ -68,8 +68,12 @@ export interface InboundRequest {
 
 export type VerificationCheck = 'static_token' | 'hmac' | 'timestamp' | 'ip_allowlist';
 
-/** `reason` is for the server log only; the sender gets a bare 401. */
-export type VerificationResult = { ok: true } | { ok: false; check: VerificationCheck; reason: string };
+/**
+ * `reason` is for the server log only; the sender gets a bare 401. `code` and `detail` are what the
+ * endpoint's owner sees of a refused request (docs/api.md, Refused requests): what to check, never
+ * a secret or the signature that was expected.
+ */
+export type VerificationResult = { ok: true } | { ok: false; check: VerificationCheck; reason: string; code: RejectionReason; detail: string };
 
 type Failure = Extract<VerificationResult, { ok: false }>;
 
@@ -151,8 +155,8 @@ export function validateCidr(cidr: string): string | null {
 
 const OK: VerificationResult = Object.freeze({ ok: true });
 
-function fail(check: VerificationCheck, reason: string): Failure {
-  return { ok: false, check, reason };
+function fail(check: VerificationCheck, reason: string, code: RejectionReason, detail: string): Failure {
+  return { ok: false, check, reason, code, detail };
 }
 
 /** Undefined when absent; null when repeated (ambiguous, so refused). */
@@ -222,7 +226,13 @@ function checkTolerance(seconds: number, now: Date, rule: TimestampRule): Failur
   const skew = Math.abs(now.getTime() / 1000 - seconds);
   // Written so that NaN (an invalid `now`) fails rather than passes.
   if (!(skew <= rule.toleranceSeconds)) {
-    return fail('timestamp', `timestamp outside tolerance (${Number.isFinite(skew) ? Math.round(skew) : '?'} s)`);
+    const skewText = Number.isFinite(skew) ? Math.round(skew) : '?';
+    return fail(
+      'timestamp',
+      `timestamp outside tolerance (${skewText} s)`,
+      'timestamp_out_of_tolerance',
+      `the signature is valid, but its timestamp (${seconds}) is ${skewText} s away from the server's clock, beyond the endpoint's tolerance of ${rule.toleranceSeconds} s: check the sender's clock and the server's, or whether this request is an old one sent again`,
+    );
   }
   return null;
 }
@@ -234,10 +244,21 @@ function readTimestamp(
   rule: TimestampRule,
 ): { text: string; seconds: number } | Failure {
   const text = header(request, name);
-  if (text === undefined || text === '') return fail('timestamp', `missing timestamp header ${name}`);
-  if (text === null) return fail('timestamp', `repeated timestamp header ${name}`);
+  if (text === undefined || text === '') {
+    return fail('timestamp', `missing timestamp header ${name}`, 'timestamp_missing', `no ${name} header: the signature covers the timestamp sent in it, so it cannot be checked without it; check that the sender sends it and that no proxy drops it`);
+  }
+  if (text === null) {
+    return fail('timestamp', `repeated timestamp header ${name}`, 'timestamp_malformed', `the ${name} header is sent more than once, so which timestamp was signed is ambiguous`);
+  }
   const seconds = parseTimestamp(text.trim(), rule);
-  if (seconds === null) return fail('timestamp', `malformed timestamp header ${name}`);
+  if (seconds === null) {
+    return fail(
+      'timestamp',
+      `malformed timestamp header ${name}`,
+      'timestamp_malformed',
+      `the ${name} header (${JSON.stringify(text.trim().slice(0, 40))}) is not a unix time in seconds${rule.allowMillis ? ' or milliseconds' : ''}`,
+    );
+  }
   return { text: text.trim(), seconds };
 }
 
@@ -283,7 +304,12 @@ interface NamedCheck {
 }
 
 function misconfigured(check: VerificationCheck, reason: string): Check {
-  const failure = fail(check, `${check} check misconfigured: ${reason}`);
+  const failure = fail(
+    check,
+    `${check} check misconfigured: ${reason}`,
+    'verification_misconfigured',
+    `the endpoint's ${check} check cannot work as configured (${reason}): every request is refused until the endpoint's settings are fixed`,
+  );
   return () => failure;
 }
 
@@ -294,6 +320,9 @@ function compileStaticToken(settings: VerificationSettings): Check {
   const hash = settings.staticTokenHash;
   if (typeof hash !== 'string' || !HEX_DIGEST.test(hash)) return misconfigured('static_token', 'no valid token hash stored');
   const expected = Buffer.from(hash, 'hex');
+  const where = [headerName === null ? null : `the ${headerName} header`, queryParam === null ? null : `the ?${queryParam}= query parameter`]
+    .filter((w) => w !== null)
+    .join(' or ');
 
   // Node decodes header bytes as latin1 and URLSearchParams decodes percent-escapes as UTF-8, so
   // these encodings give back the bytes the sender sent (the UTF-8 of a non-ASCII token) in both places.
@@ -316,7 +345,9 @@ function compileStaticToken(settings: VerificationSettings): Check {
         if (matches(value, 'utf8')) return null;
       }
     }
-    return fail('static_token', present ? 'static token mismatch' : 'missing static token');
+    return present
+      ? fail('static_token', 'static token mismatch', 'token_mismatch', `the static token sent in ${where} does not match the endpoint's: check the token configured at the sender`)
+      : fail('static_token', 'missing static token', 'token_missing', `no static token: the endpoint expects it in ${where}; check the sender's configuration`);
   };
 }
 
@@ -337,12 +368,35 @@ function compileHmac(settings: VerificationSettings): Check {
   const keyBytes = hmacKeyBytes(scheme, secret);
   if (typeof keyBytes === 'string') return misconfigured('hmac', keyBytes);
   const key = createSecretKey(keyBytes);
+  const malformed = (reason: string, form: string): Failure =>
+    fail(
+      'hmac',
+      reason,
+      'signature_malformed',
+      `the ${signatureHeader} header is present but is not a ${scheme} signature (expected ${form}): check that the endpoint's hmac_scheme is the one the sender uses`,
+    );
+  const mismatch = (signed: string): Failure =>
+    fail(
+      'hmac',
+      'hmac signature mismatch',
+      'signature_mismatch',
+      `the ${signatureHeader} header does not match the HMAC-SHA256 of ${signed} under the endpoint's secret (hmac_scheme ${scheme}): check that the sender's signing secret is the endpoint's, and that nothing between them rewrites the body`,
+    );
 
   /** Reads the signature header; a Failure when missing or repeated. */
   const signatureText = (request: InboundRequest): string | Failure => {
     const value = header(request, signatureHeader);
-    if (value === undefined || value === '') return fail('hmac', `missing signature header ${signatureHeader}`);
-    if (value === null) return fail('hmac', `repeated signature header ${signatureHeader}`);
+    if (value === undefined || value === '') {
+      return fail(
+        'hmac',
+        `missing signature header ${signatureHeader}`,
+        'signature_missing',
+        `no ${signatureHeader} header: the endpoint checks a ${scheme} HMAC signature sent in it; check that the sender signs its requests (a secret is set there) and that no proxy drops the header`,
+      );
+    }
+    if (value === null) {
+      return fail('hmac', `repeated signature header ${signatureHeader}`, 'signature_malformed', `the ${signatureHeader} header is sent more than once, so which signature to check is ambiguous`);
+    }
     return value.trim();
   };
 
@@ -355,14 +409,16 @@ function compileHmac(settings: VerificationSettings): Check {
         const text = signatureText(request);
         if (typeof text !== 'string') return text;
         const given = decode(withoutPrefix(text, 'sha256=') ?? text);
-        if (given === null) return fail('hmac', `malformed signature header ${signatureHeader}`);
+        if (given === null) {
+          return malformed(`malformed signature header ${signatureHeader}`, scheme === 'hex' ? '64 hex digits, optionally after sha256=' : 'a base64 SHA-256 digest, optionally after sha256=');
+        }
         if (configuredTimestampHeader === null) {
-          return digestEquals(mac(key, null, request.rawBody), given) ? null : fail('hmac', 'hmac signature mismatch');
+          return digestEquals(mac(key, null, request.rawBody), given) ? null : mismatch('the body');
         }
         const timestamp = readTimestamp(request, configuredTimestampHeader, rule);
         if (isFailure(timestamp)) return timestamp;
         if (!digestEquals(mac(key, `${timestamp.text}.`, request.rawBody), given)) {
-          return fail('hmac', 'hmac signature mismatch');
+          return mismatch(`the ${configuredTimestampHeader} value, ".", and the body`);
         }
         return checkTolerance(timestamp.seconds, request.now, rule);
       };
@@ -373,8 +429,8 @@ function compileHmac(settings: VerificationSettings): Check {
         const text = signatureText(request);
         if (typeof text !== 'string') return text;
         const given = hexDigest(withoutPrefix(text, 'sha256=') ?? '');
-        if (given === null) return fail('hmac', `malformed signature header ${signatureHeader} (expected sha256=<hex>)`);
-        return digestEquals(mac(key, null, request.rawBody), given) ? null : fail('hmac', 'hmac signature mismatch');
+        if (given === null) return malformed(`malformed signature header ${signatureHeader} (expected sha256=<hex>)`, 'sha256= followed by 64 hex digits');
+        return digestEquals(mac(key, null, request.rawBody), given) ? null : mismatch('the body');
       };
 
     case 'stripe':
@@ -391,24 +447,28 @@ function compileHmac(settings: VerificationSettings): Check {
           if (name === 't') {
             // Two different `t=` would make "which one was signed" ambiguous.
             if (timestampText !== null && timestampText !== value) {
-              return fail('timestamp', `malformed signature header ${signatureHeader} (several timestamps)`);
+              return fail('timestamp', `malformed signature header ${signatureHeader} (several timestamps)`, 'timestamp_malformed', `the ${signatureHeader} header holds two different t= timestamps, so which one was signed is ambiguous`);
             }
             timestampText = value;
           } else if (name === 'v1') {
             signatures.push(value);
           }
         }
-        if (timestampText === null) return fail('timestamp', `malformed signature header ${signatureHeader} (no t=)`);
-        if (signatures.length === 0) return fail('hmac', `malformed signature header ${signatureHeader} (no v1=)`);
+        if (timestampText === null) {
+          return fail('timestamp', `malformed signature header ${signatureHeader} (no t=)`, 'timestamp_missing', `the ${signatureHeader} header has no t= timestamp, which Stripe signatures cover`);
+        }
+        if (signatures.length === 0) return malformed(`malformed signature header ${signatureHeader} (no v1=)`, 't=<timestamp>,v1=<64 hex digits>');
         const seconds = parseTimestamp(timestampText, presetRule);
-        if (seconds === null) return fail('timestamp', `malformed signature header ${signatureHeader} (bad t=)`);
+        if (seconds === null) {
+          return fail('timestamp', `malformed signature header ${signatureHeader} (bad t=)`, 'timestamp_malformed', `the t= value of the ${signatureHeader} header is not a unix time in seconds`);
+        }
         const expected = mac(key, `${timestampText}.`, request.rawBody);
         // No early exit: every candidate is compared, so timing does not say which one matched.
         let matched = false;
         for (const signature of signatures) {
           if (digestEquals(expected, hexDigest(signature))) matched = true;
         }
-        if (!matched) return fail('hmac', 'hmac signature mismatch');
+        if (!matched) return mismatch('the t= timestamp, ".", and the body');
         return checkTolerance(seconds, request.now, presetRule);
       };
 
@@ -418,11 +478,11 @@ function compileHmac(settings: VerificationSettings): Check {
         const text = signatureText(request);
         if (typeof text !== 'string') return text;
         const given = hexDigest(withoutPrefix(text, 'v0=') ?? '');
-        if (given === null) return fail('hmac', `malformed signature header ${signatureHeader} (expected v0=<hex>)`);
+        if (given === null) return malformed(`malformed signature header ${signatureHeader} (expected v0=<hex>)`, 'v0= followed by 64 hex digits');
         const timestamp = readTimestamp(request, timestampHeader, presetRule);
         if (isFailure(timestamp)) return timestamp;
         if (!digestEquals(mac(key, `v0:${timestamp.text}:`, request.rawBody), given)) {
-          return fail('hmac', 'hmac signature mismatch');
+          return mismatch(`"v0:", the ${timestampHeader} value, ":", and the body`);
         }
         return checkTolerance(timestamp.seconds, request.now, presetRule);
       };
@@ -435,8 +495,10 @@ function compileHmac(settings: VerificationSettings): Check {
         const text = signatureText(request);
         if (typeof text !== 'string') return text;
         const id = header(request, idHeader);
-        if (id === undefined || id === '') return fail('hmac', `missing id header ${idHeader}`);
-        if (id === null) return fail('hmac', `repeated id header ${idHeader}`);
+        if (id === undefined || id === '') {
+          return fail('hmac', `missing id header ${idHeader}`, 'signature_missing', `no ${idHeader} header: Standard Webhooks signatures cover it, so the signature cannot be checked without it`);
+        }
+        if (id === null) return fail('hmac', `repeated id header ${idHeader}`, 'signature_malformed', `the ${idHeader} header is sent more than once, so which id was signed is ambiguous`);
         const timestamp = readTimestamp(request, timestampHeader, presetRule);
         if (isFailure(timestamp)) return timestamp;
         const expected = mac(key, `${id}.${timestamp.text}.`, request.rawBody);
@@ -449,8 +511,8 @@ function compileHmac(settings: VerificationSettings): Check {
           sawV1 = true;
           if (digestEquals(expected, base64Digest(part.slice(comma + 1)))) matched = true;
         }
-        if (!sawV1) return fail('hmac', `malformed signature header ${signatureHeader} (no v1,<base64>)`);
-        if (!matched) return fail('hmac', 'hmac signature mismatch');
+        if (!sawV1) return malformed(`malformed signature header ${signatureHeader} (no v1,<base64>)`, 'v1,<base64>, several separated by spaces');
+        if (!matched) return mismatch(`the ${idHeader} value, the ${timestampHeader} value and the body, joined by "."`);
         return checkTolerance(timestamp.seconds, request.now, presetRule);
       };
     }
@@ -468,6 +530,8 @@ function compileIpAllowlist(settings: VerificationSettings): Check {
     else v6.push(parsed.range as Ipv6Range);
   }
   if (v4.length === 0 && v6.length === 0) return misconfigured('ip_allowlist', 'no valid CIDR block');
+  const listed = (settings.allowedCidrs ?? []).filter((cidr) => typeof cidr === 'string');
+  const allowlistText = listed.length <= 5 ? listed.join(', ') : `${listed.slice(0, 5).join(', ')} and ${listed.length - 5} more`;
 
   return (request) => {
     let address: ipaddr.IPv4 | ipaddr.IPv6;
@@ -475,7 +539,8 @@ function compileIpAllowlist(settings: VerificationSettings): Check {
       // process() unwraps ::ffff:a.b.c.d, so a dual-stack socket's IPv4 senders match IPv4 blocks.
       address = ipaddr.process(request.remoteAddress);
     } catch {
-      return fail('ip_allowlist', `remote address ${JSON.stringify(String(request.remoteAddress))} is not an IP address`);
+      const shown = JSON.stringify(String(request.remoteAddress));
+      return fail('ip_allowlist', `remote address ${shown} is not an IP address`, 'ip_not_allowed', `the source address ${shown} is not an IP address, so the allowlist cannot admit it`);
     }
     // Families are matched separately: ipaddr.js throws when asked to match across them.
     if (address.kind() === 'ipv4') {
@@ -483,7 +548,12 @@ function compileIpAllowlist(settings: VerificationSettings): Check {
     } else {
       for (const range of v6) if ((address as ipaddr.IPv6).match(range)) return null;
     }
-    return fail('ip_allowlist', `remote address ${address.toString()} not in allowlist`);
+    return fail(
+      'ip_allowlist',
+      `remote address ${address.toString()} not in allowlist`,
+      'ip_not_allowed',
+      `the request came from ${address.toString()}, which is not in the endpoint's IP allowlist (${allowlistText}): check the sender's published address ranges, and whether a proxy in front of hookrelay hides the sender's address`,
+    );
   };
 }
 
@@ -513,7 +583,12 @@ export function compileVerifier(settings: VerificationSettings): Verifier {
       try {
         result = check.run(request);
       } catch (err) {
-        result = fail(check.name, `${check.name} check failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`);
+        result = fail(
+          check.name,
+          `${check.name} check failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
+          'verification_misconfigured',
+          `the endpoint's ${check.name} check failed unexpectedly; the server's log has the error`,
+        );
       }
       if (result !== null) return result;
     }

@@ -84,6 +84,7 @@ export class Metrics {
   private readonly ingestCounts: Record<IngestKind, Record<IngestOutcome, CounterChild>>;
   private readonly ingestDurations: Record<IngestKind, HistogramChild>;
   private readonly verificationFailures: Record<string, CounterChild>;
+  private readonly rejections: Record<'recorded' | 'dropped', CounterChild>;
   private readonly deliveries: Record<DeliveryMetricKind, Partial<Record<DeliveryOutcome, CounterChild>>>;
   private readonly queueDepth: Gauge<string>;
   private readonly queueOldestAge: Gauge<string>;
@@ -123,6 +124,14 @@ export class Metrics {
       registers,
     });
     this.verificationFailures = Object.fromEntries(VERIFICATION_CHECKS.map((check) => [check, boundCounter(verification, check)]));
+
+    const rejections = new Counter({
+      name: 'hookrelay_ingest_rejections_total',
+      help: 'Requests refused at a live endpoint\'s ingest URL: recorded (kept for the API) or dropped (counted only: over the per-endpoint rate, or the writer behind).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.rejections = { recorded: boundCounter(rejections, 'recorded'), dropped: boundCounter(rejections, 'dropped') };
 
     const deliveries = new Counter({
       name: 'hookrelay_deliveries_total',
@@ -218,6 +227,11 @@ export class Metrics {
 
   countVerificationFailure(check: VerificationCheck): void {
     this.verificationFailures[check]?.inc();
+  }
+
+  /** Refused requests: stored for the API, or only counted. */
+  countRejections(outcome: 'recorded' | 'dropped', count = 1): void {
+    this.rejections[outcome].inc(count);
   }
 
   /** One recorded attempt; `status` is the message status it left (statuses that end nothing are not counted). */

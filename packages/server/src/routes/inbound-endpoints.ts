@@ -107,6 +107,7 @@ function toInboundEndpointOut(row: InboundEndpointDetailRow, services: AppServic
     ephemeral: row.ephemeral,
     ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),
     rejected_count: row.rejected_count,
+    rejections_dropped_count: row.rejections_dropped_count,
     ...(row.mode === 'cli' ? { latest_message_id: row.last_message_id } : {}),
     event_type_source: row.event_type_source,
     event_type_path: row.event_type_path,

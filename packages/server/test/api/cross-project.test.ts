@@ -30,6 +30,8 @@ const NOWHERE: Record<FixtureKind, string> = {
   events: '01900000-0000-7000-8000-000000000005',
   inboundTokens: '0'.repeat(32),
   pullTokens: '0'.repeat(32),
+  inboundRejections: '01900000-0000-7000-8000-000000000006',
+  pullRejections: '01900000-0000-7000-8000-000000000007',
 };
 
 const ENDPOINT_KINDS: ReadonlySet<FixtureKind> = new Set(['outbound', 'inbound', 'pulls']);
@@ -54,6 +56,7 @@ async function ownerRows(sql: Sql, projectId: string): Promise<string[]> {
     UNION ALL SELECT 'outbound_messages ' || to_jsonb(m)::text FROM outbound_messages m WHERE m.project_id = ${projectId}::uuid
     UNION ALL SELECT 'inbound_messages ' || to_jsonb(m)::text FROM inbound_messages m WHERE m.project_id = ${projectId}::uuid
     UNION ALL SELECT 'pull_events ' || to_jsonb(m)::text FROM pull_events m WHERE m.project_id = ${projectId}::uuid
+    UNION ALL SELECT 'ingest_rejections ' || to_jsonb(r)::text FROM ingest_rejections r WHERE r.project_id = ${projectId}::uuid
     UNION ALL SELECT 'signing_keys ' || to_jsonb(k)::text FROM signing_keys k
       WHERE k.owner_id IN (SELECT id FROM endpoints WHERE project_id = ${projectId}::uuid
                            UNION ALL SELECT id::text FROM inbound_endpoints WHERE project_id = ${projectId}::uuid)
@@ -107,7 +110,7 @@ async function callAs(apiKey: string, route: ServedRoute, ids: string[]) {
 describe("another project's key, on every route that takes an id", () => {
   it('covers the routes of every kind of resource', () => {
     const covered = new Set(idRoutes().flatMap(kinds));
-    expect([...covered].sort()).toEqual(['events', 'inbound', 'inboundMessages', 'messages', 'outbound', 'pulls']);
+    expect([...covered].sort()).toEqual(['events', 'inbound', 'inboundMessages', 'inboundRejections', 'messages', 'outbound', 'pullRejections', 'pulls']);
     expect(idRoutes().length).toBeGreaterThan(25);
   });
 

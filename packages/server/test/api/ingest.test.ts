@@ -154,6 +154,8 @@ describe('verification at the ingest URL', () => {
     const accepted = await ingest(token, { body: 'x', headers: { 'x-webhook-token': 's3cret-token' } });
     expect(accepted.statusCode).toBe(200);
     expect(await storedMessages(id)).toHaveLength(1);
+    // The count is written off the request path, with the refused requests.
+    await t.app.engines.ingest!.rejections.idle();
     const endpoint = await t.request('GET', `/v1/inbound-endpoints/${id}`);
     expect(endpoint.body.data.rejected_count).toBe(2);
   });

@@ -15,6 +15,7 @@ import type { Resolver } from '../../src/security/ssrf.js';
 import type { PayloadStore } from '../../src/storage/payload-store.js';
 import { createTestDatabase } from './database.js';
 import type { DeliveryWorker, DeliveryWorkerOptions } from '../../src/delivery/worker.js';
+import type { RejectionRecorderOptions } from '../../src/ingest/rejections.js';
 
 export interface TestProjectKey {
   projectId: string;
@@ -53,6 +54,8 @@ export async function createTestApp(
     payloadStore?: PayloadStore;
     /** Runs a delivery worker in the app's process (stopped by `close`), with these options. */
     worker?: boolean | DeliveryWorkerOptions;
+    /** The refused-request recorder's limits (default: the server's). */
+    rejections?: RejectionRecorderOptions;
   } = {},
 ): Promise<TestApp> {
   const db = options.db ?? (await createTestDatabase());
@@ -64,7 +67,11 @@ export async function createTestApp(
     config,
     { db, secretBox, resolveHost: options.resolveHost ?? publicResolver, ...(options.payloadStore ? { payloadStore: options.payloadStore } : {}) },
     // A delivery worker only when the test asks for one.
-    { logger: false, worker: options.worker ? (options.worker === true ? {} : options.worker) : false },
+    {
+      logger: false,
+      worker: options.worker ? (options.worker === true ? {} : options.worker) : false,
+      ...(options.rejections ? { rejections: options.rejections } : {}),
+    },
   );
   await app.ready();
 

@@ -16,6 +16,10 @@ export interface ProjectFixtures {
   events: string[];
   inboundTokens: string[];
   pullTokens: string[];
+  /** A request refused at the cli endpoint's ingest URL. */
+  inboundRejections: string[];
+  /** A request refused at the first pull endpoint's ingest URL. */
+  pullRejections: string[];
 }
 
 export type FixtureKind = keyof ProjectFixtures;
@@ -48,6 +52,11 @@ export async function createFixtures(t: TestApp, apiKey: string): Promise<Projec
   const secondPull = await createPull(t, { event_type_source: 'header', event_type_path: 'X-Event-Type' }, apiKey);
   const inboundMessages = [await ingest(t, cli.secret_token, '{"a":1}'), await ingest(t, cli.secret_token, 'not json'), await ingest(t, forward.secret_token, '{"b":2}')];
   const events = [await ingestEvent(t, pull, { body: '{"type":"x"}' }), await ingestEvent(t, pull, { body: '[1,2]' })];
+  expect((await t.app.inject({ method: 'TRACE', url: `/in/${cli.secret_token}` })).statusCode).toBe(405);
+  expect((await t.app.inject({ method: 'TRACE', url: pull.path })).statusCode).toBe(405);
+  await t.app.engines.ingest!.rejections.idle();
+  const inboundRejections = (await data(t, apiKey, 'GET', `/v1/inbound-endpoints/${cli.id}/rejections`)).map((r: { id: string }) => r.id);
+  const pullRejections = (await data(t, apiKey, 'GET', `/v1/pull-endpoints/${pull.id}/rejections`)).map((r: { id: string }) => r.id);
   return {
     outbound: [endpoint.id, second.id],
     messages: messages.map((m) => m.message_id as string),
@@ -57,6 +66,8 @@ export async function createFixtures(t: TestApp, apiKey: string): Promise<Projec
     events,
     inboundTokens: [cli.secret_token, forward.secret_token, signed.secret_token],
     pullTokens: [pull.token, secondPull.token],
+    inboundRejections,
+    pullRejections,
   };
 }
 
@@ -74,6 +85,7 @@ const KIND_BY_SEGMENT: Record<string, FixtureKind> = {
 /** The fixture kind of a route's path parameter, or undefined for a kind this table does not know yet. */
 export function kindOfParam(route: ServedRoute, name: string): FixtureKind | undefined {
   if (name === 'token') return route.path.startsWith('/pull/') ? 'pullTokens' : 'inboundTokens';
+  if (name === 'rejection_id') return route.path.startsWith('/v1/pull-endpoints/') ? 'pullRejections' : 'inboundRejections';
   const segments = route.path.split('/');
   return KIND_BY_SEGMENT[segments[segments.indexOf(`:${name}`) - 1] ?? ''];
 }

@@ -242,6 +242,8 @@ export const InboundEndpointOut = z.object({
   ephemeral: z.boolean(),
   expires_at: Timestamp.optional(),
   rejected_count: z.number().int().nonnegative(),
+  /** Refused requests counted but not kept (over the per-endpoint rate of recording). */
+  rejections_dropped_count: z.number().int().nonnegative(),
   latest_message_id: Uuid.nullable().optional(),
   /** The endpoint's event type rule; both null: provider detection. */
   event_type_source: EventTypeSource.nullable(),
