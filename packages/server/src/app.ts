@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import websocket from '@fastify/websocket';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { newUuidv7 } from '@hookrelay/shared';
@@ -35,6 +35,7 @@ import { StreamTickets } from './stream/tickets.js';
 import { Engines, type EngineOptions } from './engines.js';
 import { INBOUND_ENDPOINT_CHANGED_CHANNEL } from './db/channels.js';
 import { AccessLog, loggerOptions } from './logging.js';
+import { TrustedProxies } from './security/client-address.js';
 import { answerClientError } from './plugins/client-errors.js';
 import { answerWebSocketError } from './plugins/websocket-errors.js';
 import { registerIngestPortGuard } from './plugins/ingest-port.js';
@@ -46,6 +47,13 @@ export type { AppDeps, AppServices } from './services.js';
 export { redactUrl } from './logging.js';
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The client's address: the peer's, or the one a trusted reverse proxy forwards for
+     * (HOOKRELAY_TRUSTED_PROXIES). What IP allowlists, rate limits and logs see.
+     */
+    readonly clientAddress: string;
+  }
   interface FastifyInstance {
     services: AppServices;
     /** The engines of the process's roles; `app.close()` stops them. */
@@ -142,6 +150,12 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     },
   };
   app.decorate('services', services);
+  const proxies = new TrustedProxies(config.trustedProxies);
+  app.decorateRequest('clientAddress', {
+    getter(this: FastifyRequest) {
+      return proxies.clientAddress(this.socket.remoteAddress ?? '', this.headers);
+    },
+  });
   app.decorate('engines', engines);
   // The one close hook: Fastify runs it after the HTTP server stopped taking requests and answered
   // those it had. A payload store the caller handed in stays open for the caller.

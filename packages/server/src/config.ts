@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { API_KEY_PATTERN, emptyRecord } from '@hookrelay/shared';
+import { parseCidr } from './security/cidr.js';
 
 /**
  * Server configuration, parsed once from an injected environment. Command-line
@@ -186,6 +187,23 @@ const EnvSchema = z.object({
   HOOKRELAY_HEADERS_TIMEOUT_SECONDS: documented("time a connection has to send a request's headers (408 after)", unsetWhenEmpty(positiveInt('HOOKRELAY_HEADERS_TIMEOUT_SECONDS').max(3600).default(10))),
   HOOKRELAY_REQUEST_TIMEOUT_SECONDS: documented('time a connection has to send a whole request (408 after)', unsetWhenEmpty(positiveInt('HOOKRELAY_REQUEST_TIMEOUT_SECONDS').max(3600).default(60))),
   HOOKRELAY_METRICS_TOKEN: documented({ description: 'when set, GET /metrics needs Authorization: Bearer <token>', shownDefault: 'unset: /metrics is open' }, z.string().optional().or(z.literal('').transform(() => undefined))),
+  HOOKRELAY_TRUSTED_PROXIES: documented(
+    'comma-separated CIDR blocks of reverse proxies whose X-Forwarded-For/Forwarded is believed (client address for allowlists, rate limits and logs)',
+    z
+      .string()
+      .default('')
+      .transform((value, ctx) => {
+        const blocks = value.split(',').map((block) => block.trim()).filter((block) => block !== '');
+        for (const block of blocks) {
+          const parsed = parseCidr(block);
+          if ('error' in parsed) {
+            ctx.addIssue({ code: 'custom', message: `HOOKRELAY_TRUSTED_PROXIES: ${parsed.error}` });
+            return z.NEVER;
+          }
+        }
+        return blocks;
+      }),
+  ),
   // Per API key and per process (the counters are in memory); 0 = off.
   HOOKRELAY_API_RATE_LIMIT: documented('/v1 requests per second per API key in this process; 0 = off', unsetWhenEmpty(nonNegativeInt('HOOKRELAY_API_RATE_LIMIT').max(1_000_000).default(DEFAULT_API_RATE_LIMIT))),
   HOOKRELAY_API_RATE_BURST: documented({ description: '/v1 requests an API key may make at once', shownDefault: 'twice the rate limit' }, unsetWhenEmpty(positiveInt('HOOKRELAY_API_RATE_BURST').max(10_000_000).optional())),
@@ -293,7 +311,7 @@ export function configVariables(): ConfigVariable[] {
       name,
       flag,
       boolean: typeof declared === 'boolean',
-      default: doc.shownDefault ?? (declared === undefined ? undefined : String(declared)),
+      default: doc.shownDefault ?? (declared === undefined || declared === '' ? undefined : String(declared)),
       description: doc.description,
     };
   });
@@ -338,6 +356,8 @@ export interface Config {
   metricsToken: string | undefined;
   /** /v1 requests per second per API key in this process; 0 = no limit. */
   apiRateLimit: number;
+  /** CIDR blocks of the reverse proxies whose forwarding headers are believed (security/client-address.ts). */
+  trustedProxies: readonly string[];
   /** /v1 requests an API key may make at once (default twice the rate). */
   apiRateBurst: number;
   /** Where payload bytes live (docs/operating.md, Payload storage on S3). */
@@ -411,6 +431,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     requestTimeoutSeconds: e.HOOKRELAY_REQUEST_TIMEOUT_SECONDS,
     metricsToken: e.HOOKRELAY_METRICS_TOKEN,
     apiRateLimit: e.HOOKRELAY_API_RATE_LIMIT,
+    trustedProxies: e.HOOKRELAY_TRUSTED_PROXIES,
     apiRateBurst: e.HOOKRELAY_API_RATE_BURST ?? Math.max(1, 2 * e.HOOKRELAY_API_RATE_LIMIT),
     payloadStore: payloadStoreOf(e),
     pgliteSettings: { ...DEFAULT_PGLITE_SETTINGS, ...e.HOOKRELAY_PGLITE_OPTIONS.postgresSettings },

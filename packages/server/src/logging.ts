@@ -114,7 +114,12 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
     formatters: { level: (label: string) => ({ level: label }) },
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
     serializers: {
-      req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
+      // The client's address (a trusted proxy's forwarded one, app.ts), else the peer's.
+      req: (req: { method: string; url: string; ip?: string; clientAddress?: string }) => ({
+        method: req.method,
+        url: redactUrl(req.url),
+        remoteAddress: req.clientAddress ?? req.ip,
+      }),
       // @fastify/websocket logs the raw URL of an upgrade it refuses as `path` (an ingest URL too).
       path: (value: unknown) => (typeof value === 'string' ? redactUrl(value) : value),
     },

@@ -98,7 +98,7 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }
         rawBody: body,
         headers: request.headers,
         query: new URLSearchParams(query),
-        remoteAddress: request.socket.remoteAddress ?? '',
+        remoteAddress: request.clientAddress,
         now: receivedAt,
       });
       if (!result.ok) {

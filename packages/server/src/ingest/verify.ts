@@ -31,9 +31,8 @@
  *   of several values is refused as ambiguous.
  */
 import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
-import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
 import type { HmacScheme, RejectionReason } from '@hookrelay/shared';
+import { CidrList, parseAddress, parseCidr } from '../security/cidr.js';
 
 export interface VerificationSettings {
   verifyStaticToken: boolean;
@@ -104,45 +103,7 @@ export const HMAC_PRESET_HEADERS: Readonly<Record<HmacScheme, HmacPresetHeaders>
 });
 
 // ---------------------------------------------------------------------------------------------
-// CIDRs
-
-type Ipv4Range = [ipaddr.IPv4, number];
-type Ipv6Range = [ipaddr.IPv6, number];
-
-/**
- * Strict parse: the address part must be a canonical IP per `net.isIP` (ipaddr.js alone would take
- * `10.1` or `0x0a.0.0.1`, spellings that mean different things to different tools), no zone id, and
- * a decimal prefix within the family's width. A bare address is one host (/32 or /128). Host bits
- * below the prefix are allowed (`192.168.1.7/24` means the /24), as most tools accept that.
- */
-function parseCidr(cidr: string): { range: Ipv4Range | Ipv6Range } | { error: string } {
-  if (typeof cidr !== 'string' || cidr.length === 0) return { error: 'must be a CIDR block such as 203.0.113.0/24' };
-  const slash = cidr.indexOf('/');
-  const address = slash === -1 ? cidr : cidr.slice(0, slash);
-  const family = isIP(address);
-  if (family === 0 || address.includes('%')) {
-    return { error: `"${cidr}" is not a CIDR block: "${address}" is not an IPv4 or IPv6 address` };
-  }
-  const width = family === 4 ? 32 : 128;
-  let prefix = width;
-  if (slash !== -1) {
-    const prefixText = cidr.slice(slash + 1);
-    if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > width) {
-      return { error: `"${cidr}" is not a CIDR block: the prefix length must be 0–${width}` };
-    }
-    prefix = Number(prefixText);
-  }
-  try {
-    if (family === 4) return { range: [ipaddr.IPv4.parse(address), prefix] };
-    const v6 = ipaddr.IPv6.parse(address);
-    // `::ffff:10.0.0.0/104` names IPv4 senders; since remote addresses are unwrapped to IPv4
-    // before matching, the block must be unwrapped too or it could never match anything.
-    if (prefix >= 96 && v6.isIPv4MappedAddress()) return { range: [v6.toIPv4Address(), prefix - 96] };
-    return { range: [v6, prefix] };
-  } catch {
-    return { error: `"${cidr}" is not a CIDR block` };
-  }
-}
+// CIDRs (security/cidr.ts)
 
 /** Null when `cidr` is acceptable (bare addresses included), otherwise a message for INVALID_REQUEST. */
 export function validateCidr(cidr: string): string | null {
@@ -520,39 +481,24 @@ function compileHmac(settings: VerificationSettings): Check {
 }
 
 function compileIpAllowlist(settings: VerificationSettings): Check {
-  const v4: Ipv4Range[] = [];
-  const v6: Ipv6Range[] = [];
-  for (const cidr of settings.allowedCidrs ?? []) {
-    const parsed = parseCidr(cidr);
-    // A stored block that no longer parses can only narrow the list, so it is dropped, not fatal.
-    if ('error' in parsed) continue;
-    if (parsed.range[0].kind() === 'ipv4') v4.push(parsed.range as Ipv4Range);
-    else v6.push(parsed.range as Ipv6Range);
-  }
-  if (v4.length === 0 && v6.length === 0) return misconfigured('ip_allowlist', 'no valid CIDR block');
+  // A stored block that no longer parses can only narrow the list, so it is dropped, not fatal.
+  const allowed = CidrList.compile(settings.allowedCidrs ?? []);
+  if (allowed.size === 0) return misconfigured('ip_allowlist', 'no valid CIDR block');
   const listed = (settings.allowedCidrs ?? []).filter((cidr) => typeof cidr === 'string');
   const allowlistText = listed.length <= 5 ? listed.join(', ') : `${listed.slice(0, 5).join(', ')} and ${listed.length - 5} more`;
 
   return (request) => {
-    let address: ipaddr.IPv4 | ipaddr.IPv6;
-    try {
-      // process() unwraps ::ffff:a.b.c.d, so a dual-stack socket's IPv4 senders match IPv4 blocks.
-      address = ipaddr.process(request.remoteAddress);
-    } catch {
+    const address = parseAddress(request.remoteAddress);
+    if (address === undefined) {
       const shown = JSON.stringify(String(request.remoteAddress));
       return fail('ip_allowlist', `remote address ${shown} is not an IP address`, 'ip_not_allowed', `the source address ${shown} is not an IP address, so the allowlist cannot admit it`);
     }
-    // Families are matched separately: ipaddr.js throws when asked to match across them.
-    if (address.kind() === 'ipv4') {
-      for (const range of v4) if ((address as ipaddr.IPv4).match(range)) return null;
-    } else {
-      for (const range of v6) if ((address as ipaddr.IPv6).match(range)) return null;
-    }
+    if (allowed.matches(address)) return null;
     return fail(
       'ip_allowlist',
       `remote address ${address.toString()} not in allowlist`,
       'ip_not_allowed',
-      `the request came from ${address.toString()}, which is not in the endpoint's IP allowlist (${allowlistText}): check the sender's published address ranges, and whether a proxy in front of hookrelay hides the sender's address`,
+      `the request came from ${address.toString()}, which is not in the endpoint's IP allowlist (${allowlistText}): check the sender's published address ranges, and whether a proxy in front of hookrelay hides the sender's address (HOOKRELAY_TRUSTED_PROXIES)`,
     );
   };
 }

@@ -21,7 +21,7 @@ const lines: Record<string, any>[] = [];
 beforeAll(async () => {
   db = await createTestDatabase();
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-access-'));
-  const config = parseConfig({ HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_LOG_LEVEL: 'info' });
+  const config = parseConfig({ HOOKRELAY_DATA_DIR: dataDir, HOOKRELAY_LOG_LEVEL: 'info', HOOKRELAY_TRUSTED_PROXIES: '10.0.0.0/8' });
   const logger = { ...(loggerOptions(config) as object), stream: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, any>) } };
   app = await buildApp(config, { db, secretBox: new SecretBox(randomBytes(32)), resolveHost: publicResolver }, { logger, worker: false });
   await app.ready();
@@ -53,5 +53,13 @@ describe('the access log', () => {
     expect(logged.map((l) => l.msg)).toEqual(['request completed']);
     expect(logged[0]).toMatchObject({ level: 'info', reqId: requestId, req: { method: 'POST', url: '/in/[redacted]?[redacted]' }, res: { statusCode: 404 } });
     expect(JSON.stringify(logged)).not.toContain(token);
+  });
+
+  it('names the client a trusted proxy forwards for, and the peer otherwise', async () => {
+    const forwarded = { 'x-forwarded-for': '198.51.100.4, 10.9.9.9' };
+    const proxied = await linesOf(() => app.inject({ method: 'GET', url: '/healthz', remoteAddress: '10.1.2.3', headers: forwarded }));
+    expect(proxied.logged[0]?.req.remoteAddress).toBe('198.51.100.4');
+    const untrusted = await linesOf(() => app.inject({ method: 'GET', url: '/healthz', remoteAddress: '192.0.2.8', headers: forwarded }));
+    expect(untrusted.logged[0]?.req.remoteAddress).toBe('192.0.2.8');
   });
 });
