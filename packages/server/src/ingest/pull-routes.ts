@@ -62,7 +62,7 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
     path: '/',
     query: rawQuery(request.raw.url ?? request.url),
     rawHeaders: request.raw.rawHeaders,
-    sourceAddress: request.ip,
+    sourceAddress: request.clientAddress,
   });
   const refusePaused = (request: FastifyRequest, endpoint: PullIngestEndpointRow, receivedAt: Date, body: Buffer): AppError => {
     rejections.refuse({ ...refusalBase(request, endpoint, receivedAt), ...pausedRefusal(PAUSED_RETRY_AFTER_SECONDS), body });

@@ -77,7 +77,7 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }
     path,
     query,
     rawHeaders: request.raw.rawHeaders,
-    sourceAddress: request.ip,
+    sourceAddress: request.clientAddress,
     secretHeader: target.staticTokenHeader,
     secretQueryParam: target.staticTokenQueryParam,
   });

@@ -44,6 +44,21 @@ describe('an IP allowlist behind a trusted proxy', () => {
     expect(bare.status).toBe(401);
   });
 
+  it('records the forwarded address as the source address of a refused request', async () => {
+    const created = await behindProxy.request('POST', '/v1/inbound-endpoints', {
+      body: { name: 'allowlisted', mode: 'cli', verify_ip_allowlist: true, allowed_cidrs: ['203.0.113.0/24'] },
+    });
+    expect(await post(behindProxy, created.body.data.secret_token, '10.0.0.1', { 'x-forwarded-for': '198.51.100.9' })).toBe(401);
+    const deadline = Date.now() + 5_000;
+    let listed = await behindProxy.request('GET', `/v1/inbound-endpoints/${created.body.data.id}/rejections`);
+    while (listed.body.data?.length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      listed = await behindProxy.request('GET', `/v1/inbound-endpoints/${created.body.data.id}/rejections`);
+    }
+    expect(listed.status, listed.raw).toBe(200);
+    expect(listed.body.data.map((r: { source_address: string }) => r.source_address)).toEqual(['198.51.100.9']);
+  });
+
   it('admits it through a chain of trusted proxies and from Forwarded, never a spoofed entry left of the client', async () => {
     const token = await allowlisted(behindProxy);
     expect(await post(behindProxy, token, '10.0.0.1', { 'x-forwarded-for': '203.0.113.9, 10.2.3.4' })).toBe(200);
