@@ -1,6 +1,17 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
-import { INBOUND_ENDPOINT_CHANGED_CHANNEL, INBOUND_MESSAGES_CHANNEL, INBOUND_REPLAY_CHANNEL, readInboundCommits, readReplayNotice } from './db/channels.js';
+import {
+  INBOUND_ENDPOINT_CHANGED_CHANNEL,
+  INBOUND_MESSAGES_CHANNEL,
+  INBOUND_REPLAY_CHANNEL,
+  INGEST_REJECTIONS_CHANNEL,
+  readInboundCommits,
+  readRejectionNotice,
+  readReplayNotice,
+  rejectionNotices,
+} from './db/channels.js';
+import { findRejectionsByIds } from './db/rejections.js';
+import { toRejectionOut } from './views/rejection.js';
 import type { Database } from './db/database.js';
 import { MessageBatcher } from './delivery/message-batcher.js';
 import { DELIVERY_SWEEPERS } from './delivery/sweepers.js';
@@ -152,7 +163,15 @@ export class Engines {
       this.ingest = {
         inbound: new IngestBatcher(db, payloadStore, handOff),
         pull: new PullIngestBatcher(db, payloadStore),
-        rejections: new RejectionRecorder(db, metrics, log, options.rejections ?? {}),
+        // Every process's streams and watch sockets hear of stored refusals by NOTIFY, this one's too.
+        rejections: new RejectionRecorder(db, metrics, log, {
+          ...options.rejections,
+          onStored: (stored) => {
+            for (const notice of rejectionNotices(stored)) {
+              db.notify(INGEST_REJECTIONS_CHANNEL, notice).catch((error: unknown) => log.warn({ err: error }, 'refused requests were stored but not announced'));
+            }
+          },
+        }),
       };
     }
   }
@@ -187,7 +206,27 @@ export class Engines {
         const notice = readReplayNotice(payload);
         if (notice) void streams.replayed(notice.endpointId, notice.messageId);
       }),
+      await db.listen(INGEST_REJECTIONS_CHANNEL, (payload) => void this.pushRejections(payload)),
     );
+  }
+
+  /** Sends stored refused requests to the streams and watch sockets of their endpoints, read back by id. */
+  private async pushRejections(payload: string): Promise<void> {
+    const api = this.api;
+    if (api === undefined) return;
+    const ids = [...readRejectionNotice(payload)]
+      .filter(([endpointId]) => api.streams.hasSubscribers(endpointId) || api.watch.hasWatchers(endpointId))
+      .flatMap(([, endpointIds]) => endpointIds);
+    if (ids.length === 0) return;
+    try {
+      for (const row of await findRejectionsByIds(this.deps.db.sql, ids)) {
+        const rejection = toRejectionOut(row);
+        api.streams.rejected(row.endpoint_id, rejection);
+        api.watch.rejected(row.endpoint_id, rejection);
+      }
+    } catch (error) {
+      this.deps.log.warn({ err: error }, 'refused requests could not be read for the streams');
+    }
   }
 
   /** The worker role's background work: the sweepers and the delivery worker. */

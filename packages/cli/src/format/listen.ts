@@ -1,3 +1,4 @@
+import type { RejectionOut } from '@hookrelay/shared';
 import type { DeliveryRecord } from '../listen/listener.js';
 import type { Style } from './style.js';
 import { truncate } from './text.js';
@@ -99,4 +100,52 @@ export function deliveryJson(record: DeliveryRecord): DeliveryJson {
 /** A state line (connected, reconnecting, …), with the time in front like delivery lines. */
 export function formatStateLine(text: string, style: Style, at: Date): string {
   return `${style.dim(formatClock(at))}  ${text}`;
+}
+
+/**
+ * One refused request, one line, in the delivery lines' layout: time, REFUSED and the status the
+ * sender got, the reason, the request, then what to check.
+ * `00:21:47  REFUSED 401 signature_mismatch  POST /  — the x-hub-signature-256 header does not match …`
+ */
+export function formatRejectionLine(rejection: RejectionOut, style: Style, at: Date): string {
+  const target = truncate(`${rejection.path}${rejection.query === '' ? '' : `?${rejection.query}`}`, PATH_MAX);
+  return [
+    style.dim(formatClock(at)),
+    `${style.red.bold('REFUSED')} ${style.red(String(rejection.status))} ${rejection.reason}`,
+    `${style.bold(rejection.method)} ${target}`,
+    `${style.dim('—')} ${rejection.detail}`,
+  ].join('  ');
+}
+
+/** The `--json` line of a refused request: `type` tells it from a delivery's line, which has none. */
+export interface RejectionJson {
+  type: 'rejection';
+  rejection_id: string;
+  endpoint_id: string;
+  received_at: string;
+  status: number;
+  reason: string;
+  detail: string;
+  method: string;
+  path: string;
+  query: string;
+  size_bytes: number;
+  source_address: string;
+}
+
+export function rejectionJson(rejection: RejectionOut): RejectionJson {
+  return {
+    type: 'rejection',
+    rejection_id: rejection.id,
+    endpoint_id: rejection.endpoint_id,
+    received_at: rejection.received_at,
+    status: rejection.status,
+    reason: rejection.reason,
+    detail: rejection.detail,
+    method: rejection.method,
+    path: rejection.path,
+    query: rejection.query,
+    size_bytes: rejection.size_bytes,
+    source_address: rejection.source_address,
+  };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LISTEN_PAGE_SIZE, type CliMessageOut, type ResultAckOutcome, type StreamResultFrame } from '@hookrelay/shared';
+import { LISTEN_PAGE_SIZE, type CliMessageOut, type RejectionOut, type ResultAckOutcome, type StreamResultFrame } from '@hookrelay/shared';
 import { HookrelayApiError } from '@hookrelay/shared/client';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -69,6 +69,8 @@ export interface ListenerEvents {
   delivery(record: DeliveryRecord): void;
   caughtUp(info: { count: number }): void;
   warning(text: string): void;
+  /** A request the endpoint's ingest URL refused, as the stream announced it. */
+  rejected?(rejection: RejectionOut): void;
   /** Forwarding paused (`p`) or resumed; `waiting`: messages received and not yet forwarded. */
   paused?(info: { paused: boolean; waiting: number }): void;
 }
@@ -951,6 +953,8 @@ export class Listener {
         this.fetchCursor = id;
         this.queue.push({ kind: 'cursor', id });
       },
+      // Shown at once, beside the deliveries: it is not a message, so it neither queues nor moves the cursor.
+      rejection: (rejection) => this.options.events.rejected?.(rejection),
       silent: (silentMs) => this.options.events.heartbeatMissing({ silentMs }),
     });
     this.stream = connection;

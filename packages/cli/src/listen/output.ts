@@ -1,5 +1,6 @@
 import type { default as createOra, Ora } from 'ora';
-import { deliveryJson, formatDeliveryLine, formatResponseLines, formatStateLine } from '../format/listen.js';
+import type { RejectionOut } from '@hookrelay/shared';
+import { deliveryJson, formatDeliveryLine, formatRejectionLine, formatResponseLines, formatStateLine, rejectionJson } from '../format/listen.js';
 import type { Style } from '../format/style.js';
 import { formatDuration } from './duration.js';
 import type { HoldInfo } from './forwarder.js';
@@ -155,6 +156,15 @@ export class ListenOutput implements ListenerEvents {
     const lines = [formatDeliveryLine(record, this.style, this.now(), this.options.showTarget === true)];
     if (this.options.verbose === true) lines.push(...formatResponseLines(record, this.style));
     this.options.stderr.write(`${lines.join('\n')}\n`);
+  }
+
+  /** A refused request: a line beside the deliveries, or a `type: "rejection"` object with --json. */
+  rejected(rejection: RejectionOut): void {
+    if (this.options.json) {
+      this.options.stdout.write(`${JSON.stringify(rejectionJson(rejection))}\n`);
+      return;
+    }
+    this.options.stderr.write(`${formatRejectionLine(rejection, this.style, new Date(rejection.received_at))}\n`);
   }
 
   paused(info: { paused: boolean; waiting: number }): void {

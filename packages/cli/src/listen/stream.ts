@@ -3,6 +3,7 @@ import {
   StreamServerFrame,
   type CliMessageOut,
   type ListenFilter,
+  type RejectionOut,
   type ResultAckOutcome,
   type StreamMessageFrame,
   type StreamResultFrame,
@@ -39,6 +40,8 @@ export interface StreamHandlers {
   message(message: CliMessageOut, replay: boolean): void;
   /** With a filter: every message up to `cursor` was considered, none after the last message frame matched. */
   cursor?(cursor: string): void;
+  /** A request the endpoint's ingest URL refused (not a message: no cursor, no result). */
+  rejection?(rejection: RejectionOut): void;
   /** Nothing (ping or frame) heard for `silentMs`: shown as a warning before the connection is dropped. */
   silent(silentMs: number): void;
 }
@@ -239,6 +242,9 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
         break;
       case 'result_ack':
         handlers.resultAck?.(frame.result_id.toLowerCase(), frame.outcome, frame.message);
+        break;
+      case 'rejection':
+        handlers.rejection?.(frame.rejection);
         break;
     }
   });

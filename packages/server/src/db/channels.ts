@@ -28,12 +28,19 @@ export const INBOUND_ENDPOINT_CHANGED_CHANNEL = 'hookrelay_inbound_endpoint_chan
  */
 export const API_KEY_REVOKED_CHANNEL = 'hookrelay_api_key_revoked';
 
+/**
+ * Requests refused at ingest URLs were stored. Payload: `<endpoint id>:<rejection id>`,
+ * comma-separated (a batch's notices are cut to stay under NOTIFY's payload limit).
+ */
+export const INGEST_REJECTIONS_CHANNEL = 'hookrelay_ingest_rejections';
+
 export const CHANNELS: readonly string[] = [
   DELIVERIES_CHANNEL,
   INBOUND_MESSAGES_CHANNEL,
   INBOUND_REPLAY_CHANNEL,
   INBOUND_ENDPOINT_CHANGED_CHANNEL,
   API_KEY_REVOKED_CHANNEL,
+  INGEST_REJECTIONS_CHANNEL,
 ];
 
 /** One endpoint's entry of an INBOUND_MESSAGES_CHANNEL notice (several join with commas). */
@@ -58,4 +65,29 @@ export function replayNotice(endpointId: string, messageId: string): string {
 export function readReplayNotice(payload: string): { endpointId: string; messageId: string } | undefined {
   const [endpointId, messageId] = payload.split(':');
   return endpointId && messageId ? { endpointId, messageId } : undefined;
+}
+
+/** Entries of INGEST_REJECTIONS_CHANNEL per notice: well under NOTIFY's 8,000-byte payload. */
+const REJECTIONS_PER_NOTICE = 100;
+
+/** The INGEST_REJECTIONS_CHANNEL notices of stored refused requests. */
+export function rejectionNotices(rejections: readonly { endpointId: string; id: string }[]): string[] {
+  const notices: string[] = [];
+  for (let i = 0; i < rejections.length; i += REJECTIONS_PER_NOTICE) {
+    notices.push(rejections.slice(i, i + REJECTIONS_PER_NOTICE).map((r) => `${r.endpointId}:${r.id}`).join(','));
+  }
+  return notices;
+}
+
+/** Reads an INGEST_REJECTIONS_CHANNEL notice: the refused requests' ids, by endpoint. */
+export function readRejectionNotice(payload: string): Map<string, string[]> {
+  const byEndpoint = new Map<string, string[]>();
+  for (const entry of payload.split(',')) {
+    const [endpointId, id] = entry.split(':');
+    if (!endpointId || !id) continue;
+    const ids = byEndpoint.get(endpointId) ?? [];
+    ids.push(id);
+    byEndpoint.set(endpointId, ids);
+  }
+  return byEndpoint;
 }

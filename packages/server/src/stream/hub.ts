@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { CliMessageOut } from '@hookrelay/shared';
+import type { CliMessageOut, RejectionOut } from '@hookrelay/shared';
 import type { Database } from '../db/database.js';
 import { findLiveInboundMessage } from '../db/inbound-messages.js';
 import type { PayloadStore } from '../storage/payload-store.js';
@@ -155,6 +155,11 @@ export class StreamSubscriber {
     if (!this.closed && this.started && this.wants(message)) this.socket.send(streamFrameText({ type: 'message', replay: true, message }));
   }
 
+  /** A frame outside the message sequence, once the stream has sent `ready`. */
+  sendRaw(text: string): void {
+    if (!this.closed && this.started) this.socket.send(text);
+  }
+
   private async readPage(): Promise<'more' | 'done'> {
     const read = await readCliMessagesAfter(this.hub.payloadStore, this.hub.db.sql, this.endpointId, this.cursor, SOCKET_PAGE_SIZE, true, this.filter);
     if (read.cursor === null || this.closed) return 'done';
@@ -276,6 +281,17 @@ export class StreamHub {
     const frames: (string | undefined)[] = new Array(rows.length);
     const frame = (i: number) => (frames[i] ??= rows[i]!.frame ?? committedFrame(rows[i]!));
     targets.forEach((s) => s.deliverCommitted(after, rows, frame));
+  }
+
+  /**
+   * A request the endpoint's ingest URL refused: sent to its started streams as it is, beside the
+   * messages (no cursor moves, no filter applies: a refusal is what a developer watches for).
+   */
+  rejected(endpointId: string, rejection: RejectionOut): void {
+    const targets = this.subscribers.get(endpointId);
+    if (!targets || targets.size === 0) return;
+    const text = streamFrameText({ type: 'rejection', rejection });
+    targets.forEach((subscriber) => subscriber.sendRaw(text));
   }
 
   /** A cli-mode message was replayed: it goes again to the started streams of its endpoint that take it. */

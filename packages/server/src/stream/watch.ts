@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
+import type { RejectionOut } from '@hookrelay/shared';
 import type { Database } from '../db/database.js';
 import { listEndpointMessagesAfter } from '../db/inbound-messages.js';
 import { toEndpointMessage } from '../views/endpoint-message.js';
@@ -38,6 +39,11 @@ export class Watcher {
 
   wake(): void {
     this.pump.wake();
+  }
+
+  /** A frame outside the message sequence. */
+  sendRaw(text: string): void {
+    if (!this.closed) this.socket.send(text);
   }
 
   private async readPage(): Promise<'more' | 'done'> {
@@ -94,6 +100,19 @@ export class WatchHub {
   /** Some process committed messages of `endpointId`. */
   committed(endpointId: string): void {
     this.watchers.get(endpointId)?.forEach((w) => w.wake());
+  }
+
+  /** Whether a page watches the endpoint. */
+  hasWatchers(endpointId: string): boolean {
+    return (this.watchers.get(endpointId)?.size ?? 0) > 0;
+  }
+
+  /** A request the endpoint's ingest URL refused, to every page watching it. */
+  rejected(endpointId: string, rejection: RejectionOut): void {
+    const targets = this.watchers.get(endpointId);
+    if (!targets || targets.size === 0) return;
+    const text = watchFrameText({ type: 'rejection', rejection });
+    targets.forEach((w) => w.sendRaw(text));
   }
 
   /** Every watcher reads after its cursor (notices may have been lost). */

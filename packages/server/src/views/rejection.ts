@@ -1,5 +1,5 @@
 import type { RejectionDetailOut, RejectionOut } from '@hookrelay/shared';
-import type { NewRejection, RejectionDetailRow, RejectionRow } from '../db/rejections.js';
+import type { RejectionDetailRow, RejectionRow } from '../db/rejections.js';
 
 /** A refused request as lists show it and stream frames carry it. */
 export function toRejectionOut(row: RejectionRow): RejectionOut {
@@ -28,26 +28,5 @@ export function toRejectionDetailOut(row: RejectionDetailRow): RejectionDetailOu
     ...toRejectionOut(row),
     body: Buffer.from(row.body_prefix.buffer, row.body_prefix.byteOffset, row.body_prefix.byteLength).toString('base64'),
     body_encoding: 'base64',
-  };
-}
-
-/** A refused request this process just stored, as the stream sends it (the same record as a list's). */
-export function newRejectionOut(r: NewRejection): RejectionOut {
-  return {
-    id: r.id,
-    endpoint_kind: r.endpointKind,
-    endpoint_id: r.endpointId,
-    received_at: r.receivedAt.toISOString(),
-    reason: r.reason,
-    detail: r.detail,
-    status: r.status,
-    method: r.method,
-    path: r.path,
-    query: r.query,
-    raw_headers: r.rawHeaders,
-    size_bytes: r.sizeBytes,
-    body_sha256: r.bodySha256,
-    body_truncated: r.bodyTruncated,
-    source_address: r.sourceAddress,
   };
 }

@@ -166,3 +166,17 @@ describe('the inspector page', () => {
     expectError(await t.request('GET', '/v1/no-such-route'), 404, 'NOT_FOUND');
   });
 });
+
+describe('refused requests on the watch socket', () => {
+  it('come as rejection frames, beside the messages', async () => {
+    const endpoint = await createInbound('cli');
+    const w = await watch(endpoint.id, await ticket());
+    await w.until(() => w.frames.length >= 1, 'ready');
+    expect((await t.request('POST', `/v1/inbound-endpoints/${endpoint.id}/pause`)).status).toBe(200);
+    const refused = await fetch(`${baseUrl}/in/${endpoint.token}`, { method: 'POST', body: '{}' });
+    expect(refused.status).toBe(503);
+    await w.until(() => w.frames.some((f) => f.type === 'rejection'), 'the rejection');
+    expect(w.frames.find((f) => f.type === 'rejection')).toMatchObject({ type: 'rejection', rejection: { endpoint_id: endpoint.id, reason: 'endpoint_paused', status: 503 } });
+    w.socket.close();
+  });
+});

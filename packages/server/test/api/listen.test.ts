@@ -282,3 +282,24 @@ describe('POST /v1/inbound-messages/{id}/result', () => {
     expect(missing.status).toBe(404);
   });
 });
+
+describe('refused requests on the stream', () => {
+  it('come as rejection frames beside the messages, as they are stored, moving no cursor', async () => {
+    const res = await t.request('POST', '/v1/inbound-endpoints', {
+      body: { name: 'refusals', mode: 'cli', verify_static_token: true, static_token_header_name: 'x-token', static_token: 'tok' },
+    });
+    const { id, secret_token: token } = res.body.data;
+    const s = await openStream(id);
+    const refused = await fetch(`${baseUrl}/in/${token}/gh?a=1`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json', 'x-token': 'wrong' } });
+    expect(refused.status).toBe(401);
+    await s.until(() => s.frames.some((f) => f.type === 'rejection'));
+    const frame = s.frames.find((f) => f.type === 'rejection') as unknown as { rejection: { endpoint_id: string; raw_headers: [string, string][] } };
+    expect(frame.rejection).toMatchObject({ endpoint_id: id, reason: 'token_mismatch', status: 401, method: 'POST', path: '/gh', query: 'a=1' });
+    expect(frame.rejection.raw_headers).toContainEqual(['x-token', '[redacted]']);
+    const accepted = await fetch(`${baseUrl}/in/${token}`, { method: 'POST', body: '{"n":1}', headers: { 'content-type': 'application/json', 'x-token': 'tok' } });
+    expect(accepted.status).toBe(200);
+    await s.until(() => s.messages().length === 1);
+    expect(s.frames.map((f) => f.type)).toEqual(['ready', 'rejection', 'message']);
+    s.close();
+  });
+});

@@ -12,6 +12,7 @@ import {
   Ttl,
   Uuid,
 } from './common.js';
+import { RejectionFrame } from './rejections.js';
 import { checkEventTypeCreate, checkEventTypeUpdate, EventTypeSource, eventTypeCreateShape, eventTypeUpdateShape } from './event-type.js';
 import { batchDeleteResult, MessageDeleteBatchIn, MessageDeleteOut, MessageStatus } from './messages.js';
 
@@ -597,11 +598,11 @@ export const StreamResultAckFrame = z.object({
 });
 export type StreamResultAckFrame = z.infer<typeof StreamResultAckFrame>;
 
-export const StreamServerFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultAckFrame]);
+export const StreamServerFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultAckFrame, RejectionFrame]);
 export type StreamServerFrame = z.infer<typeof StreamServerFrame>;
 
 /** Any frame of the stream, in either direction (JSON text frames). */
-export const StreamFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultAckFrame, StreamResultFrame]);
+export const StreamFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultAckFrame, RejectionFrame, StreamResultFrame]);
 export type StreamFrame = z.infer<typeof StreamFrame>;
 
 /** POST /v1/inbound-messages/{id}/replay: queued again, `replay_count` already incremented. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Timestamp, Uuid } from './common.js';
 import { InboundEndpointMessageOut } from './inbound.js';
+import { RejectionFrame } from './rejections.js';
 
 /**
  * POST /v1/stream-tickets: a short-lived, single-use ticket that authenticates one WebSocket upgrade
@@ -21,9 +22,9 @@ export type WatchQuery = z.infer<typeof WatchQuery>;
 /**
  * Server frames of the watch socket: `ready` once, then one `message` per new message, oldest
  * first, as a row of the endpoint message list (without answers yet: they come later, read them
- * from the list).
+ * from the list); a `rejection` frame for each request the endpoint's ingest URL refused.
  */
 export const WatchReadyFrame = z.object({ type: z.literal('ready'), cursor: Uuid.nullable() });
 export const WatchMessageFrame = z.object({ type: z.literal('message'), message: InboundEndpointMessageOut });
-export const WatchFrame = z.discriminatedUnion('type', [WatchReadyFrame, WatchMessageFrame]);
+export const WatchFrame = z.discriminatedUnion('type', [WatchReadyFrame, WatchMessageFrame, RejectionFrame]);
 export type WatchFrame = z.infer<typeof WatchFrame>;

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { Cursor, limitParam, Timestamp, TimestampIn, Uuid } from './common.js';
-import { RawHeader } from './inbound.js';
 
 /**
  * Why a request at an ingest URL was refused (docs/api.md, Refused requests). A closed set: a client
@@ -51,7 +50,7 @@ export const RejectionOut = z.object({
   path: z.string(),
   query: z.string(),
   /** The header lines as received, in order; the endpoint's own static token is redacted. */
-  raw_headers: z.array(RawHeader),
+  raw_headers: z.array(z.tuple([z.string(), z.string()])),
   /** The body's size in bytes (for `body_too_large`, the size announced or read before the refusal). */
   size_bytes: z.number().int().nonnegative(),
   /** SHA-256 (hex) of the whole body; null when the body was not read (`body_too_large`). */
@@ -81,3 +80,10 @@ export const RejectionsQuery = z.strictObject({
 export type RejectionsQuery = z.infer<typeof RejectionsQuery>;
 
 export const RejectionParams = z.object({ id: Uuid, rejection_id: Uuid });
+
+/**
+ * Server → client, on the CLI stream and the inspector's watch socket: a request the endpoint's
+ * ingest URL refused, once it is stored. It is not a message: it moves no cursor and takes no result.
+ */
+export const RejectionFrame = z.object({ type: z.literal('rejection'), rejection: RejectionOut });
+export type RejectionFrame = z.infer<typeof RejectionFrame>;
