@@ -1,4 +1,5 @@
 import { homedir } from 'node:os';
+import { dirname } from 'node:path';
 // The client alone: the package's index also builds every zod schema, which no command needs to start.
 import { HookrelayClient } from '@hookrelay/shared/client';
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
@@ -15,6 +16,7 @@ import {
   type ResolvedSettings,
   processEnvironment,
 } from './config.js';
+import { readRunningDev } from './dev/running.js';
 import { CliErrorCode, CliFailure, describeFailure, failureToJson } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import { formatFailure } from './format/error.js';
@@ -52,6 +54,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   /** Commands that create a profile (login) may name one that does not exist yet. */
   protected static mayCreateProfile = false;
 
+  /**
+   * Whether a running `hookrelay dev` supplies the API address and key (docs/cli.md, Settings).
+   * Commands that manage profiles, and dev itself, read only flags, environment and profiles.
+   */
+  protected static usesRunningDev = true;
+
   protected flags!: CommandFlags<T>;
   protected args!: CommandArgs<T>;
   protected env!: Env;
@@ -84,7 +92,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
     this.configPath = configFilePath(this.env, homedir());
     this.storedConfig = await readConfigFile(this.configPath);
-    this.settings = resolveSettings(this.flags, this.env, this.storedConfig);
+    const dev = ctor.usesRunningDev ? await readRunningDev(dirname(this.configPath)) : undefined;
+    this.settings = resolveSettings(this.flags, this.env, this.storedConfig, dev);
     if (this.settings.profileSource === 'flag' || this.settings.profileSource === 'env') {
       assertProfileName(this.settings.profile);
       if (!ctor.mayCreateProfile && storedProfile(this.storedConfig, this.settings.profile) === undefined) {

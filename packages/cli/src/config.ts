@@ -27,7 +27,13 @@ export interface ConfigFile {
 }
 
 /** Where a resolved setting came from: shown by `whoami` and `config list`. */
-export type SettingSource = 'flag' | 'env' | 'profile' | 'default';
+export type SettingSource = 'flag' | 'env' | 'dev' | 'profile' | 'default';
+
+/** A `hookrelay dev` running for this user (src/dev/running.ts): its server's address and key. */
+export interface RunningDevSettings {
+  apiUrl: string;
+  apiKey: string;
+}
 
 export interface ResolvedSettings {
   /** The profile read (and written by login/logout). */
@@ -177,6 +183,8 @@ export function describeSource(source: SettingSource): string {
       return 'a flag';
     case 'env':
       return 'the environment';
+    case 'dev':
+      return 'the running hookrelay dev';
     case 'profile':
       return 'the stored profile';
     case 'default':
@@ -185,11 +193,16 @@ export function describeSource(source: SettingSource): string {
 }
 
 /**
- * Precedence, for each setting on its own: flag, then environment, then the selected profile, then
- * the default. The profile itself is chosen by `--profile`, then `HOOKRELAY_PROFILE`, then the
- * file's `current_profile`, then `default`.
+ * Precedence, for each setting on its own: flag, then environment, then a running `hookrelay dev`,
+ * then the selected profile, then the default. The profile itself is chosen by `--profile`, then
+ * `HOOKRELAY_PROFILE`, then the file's `current_profile`, then `default`.
+ *
+ * A running dev server gives its address and its key as a pair, and only when no API address comes
+ * from a flag or the environment and no profile is named by `--profile` or `HOOKRELAY_PROFILE`
+ * (asking for a profile, or an address, means "not the dev server"); a key from a flag or the
+ * environment still wins over its key.
  */
-export function resolveSettings(flags: SettingFlags, env: Env, config: ConfigFile): ResolvedSettings {
+export function resolveSettings(flags: SettingFlags, env: Env, config: ConfigFile, dev?: RunningDevSettings): ResolvedSettings {
   let profile: string = DEFAULT_PROFILE;
   let profileSource: SettingSource = 'default';
   const envProfile = envValue(env, 'HOOKRELAY_PROFILE');
@@ -208,12 +221,16 @@ export function resolveSettings(flags: SettingFlags, env: Env, config: ConfigFil
   let apiUrl = DEFAULT_API_URL;
   let apiUrlSource: SettingSource = 'default';
   const envUrl = envValue(env, 'HOOKRELAY_API_URL');
+  const useDev = dev !== undefined && profileSource !== 'flag' && profileSource !== 'env';
   if (flags['api-url'] !== undefined && flags['api-url'] !== '') {
     apiUrl = flags['api-url'];
     apiUrlSource = 'flag';
   } else if (envUrl !== undefined) {
     apiUrl = envUrl;
     apiUrlSource = 'env';
+  } else if (useDev) {
+    apiUrl = dev.apiUrl;
+    apiUrlSource = 'dev';
   } else if (stored.api_url !== undefined) {
     apiUrl = stored.api_url;
     apiUrlSource = 'profile';
@@ -228,6 +245,9 @@ export function resolveSettings(flags: SettingFlags, env: Env, config: ConfigFil
   } else if (envKey !== undefined) {
     apiKey = envKey;
     apiKeySource = 'env';
+  } else if (apiUrlSource === 'dev' && dev !== undefined) {
+    apiKey = dev.apiKey;
+    apiKeySource = 'dev';
   } else if (stored.api_key !== undefined) {
     apiKey = stored.api_key;
     apiKeySource = 'profile';

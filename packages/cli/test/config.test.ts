@@ -186,3 +186,28 @@ describe('profile edits', () => {
     expect(maskApiKey('short')).toBe('…');
   });
 });
+
+describe('resolveSettings with a running hookrelay dev', () => {
+  const dev = { apiUrl: 'http://127.0.0.1:9999', apiKey: 'hr_dev' };
+  const config = { current_profile: 'work', profiles: { work: { api_url: 'https://hooks.example.com', api_key: 'hr_work' } } };
+
+  it('supplies address and key over the current profile and the default', () => {
+    expect(resolveSettings({}, {}, config, dev)).toMatchObject({ apiUrl: dev.apiUrl, apiUrlSource: 'dev', apiKey: 'hr_dev', apiKeySource: 'dev' });
+    expect(resolveSettings({}, {}, { profiles: {} }, dev)).toMatchObject({ apiUrl: dev.apiUrl, apiKeySource: 'dev' });
+  });
+
+  it('gives way to an address from a flag or the environment, and never sends its key there', () => {
+    expect(resolveSettings({ 'api-url': 'http://other' }, {}, { profiles: {} }, dev)).toMatchObject({ apiUrl: 'http://other', apiKey: undefined });
+    expect(resolveSettings({}, { HOOKRELAY_API_URL: 'http://other' }, config, dev)).toMatchObject({ apiUrl: 'http://other', apiKey: 'hr_work', apiKeySource: 'profile' });
+  });
+
+  it('gives way to a profile named by --profile or HOOKRELAY_PROFILE', () => {
+    expect(resolveSettings({ profile: 'work' }, {}, config, dev)).toMatchObject({ apiUrl: 'https://hooks.example.com', apiKeySource: 'profile' });
+    expect(resolveSettings({}, { HOOKRELAY_PROFILE: 'work' }, config, dev)).toMatchObject({ apiUrl: 'https://hooks.example.com', apiKey: 'hr_work' });
+  });
+
+  it('keeps a key from a flag or the environment with its address', () => {
+    expect(resolveSettings({ 'api-key': 'hr_flag' }, {}, config, dev)).toMatchObject({ apiUrl: dev.apiUrl, apiKey: 'hr_flag', apiKeySource: 'flag' });
+    expect(resolveSettings({}, { HOOKRELAY_API_KEY: 'hr_env' }, config, dev)).toMatchObject({ apiUrl: dev.apiUrl, apiKey: 'hr_env', apiKeySource: 'env' });
+  });
+});

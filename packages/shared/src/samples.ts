@@ -576,6 +576,7 @@ export function sampleOutcome(
   path: string,
   sample: SampleRequest,
   answer: SampleIngestAnswer,
+  signed: boolean,
 ): InboundSampleOut {
   let messageId: string | null = null;
   try {
@@ -594,5 +595,6 @@ export function sampleOutcome(
     duplicate: answer.duplicate,
     size_bytes: sample.body.length,
     payload_sha256: sha256Hex(sample.body),
+    signed,
   };
 }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { HookrelayApiError, type HookrelayClient } from '@hookrelay/shared/client';
 import { newApiKey } from '@hookrelay/shared/ids';
 import { Flags } from '@oclif/core';
@@ -16,6 +16,7 @@ import { inspectorUrl } from '../inspector.js';
 import { forwardingFlags, forwardingSettings } from '../listen/flags.js';
 import { StopSignals } from '../signals.js';
 import { parseDuration } from '../listen/duration.js';
+import { removeRunningDev, writeRunningDev } from '../dev/running.js';
 import { freeLocalPort, startTunnel, TUNNEL_PROGRAMS, type Tunnel, type TunnelProgram } from '../dev/tunnel.js';
 
 /** A new data dir comes from the server's template in about a second; without one, PGlite's initdb takes several, more on a slow CI machine. */
@@ -56,10 +57,11 @@ export function withTunnelDefault(argv: readonly string[]): string[] {
 }
 
 export default class Dev extends BaseCommand<typeof Dev> {
+  protected static override usesRunningDev = false;
   static override summary = 'Local development in one command: an embedded hookrelay server, a cli-mode endpoint, and a listener forwarding to your app.';
   static override description = `Starts hookrelay-server on 127.0.0.1 (embedded PostgreSQL in the data dir, nothing to install), creates a cli-mode inbound endpoint, prints its ingest URL, and forwards every webhook posted to it to --forward-to (or the routes of ./hookrelay.json), exactly like \`hookrelay listen\` (same order, exact bytes, held while your app restarts; p/r/q keys in a terminal). Ctrl-C stops the listener, then the server, and exits 0.
 
-The data dir (default $HOOKRELAY_CONFIG_DIR/dev, i.e. ~/.config/hookrelay/dev) keeps the database, the server's API key and the endpoint (dev.json, mode 0600), the listener's cursor and the server's log (server.log): a restart reuses the same key, endpoint and ingest URL. Delete the directory to start afresh. Other commands can use the dev server while it runs: HOOKRELAY_API_URL=http://127.0.0.1:8787 and HOOKRELAY_API_KEY from dev.json ("api_key").
+The data dir (default $HOOKRELAY_CONFIG_DIR/dev, i.e. ~/.config/hookrelay/dev) keeps the database, the server's API key and the endpoint (dev.json, mode 0600), the listener's cursor and the server's log (server.log): a restart reuses the same key, endpoint and ingest URL. Delete the directory to start afresh. While dev runs, other commands of this user (trigger, open, inbound …) use its server and key without flags: dev keeps dev-running.json in the CLI's configuration directory and removes it on exit (an address or a profile named by flag or environment still wins).
 
 The dev server allows private network destinations (HOOKRELAY_ALLOW_PRIVATE_NETWORKS=true), so forward-mode endpoints may point at localhost. It ignores DATABASE_URL and other HOOKRELAY_* settings of your shell.
 
@@ -142,6 +144,7 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
     let tunnel: Tunnel | undefined;
     let ingestPort: number | undefined;
     let crashed: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let markerWritten = false;
     let stoppingServer = false;
     let listening = false;
     try {
@@ -188,6 +191,9 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
       const client = this.createClient(apiUrl, apiKey);
       const endpoint = await this.devEndpoint(client, dataDir, state);
       if (stop.stopping) return;
+      // Other commands of this user now use this server without flags, while this process lives.
+      await writeRunningDev(dirname(this.configPath), { pid: process.pid, api_url: apiUrl, data_dir: dataDir, inbound_endpoint_id: endpoint.id });
+      markerWritten = true;
 
       if (this.jsonEnabled()) {
         const ready: DevReadyLine = {
@@ -226,11 +232,12 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
             : [styleErr.dim(`  Public through ${tunnel.program} (to the ingest-only port 127.0.0.1:${ingestPort}; the API stays on 127.0.0.1:${port}).`)]),
           styleErr.bold('Inspector (every webhook, its bytes, your app\'s answers, replay):'),
           `  ${styleErr.cyan(inspectorUrl(apiUrl, apiKey, endpoint.id))}`,
-          styleErr.dim(`  Other commands: HOOKRELAY_API_URL=${apiUrl} HOOKRELAY_API_KEY=<"api_key" of ${join(dataDir, 'dev.json')}>`),
+          styleErr.dim('  Other commands in another terminal (trigger, open, inbound …) use this server while dev runs.'),
           '',
         ],
       });
     } finally {
+      if (markerWritten) await removeRunningDev(dirname(this.configPath), process.pid);
       // Whatever happened, the server does not outlive the command.
       if (server !== undefined) {
         stoppingServer = true;

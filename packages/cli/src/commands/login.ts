@@ -6,6 +6,7 @@ import { formatLogin, type LoginView } from '../format/account.js';
 import { ask } from '../prompt.js';
 
 export default class Login extends BaseCommand<typeof Login> {
+  protected static override usesRunningDev = false;
   static override summary = 'Store an API URL and key as a profile, after checking them with the server.';
   static override description = `On a terminal it asks for the API URL and key; otherwise give them with --api-url and --api-key (or HOOKRELAY_API_URL and HOOKRELAY_API_KEY).
 The key is checked with GET /v1/whoami before anything is saved. The profile (--profile, default "default") becomes the current one.

@@ -8,6 +8,7 @@ export interface LogoutResult {
 }
 
 export default class Logout extends BaseCommand<typeof Logout> {
+  protected static override usesRunningDev = false;
   static override summary = "Remove the stored API key of a profile (its API URL is kept).";
   static override description = `This forgets the key on this machine only; the key stays valid on the server until an operator revokes it (hookrelay-server keys revoke).`;
 

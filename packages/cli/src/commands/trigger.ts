@@ -27,7 +27,7 @@ export default class Trigger extends BaseCommand<typeof Trigger> {
   static override summary = "Send a realistic, correctly signed sample webhook (GitHub, Stripe, Slack, Shopify, Standard Webhooks) to an inbound endpoint's ingest URL.";
   static override description = `The sample is a body of the provider's shape with fresh ids and the current time, sent with the provider's headers (X-GitHub-Event, X-Shopify-Topic, …) and signed exactly as the provider signs, so the endpoint's verification runs for real and your app can check the signature with the provider's own library. A listener (\`hookrelay listen\`, \`hookrelay dev\`) then forwards it like any webhook.
 
-Without --secret the server signs the sample with the HMAC secret stored on the endpoint (POST /v1/inbound-endpoints/{id}/samples): the secret never leaves the server. The endpoint must verify with the provider's scheme (hmac_scheme github, stripe, slack, standard_webhooks; for Shopify base64 with hmac_header_name X-Shopify-Hmac-Sha256). With --secret the CLI signs and posts to the ingest URL itself.
+Without --secret the server signs the sample with the HMAC secret stored on the endpoint (POST /v1/inbound-endpoints/{id}/samples): the secret never leaves the server. The endpoint must verify with the provider's scheme (hmac_scheme github, stripe, slack, standard_webhooks; for Shopify base64 with hmac_header_name X-Shopify-Hmac-Sha256). An endpoint that verifies nothing (such as the one \`hookrelay dev\` makes) gets the sample unsigned unless it holds a secret of the provider's scheme; the output says so ("signed_by": "none" with --json). With --secret the CLI signs and posts to the ingest URL itself.
 
 --set edits the body before it is signed: a dotted path (array items by index) and a value read as JSON when it is a JSON scalar (5000, true, null, "text"), else as text.
 
@@ -102,7 +102,8 @@ Without --secret the server signs the sample with the HMAC secret stored on the 
 
   private async serverSigned(endpointId: string, provider: SampleProvider, event: string, edits: SampleEdit[], path: string): Promise<TriggerResult> {
     const { data } = await this.client.inboundEndpoints.sample(endpointId, { provider, event, path, ...(edits.length > 0 ? { set: edits } : {}) });
-    return { ...data, signed_by: 'server' };
+    // A server that predates `signed` always signed.
+    return { ...data, signed: data.signed !== false, signed_by: data.signed === false ? 'none' : 'server' };
   }
 
   private async cliSigned(endpointId: string, provider: SampleProvider, event: string, edits: SampleEdit[], path: string, secret: string): Promise<TriggerResult> {
@@ -130,11 +131,15 @@ Without --secret the server signs the sample with the HMAC secret stored on the 
           : undefined;
       throw new CliFailure(CliErrorCode.INGEST_REFUSED, `the ingest URL answered ${answer.statusCode}${text === '' ? '' : `: ${text.slice(0, 300)}`}`, ExitCode.GENERIC, hint);
     }
-    const out = sampleOutcome(endpoint.id, provider, event, path, sample, {
-      status: answer.statusCode,
-      duplicate: answer.headers['hookrelay-duplicate'] === 'true',
-      text,
-    });
+    const out = sampleOutcome(
+      endpoint.id,
+      provider,
+      event,
+      path,
+      sample,
+      { status: answer.statusCode, duplicate: answer.headers['hookrelay-duplicate'] === 'true', text },
+      true,
+    );
     return { ...out, signed_by: 'cli' };
   }
 }

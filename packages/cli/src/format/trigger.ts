@@ -3,7 +3,7 @@ import type { Style } from './style.js';
 import { formatTable } from './table.js';
 
 /** What `trigger` returns: the ingest's outcome and who signed (the server's stored secret, or --secret). */
-export type TriggerResult = InboundSampleOut & { signed_by: 'server' | 'cli' };
+export type TriggerResult = InboundSampleOut & { signed_by: 'server' | 'cli' | 'none' };
 
 export interface SampleListRow {
   provider: string;
@@ -25,7 +25,12 @@ export function formatSampleList(rows: readonly SampleListRow[], style: Style): 
 }
 
 export function formatSampleSent(result: TriggerResult, style: Style): string {
-  const signer = result.signed_by === 'server' ? "signed by the server with the endpoint's secret" : 'signed with --secret';
+  const signer =
+    result.signed_by === 'server'
+      ? "signed by the server with the endpoint's secret"
+      : result.signed_by === 'cli'
+        ? 'signed with --secret'
+        : 'unsigned: the endpoint verifies nothing and has no secret to sign with';
   const stored = result.message_id === null ? 'stored' : `message ${style.bold(result.message_id)}`;
   const lines = [
     `${style.green('Sent')} ${result.provider} ${style.bold(result.event)} to inbound endpoint ${result.inbound_endpoint_id}${result.path === '/' ? '' : ` at ${result.path}`} (${signer})`,

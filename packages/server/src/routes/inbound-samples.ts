@@ -28,7 +28,8 @@ function invalid(path: string, message: string): AppError {
 
 /**
  * POST /v1/inbound-endpoints/{id}/samples: a sample event signed with the endpoint's stored HMAC
- * secret, ingested through the endpoint's own ingest URL (verification, idempotency and storage as
+ * secret (unsigned when the endpoint verifies nothing and holds no secret of the provider's scheme),
+ * ingested through the endpoint's own ingest URL (verification, idempotency and storage as
  * for any webhook), so that a developer can test without the provider and without ever holding the
  * secret. The secret and the signature stay on the server.
  */
@@ -49,20 +50,26 @@ export async function inboundSampleRoutes(fastify: FastifyInstance): Promise<voi
       if (!services.config.roles.has('ingest')) {
         throw new AppError('SERVICE_UNAVAILABLE', 'this server process does not ingest (HOOKRELAY_ROLES): send the sample to a process with the ingest role');
       }
-      if (row.hmac_secret_encrypted === null) {
-        throw invalid('body.provider', 'the endpoint has no HMAC secret to sign with: set hmac_secret on it, or sign the sample yourself (hookrelay trigger --secret)');
-      }
       const wanted = SAMPLE_SIGNATURE[provider];
       const signatureHeader = (row.hmac_header_name ?? HMAC_PRESET_HEADERS[row.hmac_scheme].signature ?? '').toLowerCase();
-      if (row.hmac_scheme !== wanted.scheme || signatureHeader !== wanted.header) {
-        throw invalid(
-          'body.provider',
-          `the endpoint verifies hmac_scheme ${row.hmac_scheme}${signatureHeader === '' ? '' : ` in ${signatureHeader}`}, but ${provider} signs with ${wanted.scheme} in ${wanted.header}`,
-        );
+      const signable = row.hmac_secret_encrypted !== null && row.hmac_scheme === wanted.scheme && signatureHeader === wanted.header;
+      // An endpoint that verifies nothing takes any request: the sample goes unsigned unless the
+      // endpoint holds a secret of the provider's scheme (the app behind it may check that one).
+      const verifiesNothing = !row.verify_hmac && !row.verify_static_token && !row.verify_ip_allowlist;
+      if (!verifiesNothing) {
+        if (row.hmac_secret_encrypted === null) {
+          throw invalid('body.provider', 'the endpoint has no HMAC secret to sign with: set hmac_secret on it, or sign the sample yourself (hookrelay trigger --secret)');
+        }
+        if (!signable) {
+          throw invalid(
+            'body.provider',
+            `the endpoint verifies hmac_scheme ${row.hmac_scheme}${signatureHeader === '' ? '' : ` in ${signatureHeader}`}, but ${provider} signs with ${wanted.scheme} in ${wanted.header}`,
+          );
+        }
+        // The server keeps neither a static token (only its hash) nor the provider's addresses.
+        if (row.verify_static_token) throw invalid('body.provider', 'the endpoint also checks a static token, which the server keeps only as a hash: it cannot sign samples for it');
+        if (row.verify_ip_allowlist) throw invalid('body.provider', "the endpoint also checks an IP allowlist, which a sample sent by the server itself cannot pass");
       }
-      // The server keeps neither a static token (only its hash) nor the provider's addresses.
-      if (row.verify_static_token) throw invalid('body.provider', 'the endpoint also checks a static token, which the server keeps only as a hash: it cannot sign samples for it');
-      if (row.verify_ip_allowlist) throw invalid('body.provider', "the endpoint also checks an IP allowlist, which a sample sent by the server itself cannot pass");
 
       const ctx = randomSampleContext();
       let json;
@@ -71,7 +78,7 @@ export async function inboundSampleRoutes(fastify: FastifyInstance): Promise<voi
       } catch (error) {
         throw invalid('body.set', (error as Error).message);
       }
-      const secret = services.secretBox.decrypt(row.hmac_secret_encrypted);
+      const secret = signable && row.hmac_secret_encrypted !== null ? services.secretBox.decrypt(row.hmac_secret_encrypted) : null;
       const sample = sampleRequest(provider, body.event, json, secret, ctx);
       const token = services.secretBox.decrypt(row.secret_token_encrypted);
       const path = body.path ?? '/';
@@ -97,11 +104,15 @@ export async function inboundSampleRoutes(fastify: FastifyInstance): Promise<voi
       }
       reply.status(201);
       return {
-        data: sampleOutcome(row.id, provider, body.event, path, sample, {
-          status: answer.statusCode,
-          duplicate: answer.headers['hookrelay-duplicate'] === 'true',
-          text: answer.body,
-        }),
+        data: sampleOutcome(
+          row.id,
+          provider,
+          body.event,
+          path,
+          sample,
+          { status: answer.statusCode, duplicate: answer.headers['hookrelay-duplicate'] === 'true', text: answer.body },
+          secret !== null,
+        ),
         meta: { request_id: request.id },
       };
     },

@@ -92,8 +92,30 @@ describe('POST /v1/inbound-endpoints/{id}/samples', () => {
     expect(two.status, two.raw).toBe(201);
   });
 
+  it('an endpoint that verifies nothing gets the sample unsigned, and the answer says so', async () => {
+    const open = await endpoint({});
+    const res = await t.request('POST', `/v1/inbound-endpoints/${open}/samples`, { body: { provider: 'github', event: 'push' } });
+    expect(res.status, res.raw).toBe(201);
+    expect(res.body.data).toMatchObject({ inbound_endpoint_id: open, provider: 'github', event: 'push', ingest_status: 200, signed: false });
+    const stored = await storedMessage(res.body.data.message_id);
+    expect(header(stored, 'x-github-event')).toBe('push');
+    expect(stored.raw_headers.some(([name]) => name.toLowerCase() === 'x-hub-signature-256')).toBe(false);
+
+    // Verifying nothing but holding a secret of the provider's scheme: signed, for the app behind it.
+    const keeps = await endpoint({ verify_hmac: false, hmac_scheme: 'github', hmac_secret: 'kept-secret' });
+    const signed = await t.request('POST', `/v1/inbound-endpoints/${keeps}/samples`, { body: { provider: 'github', event: 'ping' } });
+    expect(signed.status, signed.raw).toBe(201);
+    expect(signed.body.data.signed).toBe(true);
+    const message = await storedMessage(signed.body.data.message_id);
+    expect(await githubVerify('kept-secret', Buffer.from(message.body, 'base64').toString('utf8'), header(message, 'x-hub-signature-256'))).toBe(true);
+    // Another provider's sample on that endpoint goes unsigned rather than signed in the wrong scheme.
+    const stripe = await t.request('POST', `/v1/inbound-endpoints/${keeps}/samples`, { body: { provider: 'stripe', event: 'invoice.paid' } });
+    expect(stripe.status, stripe.raw).toBe(201);
+    expect(stripe.body.data.signed).toBe(false);
+  });
+
   it('refuses what it cannot sign, naming the field', async () => {
-    const none = await endpoint({});
+    const none = await endpoint({ verify_ip_allowlist: true, allowed_cidrs: ['127.0.0.1/32'] });
     const noSecret = await t.request('POST', `/v1/inbound-endpoints/${none}/samples`, { body: { provider: 'github', event: 'ping' } });
     expect(noSecret.status).toBe(400);
     expect(noSecret.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: [{ path: 'body.provider' }] });

@@ -58,5 +58,10 @@ export const InboundSampleOut = z.object({
   duplicate: z.boolean(),
   size_bytes: z.number().int().nonnegative(),
   payload_sha256: z.string(),
+  /**
+   * Whether the sample carried the provider's signature. False only for an endpoint that verifies
+   * nothing and holds no HMAC secret of the provider's scheme.
+   */
+  signed: z.boolean(),
 });
 export type InboundSampleOut = z.infer<typeof InboundSampleOut>;

@@ -3,6 +3,7 @@ import { maskApiKey } from '../../config.js';
 import { formatProfiles, type ConfigListView } from '../../format/account.js';
 
 export default class ConfigList extends BaseCommand<typeof ConfigList> {
+  protected static override usesRunningDev = false;
   static override summary = 'List the stored profiles; the current one is marked with *.';
   static override description = `API keys are masked to their last four characters. HOOKRELAY_API_URL, HOOKRELAY_API_KEY and the --api-url/--api-key flags override whatever profile is in use.`;
 

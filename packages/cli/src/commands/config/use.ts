@@ -9,6 +9,7 @@ export interface ConfigUseResult {
 }
 
 export default class ConfigUse extends BaseCommand<typeof ConfigUse> {
+  protected static override usesRunningDev = false;
   static override summary = 'Make a stored profile the current one.';
   static override description = 'Commands use the current profile unless --profile or HOOKRELAY_PROFILE names another.';
 

@@ -1,0 +1,102 @@
+import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CONFIG_DIR_MODE, CONFIG_FILE_MODE } from '../config.js';
+import { DEV_STATE_FILE } from './layout.js';
+
+/**
+ * The marker a running `hookrelay dev` leaves in the CLI's configuration directory, so that other
+ * commands in another terminal (`trigger`, `open`, `inbound …`) use its server without flags
+ * (docs/cli.md, Settings). It names the dev process, the server's address and the data dir, whose
+ * dev.json holds the key; it counts only while that process is alive, and dev removes it on exit.
+ */
+export const RUNNING_DEV_FILE = 'dev-running.json';
+
+export interface RunningDevMarker {
+  pid: number;
+  api_url: string;
+  data_dir: string;
+  inbound_endpoint_id: string;
+}
+
+/** The running dev server as the settings use it. */
+export interface RunningDev {
+  pid: number;
+  apiUrl: string;
+  apiKey: string;
+  inboundEndpointId: string;
+  dataDir: string;
+}
+
+export function runningDevPath(configDir: string): string {
+  return join(configDir, RUNNING_DEV_FILE);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // ESRCH: gone. EPERM: another user's process holds that pid now, not this user's dev.
+    return false;
+  }
+}
+
+function parseMarker(text: string): RunningDevMarker | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const { pid, api_url: apiUrl, data_dir: dataDir, inbound_endpoint_id: endpointId } = raw as Record<string, unknown>;
+  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return undefined;
+  if (typeof apiUrl !== 'string' || !/^http:\/\/127\.0\.0\.1:\d+$/u.test(apiUrl)) return undefined;
+  if (typeof dataDir !== 'string' || typeof endpointId !== 'string') return undefined;
+  return { pid, api_url: apiUrl, data_dir: dataDir, inbound_endpoint_id: endpointId };
+}
+
+/**
+ * The running dev server, or undefined: no marker, a marker left by a process that is gone (a
+ * crash, SIGKILL), or a data dir without its key. Never fails: a bad marker only means "none".
+ */
+export async function readRunningDev(configDir: string): Promise<RunningDev | undefined> {
+  let text: string;
+  try {
+    text = await readFile(runningDevPath(configDir), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const marker = parseMarker(text);
+  if (marker === undefined || !alive(marker.pid)) return undefined;
+  let apiKey: unknown;
+  try {
+    apiKey = (JSON.parse(await readFile(join(marker.data_dir, DEV_STATE_FILE), 'utf8')) as { api_key?: unknown } | null)?.api_key;
+  } catch {
+    return undefined;
+  }
+  if (typeof apiKey !== 'string' || apiKey === '') return undefined;
+  return { pid: marker.pid, apiUrl: marker.api_url, apiKey, inboundEndpointId: marker.inbound_endpoint_id, dataDir: marker.data_dir };
+}
+
+/** Written by dev once its server listens and its endpoint exists (mode 0600, through a rename). */
+export async function writeRunningDev(configDir: string, marker: RunningDevMarker): Promise<void> {
+  await mkdir(configDir, { recursive: true, mode: CONFIG_DIR_MODE });
+  const path = runningDevPath(configDir);
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, `${JSON.stringify(marker)}\n`, { mode: CONFIG_FILE_MODE });
+  await chmod(temporary, CONFIG_FILE_MODE);
+  await rename(temporary, path);
+}
+
+/** Removed by dev on exit, only while it is still this process's (a later dev may have replaced it). */
+export async function removeRunningDev(configDir: string, pid: number): Promise<void> {
+  const path = runningDevPath(configDir);
+  try {
+    const marker = parseMarker(await readFile(path, 'utf8'));
+    if (marker !== undefined && marker.pid !== pid) return;
+    await rm(path, { force: true });
+  } catch {
+    // Gone already.
+  }
+}
