@@ -148,7 +148,7 @@ async function main() {
   // delivery job and the NOTIFY of it), and for one in cli mode.
   const fullStore = (withJob) => {
     const id = nextId();
-    const item = { ...batchItem(0, endpointId, id), path: '/', event_type: null, verified: [] };
+    const item = { ...batchItem(0, endpointId, id), path: '/', event_type: null, verified: [], trace_context: null };
     return storeInboundOne(serverDb.sql, item, body, withJob ? 'forward' : 'cli');
   };
 

@@ -7,13 +7,26 @@
 // scripts only.
 //
 // PGlite stays outside: it loads its WebAssembly and data files next to its own module. The AWS SDK is
-// loaded only with an s3:// payload store. The bundle sits two directories below the package, as
+// loaded only with an s3:// payload store, and OpenTelemetry only when tracing is configured
+// (src/tracing/tracing.ts): outside the bundle, a server without them neither reads nor compiles them.
+// @opentelemetry/api stays in: prom-client uses it at every start; the SDK brings its own copy, which
+// shares the API's context keys and global registry with the bundled one. The bundle sits two directories below the package, as
 // dist/db/*.js does, so that the paths the modules resolve from their own location (migrations/,
 // dist/, dist/ui/, package.json) hold in it too.
 import { chmod } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+
+/** The OpenTelemetry SDK, loaded only with tracing; never in the bundle. */
+const OTEL_SDK = [
+  '@opentelemetry/core',
+  '@opentelemetry/resources',
+  '@opentelemetry/sdk-trace-base',
+  '@opentelemetry/exporter-trace-otlp-http',
+  '@opentelemetry/exporter-trace-otlp-proto',
+  '@opentelemetry/semantic-conventions',
+];
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const binDir = join(packageDir, 'dist', 'bin');
@@ -24,9 +37,9 @@ await build({
   entryPoints: [join(packageDir, 'dist', 'main.js')],
   outfile: join(binDir, 'hookrelay-server.cjs'),
   format: 'cjs',
-  external: ['@electric-sql/pglite', '@electric-sql/pglite/*', '@aws-sdk/*'],
+  external: ['@electric-sql/pglite', '@electric-sql/pglite/*', '@aws-sdk/*', ...OTEL_SDK],
   // import() in a vm.Script needs an experimental loader option and fails in code from a cache:
-  // the AWS SDK's lazy import() becomes a require() (the SDK ships CommonJS).
+  // the lazy import()s of the AWS SDK and of OpenTelemetry become require()s (both ship CommonJS).
   supported: { 'dynamic-import': false },
   // The modules find their files from their own URL: in a script, the script's.
   define: { 'import.meta.url': '__hookrelayBundleUrl' },

@@ -36,6 +36,7 @@ import { Engines, type EngineOptions } from './engines.js';
 import { INBOUND_ENDPOINT_CHANGED_CHANNEL } from './db/channels.js';
 import { AccessLog, loggerOptions } from './logging.js';
 import { TrustedProxies } from './security/client-address.js';
+import { openTracing } from './tracing/tracing.js';
 import { answerClientError } from './plugins/client-errors.js';
 import { answerWebSocketError } from './plugins/websocket-errors.js';
 import { registerIngestPortGuard } from './plugins/ingest-port.js';
@@ -123,11 +124,13 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     schemaController: { compilersFactory: ZOD_COMPILERS },
   });
 
+  // First: a server configured for tracing without the OpenTelemetry packages stops here.
+  const tracing = deps.tracing ?? (await openTracing(config.tracing, SERVER_VERSION));
   const ingestCache = new IngestEndpointCache(deps.db.sql, deps.secretBox);
   const payloadStore = deps.payloadStore ?? (await openPayloadStore(config.payloadStore));
   const metrics = new Metrics(deps.db.sql, app.log);
   const engines = new Engines(
-    { ...deps, config, payloadStore, ingestCache, metrics, log: app.log },
+    { ...deps, config, payloadStore, ingestCache, metrics, tracing, log: app.log },
     { ...(options.worker === undefined ? {} : { worker: options.worker }), ...(options.rejections === undefined ? {} : { rejections: options.rejections }) },
   );
   const services: AppServices = {
@@ -136,6 +139,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     payloadStore,
     ingestCache,
     metrics,
+    tracing,
     streamTickets: new StreamTickets(deps.secretBox),
     sockets: engines.sockets,
     receiveBase() {
@@ -162,6 +166,8 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   app.addHook('onClose', async () => {
     await engines.close();
     if (payloadStore !== deps.payloadStore) await payloadStore.close?.();
+    // Last: the spans of the stop itself (the final commits, deliveries and results) are exported too.
+    if (tracing !== deps.tracing) await tracing.shutdown();
   });
   await engines.start();
   registerErrorHandling(app);

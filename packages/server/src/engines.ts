@@ -31,6 +31,7 @@ import { ResultBatcher } from './stream/result-batcher.js';
 import { SocketRegistry } from './stream/sockets.js';
 import { WatchHub } from './stream/watch.js';
 import { DEFAULT_SWEEPERS, startSweepers, type SweeperHandle } from './sweepers/runner.js';
+import type { Tracing } from './tracing/tracing.js';
 
 /** What the engines are built from: the app's services that exist before them. */
 export interface EngineDeps {
@@ -40,6 +41,7 @@ export interface EngineDeps {
   payloadStore: PayloadStore;
   ingestCache: IngestEndpointCache;
   metrics: Metrics;
+  tracing: Tracing;
   log: FastifyBaseLogger;
   resolveHost?: Resolver | undefined;
 }
@@ -92,6 +94,7 @@ function committedRow(id: string, item: IngestItem, frame?: string): CommittedIn
     raw_headers: item.rawHeaders,
     received_at: item.receivedAt,
     event_type: item.eventType,
+    trace_context: item.traceContext,
     payload: item.body,
     frame,
   };
@@ -123,7 +126,7 @@ export class Engines {
     private readonly deps: EngineDeps,
     options: EngineOptions = {},
   ) {
-    const { config, db, payloadStore, metrics, log } = deps;
+    const { config, db, payloadStore, metrics, tracing, log } = deps;
     const roles = config.roles;
     this.sockets = new SocketRegistry(db, config.maxSockets, log, (limit) => metrics.countSocketRefusal(limit));
     metrics.trackOpenSockets(() => this.sockets.openCount);
@@ -131,16 +134,16 @@ export class Engines {
     // Built first: a bad delivery setting (an unreadable CA file) fails the build, before the process listens.
     this.worker =
       roles.has('worker') && options.worker !== false
-        ? new DeliveryWorker({ db, config, secretBox: deps.secretBox, payloadStore, log, metrics, ...(deps.resolveHost ? { resolveHost: deps.resolveHost } : {}) }, options.worker ?? {})
+        ? new DeliveryWorker({ db, config, secretBox: deps.secretBox, payloadStore, log, metrics, tracing, ...(deps.resolveHost ? { resolveHost: deps.resolveHost } : {}) }, options.worker ?? {})
         : undefined;
 
     if (roles.has('api')) {
-      const streams = new StreamHub(db, payloadStore, log);
+      const streams = new StreamHub(db, payloadStore, log, undefined, tracing);
       metrics.trackConnectedClis(() => streams.connectedCount);
       this.api = {
         streams,
         watch: new WatchHub(db, log),
-        results: new ResultBatcher(db.sql, log),
+        results: new ResultBatcher(db.sql, log, { tracing }),
         messages: new MessageBatcher(db, payloadStore, { localWorker: this.worker }),
         connections: new StreamConnections(db.sql, log),
       };
@@ -148,7 +151,7 @@ export class Engines {
 
     if (roles.has('ingest')) {
       const streams = this.api?.streams;
-      const handOff: IngestBatcherOptions = streams
+      const handOff: IngestBatcherOptions = { tracing, ...(streams
         ? {
             wantsCommitted: (endpointId) => streams.hasSubscribers(endpointId),
             renderCommitted: ({ id, item }) => committedFrame(committedRow(id, item)),
@@ -159,10 +162,10 @@ export class Engines {
                 messages.map(({ id, item, rendered }) => committedRow(id, item, rendered)),
               ),
           }
-        : {};
+        : {}) };
       this.ingest = {
         inbound: new IngestBatcher(db, payloadStore, handOff),
-        pull: new PullIngestBatcher(db, payloadStore),
+        pull: new PullIngestBatcher(db, payloadStore, undefined, undefined, tracing),
         // Every process's streams and watch sockets hear of stored refusals by NOTIFY, this one's too.
         rejections: new RejectionRecorder(db, metrics, log, {
           ...options.rejections,
@@ -231,9 +234,9 @@ export class Engines {
 
   /** The worker role's background work: the sweepers and the delivery worker. */
   async startBackground(): Promise<void> {
-    const { config, db, payloadStore, log } = this.deps;
+    const { config, db, payloadStore, tracing, log } = this.deps;
     if (!config.roles.has('worker')) return;
-    this.sweepers = startSweepers(db, { payloadStore }, log, config.sweepIntervalSeconds * 1000, [...DEFAULT_SWEEPERS, ...DELIVERY_SWEEPERS]);
+    this.sweepers = startSweepers(db, { payloadStore, tracing }, log, config.sweepIntervalSeconds * 1000, [...DEFAULT_SWEEPERS, ...DELIVERY_SWEEPERS]);
     await this.worker?.start();
   }
 

@@ -7,6 +7,7 @@ import type { IngestEndpointCache } from './ingest/endpoint-cache.js';
 import type { Metrics } from './metrics/index.js';
 import type { StreamTickets } from './stream/tickets.js';
 import type { SocketRegistry } from './stream/sockets.js';
+import type { Tracing } from './tracing/tracing.js';
 
 /** What the process entry (or a test) hands to buildApp: the things with a lifecycle of their own. */
 export interface AppDeps {
@@ -16,6 +17,8 @@ export interface AppDeps {
   resolveHost?: Resolver;
   /** Where payload bytes live; by default the store HOOKRELAY_PAYLOAD_STORE names (the database unless set). */
   payloadStore?: PayloadStore;
+  /** The process's tracing; by default the one the OTEL_* settings describe (off without an endpoint). */
+  tracing?: Tracing;
 }
 
 /** What routes, workers and sweepers share, built once per app by buildApp. */
@@ -25,6 +28,8 @@ export interface AppServices extends AppDeps {
   ingestCache: IngestEndpointCache;
   /** This app's Prometheus registry and counters (GET /metrics). */
   metrics: Metrics;
+  /** Spans (docs/operating.md, Tracing): a no-op unless an OTLP endpoint is configured. */
+  tracing: Tracing;
   /** Single-use tickets that authenticate a browser's WebSocket upgrade. */
   streamTickets: StreamTickets;
   /** The /v1 WebSockets of this process: their limits, and their closing when a key is revoked. */

@@ -157,13 +157,15 @@ export interface InboundDeliveryContext {
   live: boolean;
   secrets: string[];
   payload?: Uint8Array | null;
+  /** The `traceparent` stored with the message: its attempts' spans join that trace. */
+  trace_context: string | null;
 }
 
 export async function loadInboundContexts(sql: Sql, ids: readonly string[], withPayloads = false): Promise<InboundDeliveryContext[]> {
   if (ids.length === 0) return [];
   return sql<InboundDeliveryContext>`
     SELECT m.id, m.status, m.attempt_count, m.content_type, m.payload_key, m.method, m.path, m.query, m.raw_headers,
-           (m.deleted_at IS NOT NULL) AS deleted,
+           (m.deleted_at IS NOT NULL) AS deleted, m.trace_context,
            e.id::text AS endpoint_id, e.url, e.mode, e.signing_enabled,
            ${liveEndpoint('e')} AS live,
            coalesce((SELECT json_agg(k.secret_encrypted ORDER BY k.created_at DESC, k.id DESC) FROM signing_keys k

@@ -36,13 +36,15 @@ export interface InboundMessageRow {
   deleted_at: Date | null;
   deleted_by_api_key_id: string | null;
   deleted_by_user_id: string | null;
+  /** The `traceparent` of the span of the request that brought it (docs/operating.md, Tracing). */
+  trace_context: string | null;
 }
 
 const COLUMNS = (sql: Sql) => sql.fragment`
   m.id, m.project_id, m.inbound_endpoint_id, m.status, m.attempt_count, m.replay_count, m.method, m.path, m.query,
   m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key, m.idempotency_key, m.event_type, m.verified, m.response_status,
   m.response_latency_ms, m.last_error, m.first_attempt_at, m.next_attempt_at, m.queue_wait_ms, m.total_delivery_ms,
-  m.received_at, m.updated_at, m.delivered_at, m.failed_at, m.deleted_at, m.deleted_by_api_key_id, m.deleted_by_user_id`;
+  m.received_at, m.updated_at, m.delivered_at, m.failed_at, m.deleted_at, m.deleted_by_api_key_id, m.deleted_by_user_id, m.trace_context`;
 
 /** A message of the project, deleted ones included (they answer their metadata). */
 export async function findInboundMessage(sql: Sql, projectId: string, id: string): Promise<InboundMessageRow | undefined> {
@@ -72,7 +74,18 @@ export async function listInboundMessagesAfter(
 /** What the CLI receives of a message (stream frames, listen pages): no delivery state. */
 export type ListenMessageRow = Pick<
   InboundMessageRow,
-  'id' | 'method' | 'path' | 'query' | 'content_type' | 'size_bytes' | 'payload_sha256' | 'raw_headers' | 'payload_key' | 'received_at' | 'event_type'
+  | 'id'
+  | 'method'
+  | 'path'
+  | 'query'
+  | 'content_type'
+  | 'size_bytes'
+  | 'payload_sha256'
+  | 'raw_headers'
+  | 'payload_key'
+  | 'received_at'
+  | 'event_type'
+  | 'trace_context'
 >;
 
 /** A listen row with its payload bytes: null when it has no key, or no payload under its key. */
@@ -93,7 +106,7 @@ export async function listInboundMessagesWithPayloadAfter(
   const after = afterId === null ? sql.fragment`` : sql.fragment`AND m.id > ${afterId}::uuid`;
   return sql<ListenMessageWithPayloadRow>`
     SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
-           m.received_at, m.event_type, p.data AS payload
+           m.received_at, m.event_type, m.trace_context, p.data AS payload
     FROM inbound_messages m LEFT JOIN payloads p ON p.key = m.payload_key
     WHERE m.inbound_endpoint_id = ${endpointId} ${after} AND m.deleted_at IS NULL
     ORDER BY m.id
@@ -124,7 +137,7 @@ export async function listInboundMessagesByIds(
   const payload = withPayload ? sql.fragment`(SELECT p.data FROM payloads p WHERE p.key = m.payload_key)` : sql.fragment`NULL::bytea`;
   return sql<ListenMessageWithPayloadRow>`
     SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
-           m.received_at, m.event_type, ${payload} AS payload
+           m.received_at, m.event_type, m.trace_context, ${payload} AS payload
     FROM inbound_messages m
     WHERE m.inbound_endpoint_id = ${endpointId} AND m.id = ANY (${ids as string[]}::uuid[]) AND m.deleted_at IS NULL
     ORDER BY m.id`;

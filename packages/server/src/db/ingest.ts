@@ -74,6 +74,8 @@ export interface IngestBatchItem {
   event_type: string | null;
   /** The verification checks that passed (`static_token`, `hmac`, `ip_allowlist`). */
   verified: readonly string[];
+  /** The `traceparent` of the request's span (docs/operating.md, Tracing); null without tracing. */
+  trace_context: string | null;
 }
 
 /** `previous_last_id`: the endpoint's last committed id before this call. */
@@ -157,10 +159,11 @@ export async function storeInboundOne(sql: Sql, item: IngestBatchItem, body: Buf
     ),
     stored AS (
       INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes,
-        payload_sha256, raw_headers, payload_key, received_at, updated_at, event_type, verified)
+        payload_sha256, raw_headers, payload_key, received_at, updated_at, event_type, verified, trace_context)
       SELECT p.final_id, ${item.project_id}::uuid, p.endpoint_id, ${item.method}::text, ${item.path}::text, ${item.query}::text,
              ${item.content_type}::text, ${item.size_bytes}::integer, ${item.sha256}::text, ${item.raw_headers as unknown as object}::jsonb,
-             'inbound/' || ${item.id}::text, r.at, r.at, ${item.event_type ?? null}::text, coalesce(${item.verified as unknown as object}::jsonb, '[]')
+             'inbound/' || ${item.id}::text, r.at, r.at, ${item.event_type ?? null}::text, coalesce(${item.verified as unknown as object}::jsonb, '[]'),
+             ${item.trace_context}::text
       FROM placed p, (SELECT ${receivedAt}::text::timestamptz AS at) AS r
     ),
     stored_payload AS (

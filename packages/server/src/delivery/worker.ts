@@ -42,7 +42,8 @@ import { reserveSlots } from './rate-limit.js';
 import { buildForwardRequest, buildOutboundRequest } from './request.js';
 import { ResultWriter, type AttemptResult } from './results.js';
 import type { Metrics } from '../metrics/index.js';
-import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, sendRequest, type OutgoingRequest } from './sender.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, sendRequest, type OutgoingRequest, type SendResult } from './sender.js';
+import type { Span, Tracing } from '../tracing/tracing.js';
 
 /**
  * The delivery worker (docs/architecture.md, Transactions): claims due jobs from the PostgreSQL
@@ -92,6 +93,8 @@ export interface DeliveryWorkerDeps {
   resolveHost?: Resolver;
   log: FastifyBaseLogger;
   metrics?: Metrics;
+  /** A span per attempt (`hookrelay.delivery.attempt`). */
+  tracing?: Tracing;
 }
 
 /** One claimed delivery, ready to send once its rate-limit slot comes. */
@@ -104,6 +107,8 @@ interface Prepared {
   attemptInDelivery: number;
   /** Local time (Date.now()) before which it must not be sent: its rate-limit slot; 0 = at once. */
   notBefore: number;
+  /** The message's stored `traceparent` (inbound messages; null for outbound ones). */
+  traceContext: string | null;
   build(timestamp: number): OutgoingRequest;
 }
 
@@ -485,6 +490,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
       attemptNumber,
       attemptInDelivery: Math.max(1, attemptNumber - job.attempt_base),
       notBefore,
+      traceContext: isOutbound(c) ? null : c.trace_context,
       build: isOutbound(c) ? this.outboundRequest(outboundDeliveryOf(c, body)) : this.forwardRequest(c, body),
     };
   }
@@ -623,6 +629,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
         attemptNumber: 1,
         attemptInDelivery: 1,
         notBefore: 0,
+        traceContext: null,
         build: this.outboundRequest(d),
       }),
     );
@@ -683,11 +690,13 @@ export class DeliveryWorker implements LocalDeliveryWorker {
       const request = p.build(Math.floor(Date.now() / 1000));
       const processingMs = Math.round(performance.now() - prepareStart);
       const startedAt = new Date();
+      const span = this.attemptSpan(p, request);
       const result = await sendRequest(this.agent, request, {
         timeoutMs: this.requestTimeoutMs,
         connectTimeoutMs: this.connectTimeoutMs,
         signal: entry.controller.signal,
       });
+      endAttemptSpan(span, result);
       if (result.aborted) return await this.release(p);
       this.counters.sent++;
       const attempt: AttemptResult = {
@@ -708,6 +717,36 @@ export class DeliveryWorker implements LocalDeliveryWorker {
     }
   }
 
+  /**
+   * The span of one attempt (`hookrelay.delivery.attempt`, a child of the message's stored context):
+   * the target's host and port, never its path, query, headers or body (they may hold secrets).
+   */
+  private attemptSpan(p: Prepared, request: OutgoingRequest): Span | undefined {
+    const tracing = this.deps.tracing;
+    if (tracing === undefined || !tracing.enabled) return undefined;
+    let host: string | undefined;
+    let port: number | undefined;
+    try {
+      const url = new URL(request.url);
+      host = url.hostname;
+      port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    } catch {
+      // An unparsable URL fails the send; the span says so without the URL.
+    }
+    return tracing.startSpan('hookrelay.delivery.attempt', {
+      kind: 'client',
+      parent: p.traceContext,
+      attributes: {
+        'http.request.method': request.method,
+        'server.address': host,
+        'server.port': port,
+        'hookrelay.message.id': p.messageId,
+        'hookrelay.message.kind': p.kind,
+        'hookrelay.delivery.attempt_number': p.attemptNumber,
+      },
+    });
+  }
+
   /** Gives a job back without an attempt (shutdown, unexpected error): due again after `delayMs`. */
   private async release(p: Prepared, delayMs = 0): Promise<void> {
     try {
@@ -721,4 +760,18 @@ export class DeliveryWorker implements LocalDeliveryWorker {
       this.deps.log.warn({ err: error, messageId: p.messageId }, 'delivery worker: could not release a delivery; its lease will expire');
     }
   }
+}
+
+/** Ends an attempt's span with what came back: the status, or the kind of failure (never its detail). */
+function endAttemptSpan(span: Span | undefined, result: SendResult): void {
+  if (span === undefined) return;
+  if (result.status !== null) {
+    span.setAttribute('http.response.status_code', result.status);
+    if (result.status >= 400) span.fail(`HTTP ${result.status}`);
+  } else {
+    const kind = result.aborted ? 'aborted' : (result.error ?? 'no response').split(/[:(]/)[0]!.trim().slice(0, 64);
+    span.setAttribute('error.type', kind);
+    span.fail(kind);
+  }
+  span.end();
 }

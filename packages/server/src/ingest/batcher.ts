@@ -5,6 +5,7 @@ import { notifyAfterCommit } from '../db/notify.js';
 import { GroupCommit } from '../lib/group-commit.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { nextOrderedId } from './ordered-id.js';
+import { NOOP_TRACING, traceCommits, type Tracing } from '../tracing/tracing.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -33,6 +34,8 @@ export interface IngestItem {
   receivedAt: Date;
   eventType: string | null;
   verified: readonly string[];
+  /** The `traceparent` of the request's span, stored with the message (null: tracing off). */
+  traceContext: string | null;
 }
 
 export type IngestOutcome =
@@ -67,6 +70,8 @@ export interface IngestBatcherOptions {
   renderCommitted?: (message: { id: string; item: IngestItem }) => string | undefined;
   /** How long the NOTIFY waits when `onCommitted` took some of the commit's messages (ANNOUNCE_AFTER_LOCAL_STREAMS_MS). */
   announceAfterLocalStreamsMs?: number;
+  /** A span per commit (`hookrelay.ingest.commit`). */
+  tracing?: Tracing;
 }
 
 export interface CommittedMessages {
@@ -105,7 +110,7 @@ export class IngestBatcher {
   ) {
     this.announceAfterLocalStreamsMs = options.announceAfterLocalStreamsMs ?? ANNOUNCE_AFTER_LOCAL_STREAMS_MS;
     this.commits = new GroupCommit({
-      commit: (items) => this.store(items),
+      commit: traceCommits(options.tracing ?? NOOP_TRACING, 'hookrelay.ingest.commit', (items) => this.store(items), (item) => item.traceContext, (item) => item.body.length),
       maxBatch: options.maxBatch ?? 500,
       sizeOf: (item) => item.body.length,
       maxBatchSize: options.maxBatchBytes ?? 16 * 1024 * 1024,
@@ -183,6 +188,7 @@ export class IngestBatcher {
         body_offset: offset,
         event_type: item.eventType,
         verified: item.verified,
+        trace_context: item.traceContext,
       };
       offset += item.body.length;
       return row;

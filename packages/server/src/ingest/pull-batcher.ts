@@ -3,10 +3,13 @@ import { lockPullEndpointsForIngest } from '../db/pull-endpoints.js';
 import { insertPullEvents, type NewPullEvent } from '../db/pull-events.js';
 import { GroupCommit } from '../lib/group-commit.js';
 import type { PayloadStore } from '../storage/payload-store.js';
+import { NOOP_TRACING, traceCommits, type Tracing } from '../tracing/tracing.js';
 
 export interface PullIngestItem {
   event: Omit<NewPullEvent, 'payloadKey'>;
   body: Buffer;
+  /** The `traceparent` of the request's span, linked from the commit's span (null: tracing off). */
+  traceContext: string | null;
 }
 
 export type PullIngestOutcome = { kind: 'stored'; eventId: string } | { kind: 'paused' } | { kind: 'gone' };
@@ -28,9 +31,16 @@ export class PullIngestBatcher {
     private readonly payloadStore: PayloadStore,
     maxBatch = 500,
     maxBatchBytes = 16 * 1024 * 1024,
+    tracing: Tracing = NOOP_TRACING,
   ) {
     this.commits = new GroupCommit({
-      commit: (items) => this.db.sql.begin((tx) => this.store(tx, items)),
+      commit: traceCommits(
+        tracing,
+        'hookrelay.pull.commit',
+        (items) => this.db.sql.begin((tx) => this.store(tx, items)),
+        (item) => item.traceContext,
+        (item) => item.body.length,
+      ),
       maxBatch,
       sizeOf: (item) => item.body.length,
       maxBatchSize: maxBatchBytes,

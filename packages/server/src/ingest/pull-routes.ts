@@ -8,6 +8,7 @@ import { extractEventType } from './event-type.js';
 import type { PullIngestBatcher } from './pull-batcher.js';
 import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, type RefusalBase } from './refusals.js';
 import type { RejectionRecorder } from './rejections.js';
+import { traceIngestRequests } from '../tracing/ingest-spans.js';
 
 /** Methods whose requests are stored as events; HEAD and OPTIONS are answered without storing. */
 const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
@@ -38,6 +39,7 @@ function rawQuery(url: string): string {
 export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejections }: { batcher: PullIngestBatcher; rejections: RejectionRecorder }): Promise<void> {
   const { services } = app;
   services.metrics.registerIngestHooks(app, 'pull');
+  const spanOf = traceIngestRequests(app, services.tracing, 'pull');
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
@@ -75,6 +77,8 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
     const eventId = newUuidv7();
     const receivedAt = new Date(uuidv7Time(eventId));
     const endpoint = await lookup(request);
+    const span = spanOf(request);
+    span?.setAttribute('hookrelay.pull_endpoint.id', endpoint.id);
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     if (endpoint.paused) throw refusePaused(request, endpoint, receivedAt, body);
     const rawHeaders = rawHeaderPairs(request.raw.rawHeaders);
@@ -97,7 +101,9 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
         receivedAt,
       },
       body,
+      traceContext: span?.traceparent ?? null,
     });
+    span?.setAttribute('hookrelay.pull_event.id', outcome.kind === 'stored' ? outcome.eventId : undefined);
     if (outcome.kind === 'gone') throw gone();
     if (outcome.kind === 'paused') throw refusePaused(request, endpoint, receivedAt, body);
     return reply.status(200).send({ data: { event_id: outcome.eventId }, meta: { request_id: request.id } });

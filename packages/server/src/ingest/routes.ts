@@ -7,6 +7,7 @@ import type { IngestTarget } from './endpoint-cache.js';
 import { inboundEventType } from './event-type.js';
 import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, type RefusalBase } from './refusals.js';
 import type { RejectionRecorder } from './rejections.js';
+import { traceIngestRequests } from '../tracing/ingest-spans.js';
 
 const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
 const PAUSED_RETRY_AFTER_SECONDS = 60;
@@ -46,6 +47,7 @@ function idempotencyKeyOf(request: FastifyRequest, headerNames: readonly string[
 export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }: { batcher: IngestBatcher; rejections: RejectionRecorder }): Promise<void> {
   const { services } = app;
   services.metrics.registerIngestHooks(app, 'inbound');
+  const spanOf = traceIngestRequests(app, services.tracing, 'inbound');
 
   // Every content type arrives as raw bytes: what is stored is exactly what was sent.
   app.removeAllContentTypeParsers();
@@ -91,6 +93,8 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }
     const looked = lookup(request);
     const at = looked instanceof Promise ? await looked : looked;
     const { target, path, query } = at;
+    const span = spanOf(request);
+    span?.setAttribute('hookrelay.inbound_endpoint.id', target.id);
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     if (target.paused) throw paused(request, at, receivedAt, body);
     if (target.verify) {
@@ -124,7 +128,9 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }
       receivedAt,
       eventType: inboundEventType(target.eventTypeRule, body, rawHeaders),
       verified: target.verified,
+      traceContext: span?.traceparent ?? null,
     });
+    if (outcome.kind === 'stored' || outcome.kind === 'duplicate') span?.setAttribute('hookrelay.message.id', outcome.messageId);
     switch (outcome.kind) {
       case 'gone':
         services.ingestCache.invalidate(target.id);

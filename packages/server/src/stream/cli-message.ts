@@ -86,6 +86,8 @@ export interface CliMessagesRead {
   cursor: string | null;
   /** Whether messages after `cursor` may be waiting (the read stopped at its limit). */
   more: boolean;
+  /** Each message's stored `traceparent` (docs/operating.md, Tracing), aligned with `messages`. */
+  traceContexts: (string | null)[];
 }
 
 /**
@@ -106,7 +108,7 @@ export async function readCliMessagesAfter(
   if (filter !== null) return readFilteredAfter(store, sql, endpointId, afterId, limit, forceBase64, filter);
   const rows = store.kind === 'database' ? await listInboundMessagesWithPayloadAfter(sql, endpointId, afterId, limit) : await listInboundMessagesAfter(sql, endpointId, afterId, limit);
   const lastId = rows.length > 0 ? rows[rows.length - 1]!.id : null;
-  return { messages: await render(store, sql, rows, forceBase64), lastId, cursor: lastId, more: rows.length === limit };
+  return { messages: await render(store, sql, rows, forceBase64), lastId, cursor: lastId, more: rows.length === limit, traceContexts: rows.map((r) => r.trace_context) };
 }
 
 /**
@@ -150,5 +152,11 @@ async function readFilteredAfter(
   }
   // A message deleted since it was judged is simply not there: the cursor still passes it.
   const rows = await listInboundMessagesByIds(sql, endpointId, matched, store.kind === 'database');
-  return { messages: await render(store, sql, rows, forceBase64), lastId: rows.length > 0 ? rows[rows.length - 1]!.id : null, cursor, more };
+  return {
+    messages: await render(store, sql, rows, forceBase64),
+    lastId: rows.length > 0 ? rows[rows.length - 1]!.id : null,
+    cursor,
+    more,
+    traceContexts: rows.map((r) => r.trace_context),
+  };
 }

@@ -8,6 +8,7 @@ import { CursorPump, SOCKET_PAGE_SIZE } from './cursor-pump.js';
 import { streamFrameText } from './frames.js';
 import { readCliMessagesAfter, toCliMessage, toCliMessages, type CommittedInboundMessage } from './cli-message.js';
 import { matchesFilter, type MessageFilter } from './listen-filter.js';
+import { NOOP_TRACING, type Span, type Tracing } from '../tracing/tracing.js';
 
 /** A stream's read without a NOTIFY (see StreamHub): one indexed query per connected CLI each time. */
 export const STREAM_RECHECK_MS = 10_000;
@@ -97,16 +98,20 @@ export class StreamSubscriber {
     }
     rows.forEach((row, i) => {
       if (!matchesFilter(this.filter, row)) return;
+      const span = this.hub.pushSpan(this.endpointId, row.id, row.trace_context, 'commit');
       this.socket.send(frame(i));
+      span.end();
       this.told = row.id;
     });
     this.cursor = last;
     this.tellSkipped();
   }
 
-  send(message: CliMessageOut): void {
+  send(message: CliMessageOut, traceContext: string | null = null): void {
     if (this.closed) return;
+    const span = this.hub.pushSpan(this.endpointId, message.message_id, traceContext, 'read');
     this.socket.send(messageFrame(message));
+    span.end();
     this.told = message.message_id;
   }
 
@@ -151,8 +156,11 @@ export class StreamSubscriber {
    * A replay is marked as one, so the CLI forwards it without taking it as its stream position;
    * a stream that has not sent `ready` yet gets none (its backlog read will bring the message).
    */
-  sendReplay(message: CliMessageOut): void {
-    if (!this.closed && this.started && this.wants(message)) this.socket.send(streamFrameText({ type: 'message', replay: true, message }));
+  sendReplay(message: CliMessageOut, traceContext: string | null = null): void {
+    if (this.closed || !this.started || !this.wants(message)) return;
+    const span = this.hub.pushSpan(this.endpointId, message.message_id, traceContext, 'replay');
+    this.socket.send(streamFrameText({ type: 'message', replay: true, message }));
+    span.end();
   }
 
   /** A frame outside the message sequence, once the stream has sent `ready`. */
@@ -163,7 +171,7 @@ export class StreamSubscriber {
   private async readPage(): Promise<'more' | 'done'> {
     const read = await readCliMessagesAfter(this.hub.payloadStore, this.hub.db.sql, this.endpointId, this.cursor, SOCKET_PAGE_SIZE, true, this.filter);
     if (read.cursor === null || this.closed) return 'done';
-    for (const message of read.messages) this.send(message);
+    read.messages.forEach((message, i) => this.send(message, read.traceContexts[i] ?? null));
     this.cursor = read.cursor;
     return read.more ? 'more' : 'done';
   }
@@ -188,7 +196,22 @@ export class StreamHub {
     readonly payloadStore: PayloadStore,
     readonly log: FastifyBaseLogger,
     private readonly recheckMs = STREAM_RECHECK_MS,
+    private readonly tracing: Tracing = NOOP_TRACING,
   ) {}
+
+  /**
+   * The span of one message frame sent to a CLI (`hookrelay.stream.push`), a child of the message's
+   * stored context; `source` says how the stream got it: from this process's commit, by reading
+   * after its cursor, or as a replay (`poll`: a listen page's message).
+   */
+  pushSpan(endpointId: string, messageId: string, traceContext: string | null, source: 'commit' | 'read' | 'replay' | 'poll'): Span {
+    if (!this.tracing.enabled) return this.tracing.startSpan('');
+    return this.tracing.startSpan('hookrelay.stream.push', {
+      kind: 'producer',
+      parent: traceContext,
+      attributes: { 'hookrelay.message.id': messageId, 'hookrelay.inbound_endpoint.id': endpointId, 'hookrelay.stream.source': source },
+    });
+  }
 
   start(): void {
     this.recheckTimer = setInterval(() => this.wakeAll(), this.recheckMs);
@@ -302,7 +325,7 @@ export class StreamHub {
       const row = await findLiveInboundMessage(this.db.sql, endpointId, messageId);
       if (!row) return;
       const [message] = await toCliMessages(this.payloadStore, this.db.sql, [row], true);
-      if (message) targets.forEach((subscriber) => subscriber.sendReplay(message));
+      if (message) targets.forEach((subscriber) => subscriber.sendReplay(message, row.trace_context));
     } catch (error) {
       this.log.warn({ err: error, inbound_endpoint_id: endpointId }, 'replay push failed');
     }

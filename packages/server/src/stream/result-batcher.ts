@@ -3,12 +3,15 @@ import type { Sql } from '../db/database.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { recordInboundResults, type InboundResultReport, type RecordedInboundResult } from '../db/inbound-messages.js';
 import { GroupCommit } from '../lib/group-commit.js';
+import { NOOP_TRACING, type Tracing } from '../tracing/tracing.js';
 
 export interface ResultBatcherOptions {
   /** Most reports recorded in one statement. */
   maxBatch?: number;
   /** How long reports nobody waits on are held for others to share their commit (RESULT_LINGER_MS). */
   lingerMs?: number;
+  /** A span per report (`hookrelay.stream.result`), in the trace of the message's request. */
+  tracing?: Tracing;
 }
 
 /**
@@ -36,12 +39,14 @@ export const RESULT_LINGER_MS = 10;
  */
 export class ResultBatcher {
   private readonly commits: GroupCommit<InboundResultReport, RecordedInboundResult | undefined>;
+  private readonly tracing: Tracing;
 
   constructor(
     sql: Sql,
     log: Pick<FastifyBaseLogger, 'warn'>,
     options: ResultBatcherOptions = {},
   ) {
+    this.tracing = options.tracing ?? NOOP_TRACING;
     this.commits = new GroupCommit({
       commit: (reports) => recordInboundResults(sql, reports),
       maxBatch: options.maxBatch ?? 500,
@@ -60,7 +65,36 @@ export class ResultBatcher {
    * the report was a copy of one recorded before), or undefined (no such live message). `canWait`: nobody waits on the answer, so the report may be held up to `lingerMs`.
    */
   record(report: InboundResultReport, { canWait = false }: { canWait?: boolean } = {}): Promise<RecordedInboundResult | undefined> {
-    return this.commits.enqueue(report, canWait);
+    const recording = this.commits.enqueue(report, canWait);
+    if (!this.tracing.enabled) return recording;
+    const startTime = Date.now();
+    const traced = (recorded: RecordedInboundResult | undefined, failure?: unknown): void => {
+      const span = this.tracing.startSpan('hookrelay.stream.result', {
+        kind: 'consumer',
+        // The message's stored context: the report joins the trace of the request that brought it.
+        parent: recorded?.row.trace_context,
+        startTime,
+        attributes: {
+          'hookrelay.message.id': report.messageId,
+          'hookrelay.inbound_endpoint.id': report.endpointId,
+          'hookrelay.result.status': report.result.status ?? undefined,
+          'hookrelay.result.latency_ms': report.result.latencyMs,
+          'hookrelay.result.outcome': failure !== undefined ? 'failed' : recorded === undefined ? 'not_found' : recorded.duplicate ? 'duplicate' : 'recorded',
+        },
+      });
+      if (failure !== undefined) span.fail(failure instanceof Error ? failure.name : 'result not recorded');
+      span.end();
+    };
+    return recording.then(
+      (recorded) => {
+        traced(recorded);
+        return recorded;
+      },
+      (error: unknown) => {
+        traced(undefined, error);
+        throw error;
+      },
+    );
   }
 
   /** Resolves once every report queued so far is settled (graceful shutdown): held reports go at once. */

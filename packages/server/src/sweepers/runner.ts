@@ -7,6 +7,7 @@ import { Backoff } from '../lib/backoff.js';
 import { deleteExpiredIdempotencyKeys } from '../db/ingest.js';
 import { claimDeletedInboundPayloads, clearInboundPayloadKeys } from '../db/inbound-messages.js';
 import type { PayloadStore } from '../storage/payload-store.js';
+import type { Span, Tracing } from '../tracing/tracing.js';
 import { EMBEDDED_VACUUM, runEmbeddedUpkeep } from './embedded.js';
 import { expiredInboundEndpointsSweeper } from './inbound-endpoints.js';
 import { deletedPayloadsSweeper } from './payloads.js';
@@ -15,6 +16,8 @@ import { deletedPullPayloadsSweeper, expiredPullEventsSweeper } from './pull.js'
 /** What sweepers may need besides their transaction. */
 export interface SweeperDeps {
   payloadStore: PayloadStore;
+  /** A span per sweeper run (`hookrelay.sweeper.run`). */
+  tracing?: Tracing;
 }
 
 export interface Sweeper {
@@ -80,6 +83,21 @@ export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseL
   let outage = false;
   const backoff = new Backoff(intervalMs, Math.max(intervalMs, MAX_OUTAGE_BACKOFF_MS));
 
+  const tracing = deps.tracing;
+  /** One step in a span of its own when tracing is on. */
+  const traced = async (name: string, fn: (span: Span | undefined) => Promise<void>): Promise<void> => {
+    if (tracing === undefined || !tracing.enabled) return fn(undefined);
+    const span = tracing.startSpan('hookrelay.sweeper.run', { attributes: { 'hookrelay.sweeper.name': name } });
+    try {
+      await fn(span);
+    } catch (error) {
+      span.fail(error instanceof Error ? error.name : 'sweeper failed');
+      throw error;
+    } finally {
+      span.end();
+    }
+  };
+
   let failed = false;
   /** Runs one step of a round; false when the database is unavailable (the round ends). */
   const step = async (name: string, fn: () => Promise<void>): Promise<boolean> => {
@@ -104,20 +122,23 @@ export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseL
     let reachable = true;
     for (const sweeper of sweepers) {
       if (stopped) break;
-      reachable = await step(sweeper.name, async () => {
+      reachable = await step(sweeper.name, () => traced(sweeper.name, async (span) => {
         const count = await runSweeperOnce(db, sweeper, deps);
+        // null: another process holds this sweeper's lock and runs it this round.
+        span?.setAttribute('hookrelay.sweeper.skipped', count === null);
+        span?.setAttribute('hookrelay.sweeper.removed', count ?? 0);
         if (count) log.info({ sweeper: sweeper.name, count }, 'sweeper removed expired rows');
-      });
+      }));
       if (!reachable) break;
     }
     // Last in the round: the space of what the sweepers above deleted is reclaimed at once.
     if (reachable && !stopped && db.backend === 'pglite') {
-      await step(EMBEDDED_VACUUM, async () => {
+      await step(EMBEDDED_VACUUM, () => traced(EMBEDDED_VACUUM, async () => {
         for (const report of await runEmbeddedUpkeep(db, () => stopped)) {
           if (report.step === EMBEDDED_VACUUM) log.info({ sweeper: report.step, tables: report.tables, ms: report.ms }, 'vacuumed tables of the embedded database');
           else log.info({ sweeper: report.step, wal_bytes: report.walBytes, ms: report.ms }, 'checkpointed the embedded database');
         }
-      });
+      }));
     }
     if (failed) return backoff.next();
     if (outage) log.info('sweepers: database reachable again');

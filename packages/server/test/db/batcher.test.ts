@@ -46,6 +46,7 @@ function item(endpointId: string, n: number): IngestItem {
     receivedAt: new Date(),
     eventType: null,
     verified: [],
+    traceContext: null,
   };
 }
 
@@ -282,6 +283,7 @@ describe('storeInboundOne from several connections at once', () => {
             body_offset: 0,
             event_type: null,
             verified: [],
+            trace_context: null,
           },
           body,
           'cli',
@@ -323,6 +325,7 @@ describe('IngestBatcher and endpoints that changed after the lookup', () => {
  * two-webhook batch and as one statement of each mode: the answers and rows must be the same.
  */
 describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as in a larger batch', () => {
+  const TRACE_CONTEXT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
   const keyExpiry = () => new Date(Date.now() + 86_400_000);
   const batchItem = (n: number, endpointId: string, id: string, body: Buffer, offset: number): IngestBatchItem => ({
     n,
@@ -342,17 +345,18 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
     body_offset: offset,
     event_type: 'order.created',
     verified: ['hmac'],
+    trace_context: TRACE_CONTEXT,
   });
 
   /**
    * Stores `id` for `endpointId`, alone or followed by a webhook to another live endpoint; `previous`
-   * sends the item as a process of the previous version does (no event_type, no verified).
+   * sends the item as a process of an earlier version does (no event_type, verified or trace_context).
    */
   async function store(shape: string, endpointId: string, id: string, withBodies = true, previous = false): Promise<IngestBatchResultRow> {
     const body = Buffer.from('a=1&b=%20two');
     const items = [batchItem(0, endpointId, id, body, 0)];
     if (previous) {
-      const { event_type: _eventType, verified: _verified, ...older } = items[0]!;
+      const { event_type: _eventType, verified: _verified, trace_context: _traceContext, ...older } = items[0]!;
       items[0] = older as IngestBatchItem;
     }
     let bodies = body;
@@ -382,7 +386,7 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
       expect(await store(shape, endpointId, second)).toMatchObject({ outcome: 'stored', message_id: second, previous_last_id: first });
       const [row] = await db.sql<Record<string, unknown>>`
         SELECT project_id, inbound_endpoint_id, status, method, path, query, content_type, size_bytes, payload_sha256, raw_headers,
-               payload_key, idempotency_key, received_at, updated_at, event_type, verified
+               payload_key, idempotency_key, received_at, updated_at, event_type, verified, trace_context
         FROM inbound_messages WHERE id = ${second}`;
       expect(await db.sql`SELECT 1 FROM delivery_jobs WHERE message_id IN (${first}, ${second})`).toHaveLength(0);
       const received = new Date('2026-11-22T10:00:00.123Z');
@@ -403,18 +407,19 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
         updated_at: received,
         event_type: 'order.created',
         verified: ['hmac'],
+        trace_context: TRACE_CONTEXT,
       });
       const [payload] = await db.sql<{ data: Uint8Array }>`SELECT data FROM payloads WHERE key = ${`inbound/${second}`}`;
       expect(Buffer.from(payload!.data).toString()).toBe('a=1&b=%20two');
       expect(await lastIdOf(endpointId)).toBe(second);
     });
 
-    it('takes an item of a process of the previous version: no event type, no checks', async () => {
+    it('takes an item of a process of an earlier version: no event type, no checks, no trace context', async () => {
       const endpointId = await endpoint();
       const id = newUuidv7();
       expect(await store(shape, endpointId, id, true, true)).toMatchObject({ outcome: 'stored', message_id: id });
-      const [row] = await db.sql<{ event_type: string | null; verified: string[] }>`SELECT event_type, verified FROM inbound_messages WHERE id = ${id}`;
-      expect(row).toEqual({ event_type: null, verified: [] });
+      const [row] = await db.sql<{ event_type: string | null; verified: string[]; trace_context: string | null }>`SELECT event_type, verified, trace_context FROM inbound_messages WHERE id = ${id}`;
+      expect(row).toEqual({ event_type: null, verified: [], trace_context: null });
     });
 
     it('places it right after a later id another process committed, keeping the payload key of the proposed id', async () => {

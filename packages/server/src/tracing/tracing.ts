@@ -1,0 +1,120 @@
+import type { TracingConfig } from '../config.js';
+
+/**
+ * The server's spans, behind an interface of its own: the OpenTelemetry modules are loaded only when
+ * tracing is configured (`openTracing`), so a server without it pays one call of a no-op per span
+ * site and loads nothing (docs/operating.md, Tracing). Parents and links are explicit — a span of
+ * this process or a W3C `traceparent` text, as stored with a message — rather than an ambient
+ * context: a webhook's spans are made in several processes and batches, never on one call stack.
+ */
+export type SpanKind = 'server' | 'client' | 'producer' | 'consumer' | 'internal';
+export type SpanAttributeValue = string | number | boolean;
+export type SpanAttributes = Readonly<Record<string, SpanAttributeValue | undefined>>;
+/** A span of this process, or a `traceparent` (`00-<trace id>-<span id>-<flags>`); null/undefined: none. */
+export type SpanRef = Span | string | null | undefined;
+
+export interface SpanOptions {
+  kind?: SpanKind;
+  /** The parent; without one the span starts a trace of its own. */
+  parent?: SpanRef;
+  links?: readonly SpanRef[];
+  attributes?: SpanAttributes;
+  /** When it began (epoch milliseconds), if before the call. */
+  startTime?: number;
+}
+
+export interface Span {
+  setAttribute(name: string, value: SpanAttributeValue | undefined): void;
+  /** Marks the span failed, with a short reason (never a body or a secret). */
+  fail(reason: string): void;
+  end(): void;
+  /** The span's W3C `traceparent`: what a message stores so that later spans join its trace. */
+  readonly traceparent: string | undefined;
+}
+
+export interface Tracing {
+  /** False when tracing is off: span sites skip the work of building attributes. */
+  readonly enabled: boolean;
+  startSpan(name: string, options?: SpanOptions): Span;
+  /** Exports what is buffered and stops (the graceful stop). */
+  shutdown(): Promise<void>;
+}
+
+const NOOP_SPAN: Span = Object.freeze({
+  setAttribute() {},
+  fail() {},
+  end() {},
+  traceparent: undefined,
+});
+
+export const NOOP_TRACING: Tracing = Object.freeze({
+  enabled: false,
+  startSpan: () => NOOP_SPAN,
+  shutdown: async () => {},
+});
+
+/** The packages tracing needs, for the message of a server installed without them. */
+export const OTEL_PACKAGES = [
+  '@opentelemetry/api@1.9',
+  '@opentelemetry/core@2.12.1',
+  '@opentelemetry/resources@2.12.1',
+  '@opentelemetry/sdk-trace-base@2.12.1',
+  '@opentelemetry/exporter-trace-otlp-http@0.223.1',
+  '@opentelemetry/exporter-trace-otlp-proto@0.223.1',
+  '@opentelemetry/semantic-conventions@1',
+] as const;
+
+export class TracingUnavailableError extends Error {
+  override readonly name = 'TracingUnavailableError';
+}
+
+/**
+ * The tracing of a configuration: the no-op without one (nothing is loaded), else the OpenTelemetry
+ * SDK exporting over OTLP/HTTP, loaded now.
+ */
+export async function openTracing(config: TracingConfig | undefined, serviceVersion: string): Promise<Tracing> {
+  if (config === undefined) return NOOP_TRACING;
+  let otel: typeof import('./otel.js');
+  try {
+    otel = await import('./otel.js');
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new TracingUnavailableError(
+      `tracing is configured (OTEL_EXPORTER_OTLP_ENDPOINT) but the OpenTelemetry packages are not installed next to the server: npm install ${OTEL_PACKAGES.join(' ')} (or unset the OTEL_EXPORTER_OTLP_* endpoint)`,
+      { cause: error },
+    );
+  }
+  return otel.openOtelTracing(config, serviceVersion);
+}
+
+/**
+ * A group commit's `commit` with a span per batch (`name`, its size in `hookrelay.batch.size`),
+ * linked to the span of each item's request: a batch serves many traces, so it belongs to none of
+ * them and starts a trace of its own. Without tracing, `commit` itself.
+ */
+export function traceCommits<T, R>(
+  tracing: Tracing,
+  name: string,
+  commit: (items: T[]) => Promise<readonly R[]>,
+  linkOf: (item: T) => SpanRef,
+  bytesOf?: (item: T) => number,
+): (items: T[]) => Promise<readonly R[]> {
+  if (!tracing.enabled) return commit;
+  return async (items) => {
+    let bytes = 0;
+    if (bytesOf) for (const item of items) bytes += bytesOf(item);
+    const span = tracing.startSpan(name, {
+      links: items.map(linkOf),
+      attributes: { 'hookrelay.batch.size': items.length, ...(bytesOf ? { 'hookrelay.batch.bytes': bytes } : {}) },
+    });
+    try {
+      return await commit(items);
+    } catch (error) {
+      span.fail(error instanceof Error ? error.name : 'commit failed');
+      throw error;
+    } finally {
+      span.end();
+    }
+  };
+}
