@@ -80,6 +80,17 @@ describe('the bundled server program', () => {
     expect(log).not.toMatch(/@aws-sdk|@smithy/u);
   });
 
+  it('loads no OpenTelemetry SDK module without an OTLP endpoint, and loads it with one', async () => {
+    const dir = await newWorkDir();
+    const sdk = /Module\._load REQUEST @opentelemetry\/(sdk-trace-base|exporter-trace-otlp-proto|resources|core)\b/u;
+    const off = await runBundle(join(dir, 'data'), { NODE_DEBUG: 'module', HOME: join(dir, 'home'), OTEL_SERVICE_NAME: 'unused' }, 1500);
+    expect(off).toMatch(/Module\._load REQUEST/u);
+    expect(off).not.toMatch(/@opentelemetry\//u);
+    // Never reached: nothing is exported before a span ends.
+    const on = await runBundle(join(dir, 'data'), { NODE_DEBUG: 'module', HOME: join(dir, 'home'), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
+    expect(on).toMatch(sdk);
+  });
+
   it('loads the AWS SDK for an s3:// payload store, compiled anew and from its code cache', async () => {
     const dir = await newWorkDir();
     const env = {
