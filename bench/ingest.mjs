@@ -7,14 +7,15 @@
 //   - the bare handler: answers 200 and stores nothing; its ratio is printed, not a target.
 //
 //   pnpm bench:ingest [--duration 10] [--connections 10,100,10x10] [--warmup 3] [--pool-size N]
-//                     [--batch-stats] [--cpu-prof] [--enforce] [--no-build]
+//                     [--batch-stats] [--cpu-prof] [--otel] [--enforce] [--no-build]
 //
 // --connections: scenarios, `C` (C connections on one endpoint) or `CxE` (C connections spread over E
 // endpoints, connection i on endpoint i mod E). Prints, per scenario: requests/s and p50/p99 latency
 // of each, the ratios, non-2xx and errors (must be 0), and where the CPU went (ms per 1,000 requests:
 // server, PostgreSQL, client). Afterwards it checks that every 2xx answer is a stored inbound
 // message (no loss). Exit code: 1 when a request failed, a message is missing or a step timed out;
-// with --enforce also when a target is missed.
+// with --enforce also when a target is missed. --otel: the server exports every span (all sampled)
+// over OTLP/HTTP to a local sink (otlp-sink.mjs), the cost of tracing against a run without it.
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +34,7 @@ import {
   selfCpuMs,
   startChild,
   startDurablePg,
+  startOtlpSink,
   startServer,
   summarizeProfile,
   treeCpuMs,
@@ -56,13 +58,14 @@ const { values: args } = parseArgs({
     'pool-size': { type: 'string' },
     'batch-stats': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    otel: { type: 'boolean', default: false },
     enforce: { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 19));
+  process.stdout.write(usageText(import.meta.url, 18));
   process.exit(0);
 }
 const duration = Number(args.duration);
@@ -142,6 +145,8 @@ async function main() {
   cleanups.push(() => rmSync(tmp, { recursive: true, force: true }));
   const profDir = args['cpu-prof'] ? mkdtempSync(path.join(os.tmpdir(), 'hookrelay-bench-prof-')) : undefined;
   const batchStatsFile = path.join(tmp, 'batch-stats.json');
+  const otel = await startOtlpSink(args.otel);
+  process.stdout.write(`tracing: ${args.otel ? 'on, every span exported (http/protobuf) to a local OTLP sink' : 'off'}\n`);
   const server = await startServer({
     databaseUrl: pg.url,
     dataDir: path.join(tmp, 'data'),
@@ -151,6 +156,7 @@ async function main() {
     ],
     env: {
       HOOKRELAY_BENCH_BATCH_STATS: batchStatsFile,
+      ...otel.env,
       ...(args['pool-size'] ? { HOOKRELAY_DB_POOL_SIZE: args['pool-size'] } : {}),
     },
   });
@@ -254,6 +260,8 @@ async function main() {
 
   const profiles = [];
   await server.stop(); // drains the batcher: every accepted message is committed
+  const exported = await otel.summary();
+  if (exported) process.stdout.write(`tracing: the sink received ${exported.exports} exports, ${(exported.bytes / 1048576).toFixed(1)} MiB\n`);
   if (profDir) profiles.push(...readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(profDir, f)));
   await bare.stop();
   await insert.stop();

@@ -109,6 +109,31 @@ export async function startChild(name, nodeArgs, env) {
   return { child, url, exited, stop };
 }
 
+/**
+ * `--otel`: starts the OTLP sink (otlp-sink.mjs) and answers the server's environment for exporting
+ * every span to it (http/protobuf, the default protocol; every trace sampled), and a reader of what
+ * it received once stopped. Without `on`, nothing: the server runs without tracing.
+ */
+export async function startOtlpSink(on) {
+  if (!on) return { env: {}, summary: async () => undefined };
+  const sink = await startChild('otlp-sink', [path.join(here, 'otlp-sink.mjs')], process.env);
+  let last = '';
+  sink.child.stdout.on('data', (chunk) => (last += chunk));
+  return {
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'always_on', OTEL_SERVICE_NAME: 'hookrelay-bench' },
+    /** After the server stopped (its last spans flushed): { exports, bytes }. */
+    async summary() {
+      await sink.stop();
+      const line = last.trim().split('\n').pop() ?? '';
+      try {
+        return JSON.parse(line);
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
 export async function stopChild(child, exited) {
   if (child.exitCode !== null || child.signalCode !== null) return exited;
   child.kill('SIGTERM');

@@ -17,7 +17,7 @@
 //   pnpm bench:listen [--duration 10] [--rates 50,500] [--repeat 5] [--ramp 1000,1500,2000,2500,3000]
 //                     [--floors nodb,durable,ordered] [--filtered] [--hybrid] [--drain 1] [--backlog 20000] [--connections 128] [--warmup 3]
 //                     [--database postgres|pglite] [--cpu-prof] [--cpu-prof-server] [--loop-stats] [--tap] [--pg-socket]
-//                     [--enforce] [--no-build]
+//                     [--otel] [--enforce] [--no-build]
 //
 // Each latency rate runs --repeat times; every phase runs on each system in turn (hookrelay, then the
 // floors), so machine drift hits them all alike. --floors "" runs hookrelay alone. --filtered adds
@@ -44,7 +44,8 @@
 // one host. On PGlite the server's CPU includes the database's (it runs in the server process), and
 // the targets that are set on PostgreSQL are printed as such; the top rate's target is 2,000 msg/s.
 // Exit 1 on a lost, duplicated, reordered or damaged message, a failed latency phase or catch-up,
-// or a timeout; with --enforce also when a target is missed.
+// or a timeout; with --enforce also when a target is missed. --otel: the server exports every span
+// (all sampled) over OTLP/HTTP to a local sink (otlp-sink.mjs), the cost of tracing.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
@@ -72,6 +73,7 @@ import {
   startChild,
   pgSocketUrl,
   startDurablePg,
+  startOtlpSink,
   startServer,
   summarizeProfile,
   table,
@@ -126,6 +128,7 @@ const { values: args } = parseArgs({
     'pg-socket': { type: 'boolean', default: false },
     database: { type: 'string', default: 'postgres' },
     tap: { type: 'boolean', default: false },
+    otel: { type: 'boolean', default: false },
     enforce: { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
@@ -316,11 +319,13 @@ async function main() {
   const serverLoopFile = path.join(tmp, 'server-loop.json');
   const cliLoopFile = path.join(tmp, 'cli-loop.json');
 
+  const otel = await startOtlpSink(args.otel);
+  log(`tracing: ${args.otel ? 'on, every span exported (http/protobuf) to a local OTLP sink' : 'off'}`);
   const server = await startServer({
     databaseUrl: onPglite ? '' : args['pg-socket'] ? pgSocketUrl(pg) : pg.url,
     dataDir: path.join(tmp, 'data'),
     nodeArgs: [...(args['cpu-prof-server'] ? ['--cpu-prof', '--cpu-prof-interval', '100', '--cpu-prof-dir', path.join(profDir, 'server')] : []), ...loopImport],
-    env: { HOOKRELAY_BENCH_LOOP_STATS: serverLoopFile },
+    env: { HOOKRELAY_BENCH_LOOP_STATS: serverLoopFile, ...otel.env },
   });
   const { id: endpointId, token } = await createInboundEndpoint(server.url, server.apiKey, 'cli');
   const ingestPath = `/in/${token}`;
@@ -825,6 +830,8 @@ async function main() {
   const profiles = [];
   const cliExit = await withTimeout(cli.stop(), 40_000, 'CLI stop');
   await server.stop();
+  const exported = await otel.summary();
+  if (exported) log(`tracing: the sink received ${exported.exports} exports, ${(exported.bytes / 1048576).toFixed(1)} MiB`);
   if (profDir) {
     for (const who of ['cli', 'server']) {
       const dir = path.join(profDir, who);
