@@ -39,14 +39,14 @@ describe('hookrelay-server --help', () => {
   it.each(schemaVariables())('lists %s with its flag and a description', (name) => {
     const found = entry(name);
     expect(found, `${name} is not in --help:\n${help}`).toBeDefined();
-    const flag = name.startsWith('AWS_') ? '(environment only)' : `--${name.replace(/^HOOKRELAY_/, '').toLowerCase().replaceAll('_', '-')}`;
+    const flag = name.startsWith('AWS_') || name.startsWith('OTEL_') ? '(environment only)' : `--${name.replace(/^HOOKRELAY_/, '').toLowerCase().replaceAll('_', '-')}`;
     expect(found!.line).toContain(flag);
     expect(found!.description.length).toBeGreaterThan(10);
   });
 
   it('shows defaults that parse to what an unset variable gives', () => {
     const base = parseConfig({});
-    const described = ['HOOKRELAY_PUBLIC_URL', 'HOOKRELAY_BOOTSTRAP_API_KEY', 'HOOKRELAY_ENCRYPTION_KEY', 'HOOKRELAY_METRICS_TOKEN', 'HOOKRELAY_API_RATE_BURST', 'AWS_REGION'];
+    const described = ['HOOKRELAY_PUBLIC_URL', 'HOOKRELAY_BOOTSTRAP_API_KEY', 'HOOKRELAY_ENCRYPTION_KEY', 'HOOKRELAY_METRICS_TOKEN', 'HOOKRELAY_API_RATE_BURST', 'AWS_REGION', 'OTEL_EXPORTER_OTLP_ENDPOINT'];
     for (const variable of configVariables()) {
       if (variable.default === undefined || described.includes(variable.name)) continue;
       expect(entry(variable.name)!.description, variable.name).toContain(`(default: ${variable.default})`);
