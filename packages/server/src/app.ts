@@ -125,7 +125,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   });
 
   // First: a server configured for tracing without the OpenTelemetry packages stops here.
-  const tracing = deps.tracing ?? (await openTracing(config.tracing, SERVER_VERSION));
+  const tracing = deps.tracing ?? (await openTracing(config.tracing, SERVER_VERSION, app.log));
   const ingestCache = new IngestEndpointCache(deps.db.sql, deps.secretBox);
   const payloadStore = deps.payloadStore ?? (await openPayloadStore(config.payloadStore));
   const metrics = new Metrics(deps.db.sql, app.log);

@@ -1,4 +1,4 @@
-import { ROOT_CONTEXT, SpanKind as OtelSpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span as OtelSpan, type SpanContext } from '@opentelemetry/api';
+import { diag, DiagLogLevel, ROOT_CONTEXT, SpanKind as OtelSpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span as OtelSpan, type SpanContext } from '@opentelemetry/api';
 import { parseTraceParent } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -76,7 +76,18 @@ function contextOf(ref: SpanRef): SpanContext | undefined {
   return parseTraceParent(ref) ?? undefined;
 }
 
-export function openOtelTracing(config: TracingConfig, serviceVersion: string): Tracing {
+/** Where the SDK's own complaints go (an export the collector refused or never answered, spans dropped). */
+export interface TracingLog {
+  warn(fields: object, message: string): void;
+}
+
+export function openOtelTracing(config: TracingConfig, serviceVersion: string, log: TracingLog): Tracing {
+  // Warnings and errors only, as warn lines: a collector that is away is not a failure of the server.
+  const complain = (message: string) => log.warn({ detail: message.slice(0, 2000) }, 'tracing: the OpenTelemetry SDK reports a problem');
+  diag.setLogger(
+    { error: complain, warn: complain, info: () => {}, debug: () => {}, verbose: () => {} },
+    { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+  );
   const exporterConfig = { url: config.url, headers: { ...config.headers }, timeoutMillis: config.timeoutMs };
   const exporter: SpanExporter = config.protocol === 'http/json' ? new OtlpJsonExporter(exporterConfig) : new OtlpProtobufExporter(exporterConfig);
   const provider = new BasicTracerProvider({
@@ -113,7 +124,7 @@ export function openOtelTracing(config: TracingConfig, serviceVersion: string): 
     },
     shutdown() {
       // Exports what is buffered; a collector that is away costs at most the export timeout.
-      stopped ??= provider.shutdown().catch(() => undefined);
+      stopped ??= provider.shutdown().catch((error: unknown) => complain(`the last export failed: ${error instanceof Error ? error.message : String(error)}`));
       return stopped;
     },
   };

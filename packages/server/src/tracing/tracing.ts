@@ -72,7 +72,11 @@ export class TracingUnavailableError extends Error {
  * The tracing of a configuration: the no-op without one (nothing is loaded), else the OpenTelemetry
  * SDK exporting over OTLP/HTTP, loaded now.
  */
-export async function openTracing(config: TracingConfig | undefined, serviceVersion: string): Promise<Tracing> {
+export async function openTracing(
+  config: TracingConfig | undefined,
+  serviceVersion: string,
+  log: { warn(fields: object, message: string): void },
+): Promise<Tracing> {
   if (config === undefined) return NOOP_TRACING;
   let otel: typeof import('./otel.js');
   try {
@@ -85,7 +89,7 @@ export async function openTracing(config: TracingConfig | undefined, serviceVers
       { cause: error },
     );
   }
-  return otel.openOtelTracing(config, serviceVersion);
+  return otel.openOtelTracing(config, serviceVersion, log);
 }
 
 /**

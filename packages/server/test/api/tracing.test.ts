@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { parseConfig } from '../../src/config.js';
 import { expiredEndpointsSweeper, startSweepers } from '../../src/sweepers/runner.js';
+import { openTracing } from '../../src/tracing/tracing.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { OtlpReceiver, SPAN_KIND, type ReceivedSpan } from '../helpers/otlp.js';
 import { createPull } from '../helpers/pull.js';
@@ -217,6 +219,20 @@ describe('tracing settings', () => {
     expect(receiver.requests[0]).toMatchObject({ path: '/v1/traces', contentType: 'application/x-protobuf' });
     expect(receiver.requests[0]!.body.includes(Buffer.from('POST /in/{token}'))).toBe(true);
     await receiver.close();
+  });
+
+  it('says so in a warn line when the collector cannot be reached, and still stops', async () => {
+    const gone = await OtlpReceiver.start();
+    const url = gone.url;
+    await gone.close();
+    const warnings: { fields: object; message: string }[] = [];
+    const config = parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_BSP_SCHEDULE_DELAY: '600000', OTEL_EXPORTER_OTLP_TIMEOUT: '2000' }).tracing;
+    const tracing = await openTracing(config, 'test', { warn: (fields, message) => warnings.push({ fields, message }) });
+    tracing.startSpan('lost').end();
+    await tracing.shutdown();
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(warnings[0]!.message).toBe('tracing: the OpenTelemetry SDK reports a problem');
+    expect(JSON.stringify(warnings[0]!.fields)).toMatch(/ECONNREFUSED/);
   });
 
   it('without an endpoint (or with OTEL_SDK_DISABLED=true) tracing is off', async () => {
