@@ -1,9 +1,9 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeConfigDir, parseJsonOutput, runCli } from './helpers/cli.js';
 import { LocalApp, startCli, until, type ListenProcess } from './helpers/listen.js';
+import { freePort } from './helpers/processes.js';
 
 /**
  * A second terminal beside `hookrelay dev`: dev leaves a marker in the CLI's configuration
@@ -17,15 +17,6 @@ let configDir: string;
 let app: LocalApp;
 let dev: ListenProcess;
 let ready: { ingest_url: string; inbound_endpoint_id: string; api_url: string; inspector_url: string };
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 beforeAll(async () => {
   configDir = await makeConfigDir();

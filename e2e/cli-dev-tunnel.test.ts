@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeConfigDir, parseJsonError, runCli } from './helpers/cli.js';
 import { LocalApp, startCli, until, type ListenProcess } from './helpers/listen.js';
+import { freePort, processAlive } from './helpers/processes.js';
 
 /**
  * `hookrelay dev --tunnel [cloudflared|ngrok]` with stand-ins of the two programs on PATH
@@ -55,25 +56,6 @@ async function standinBin(name: string, programs: readonly string[]): Promise<st
   return dir;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
 /** Runs dev with a tunnel, returns its ready line and the stand-in's state once both are there. */
 async function devWithTunnel(program: 'cloudflared' | 'ngrok', extra: string[]): Promise<{ cli: ListenProcess; ready: ReadyLine; standin: StandinState }> {
   const bin = await standinBin(`bin-${program}`, [program]);
@@ -120,9 +102,9 @@ describe('hookrelay dev --tunnel', () => {
     expect(api.status).toBe(404);
     expect(((await api.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
 
-    expect(alive(standin.pid)).toBe(true);
+    expect(processAlive(standin.pid)).toBe(true);
     expect(await cli.stop('SIGINT', 30_000)).toBe(0);
-    await until(() => !alive(standin.pid), 'the tunnel program to stop', 10_000);
+    await until(() => !processAlive(standin.pid), 'the tunnel program to stop', 10_000);
   });
 
   it('ngrok: the address from its JSON log, and SIGTERM stops it', async () => {
@@ -134,7 +116,7 @@ describe('hookrelay dev --tunnel', () => {
     expect(sent.status).toBe(200);
     await until(() => app.requests.some((r) => r.body.toString() === '{"through":"ngrok"}'), 'the webhook at the app', 20_000, () => cli.explain());
     expect(await cli.stop('SIGTERM', 30_000)).toBe(0);
-    await until(() => !alive(standin.pid), 'the tunnel program to stop', 10_000);
+    await until(() => !processAlive(standin.pid), 'the tunnel program to stop', 10_000);
   });
 
   it('without the program: CONFIG_ERROR (exit 1) saying how to install it, and no server started', async () => {
@@ -165,7 +147,7 @@ describe('hookrelay dev --tunnel', () => {
     expect(result.stderr).toContain('CLI_ERROR: cloudflared printed no public URL within 2 s; its last lines:');
     expect(result.stderr).toContain('(it printed nothing)');
     const { pid } = JSON.parse(await readFile(join(work, 'silent.json'), 'utf8')) as { pid: number };
-    await until(() => !alive(pid), 'the silent program to be stopped', 10_000);
+    await until(() => !processAlive(pid), 'the silent program to be stopped', 10_000);
   });
 
   it('refuses --tunnel with --public-url, and an unknown program (exit 2)', async () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeConfigDir, parseJsonError, runCli } from './helpers/cli.js';
 import { LocalApp, sendWebhook, startCli, until, type ListenProcess } from './helpers/listen.js';
+import { freePort, processAlive } from './helpers/processes.js';
 
 /**
  * `hookrelay dev` end to end: the built CLI starts the real server (its own child process, PGlite
@@ -33,24 +34,6 @@ let app: LocalApp;
 let port: number;
 const processes: ListenProcess[] = [];
 const serverPids = new Set<number>();
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The embedded server's pid, from the data dir's lock file (the server writes it while it runs). */
 async function serverPid(): Promise<number> {
@@ -108,7 +91,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const cli of processes) cli.kill();
   for (const pid of serverPids) {
-    if (alive(pid)) process.kill(pid, 'SIGKILL');
+    if (processAlive(pid)) process.kill(pid, 'SIGKILL');
   }
   await app?.stop();
   await rm(configDir, { recursive: true, force: true });
@@ -129,7 +112,7 @@ describe('hookrelay dev', () => {
     expect(first.api_url).toBe(`http://127.0.0.1:${port}`);
     expect(first.ingest_url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/in/[0-9a-f]{32}$`, 'u'));
     const pid = await serverPid();
-    expect(alive(pid)).toBe(true);
+    expect(processAlive(pid)).toBe(true);
 
     // The endpoint exists in cli mode on the embedded server, with the key dev stored.
     const state = JSON.parse(await readFile(join(configDir, 'dev', 'dev.json'), 'utf8')) as { api_key: string; inbound_endpoint_id: string };
@@ -159,7 +142,7 @@ describe('hookrelay dev', () => {
 
     // Ctrl-C: the listener stops, then the server; exit 0.
     expect(await cli.stop('SIGINT', 30_000)).toBe(0);
-    expect(alive(pid)).toBe(false);
+    expect(processAlive(pid)).toBe(false);
     expect(await refused(`${first.api_url}/healthz`)).toBe(true);
   });
 
@@ -181,7 +164,7 @@ describe('hookrelay dev', () => {
 
     expect(await cli.stop('SIGINT', 30_000)).toBe(0);
     expect(cli.stderr).toMatch(/stopping the embedded server/u);
-    expect(alive(pid)).toBe(false);
+    expect(processAlive(pid)).toBe(false);
   });
 
   it('a port in use is a clear failure (exit 1), and no server is left running', async () => {

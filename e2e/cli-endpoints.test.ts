@@ -1,9 +1,9 @@
 import { readdir, rm, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeConfigDir, parseJsonError, parseJsonOutput, runCli, type CliResult } from './helpers/cli.js';
 import { startServer, type RunningServer } from './helpers/server.js';
+import { freePort } from './helpers/processes.js';
 
 /**
  * The CLI run as a subprocess against the real server (PGlite), the way scripts and CI use it:
@@ -71,15 +71,6 @@ async function createEndpoint(...extra: string[]): Promise<EndpointCreated> {
   const result = await runCli(['endpoints', 'create', '--url', URL_A, ...extra, '--json'], { env });
   expectSuccess(result);
   return parseJsonOutput<EndpointCreated>(result);
-}
-
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 beforeAll(async () => {
@@ -267,7 +258,7 @@ describe('authentication and transport failures', () => {
   });
 
   it('an unreachable server exits 7', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const result = await runCli(['endpoints', 'list', '--json'], { env: { ...env, HOOKRELAY_API_URL: `http://127.0.0.1:${port}` } });
     expectJsonFailure(result, 7, 'NETWORK_ERROR');
     const human = await runCli(['whoami'], { env: { ...env, HOOKRELAY_API_URL: `http://127.0.0.1:${port}` } });
