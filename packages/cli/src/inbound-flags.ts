@@ -52,6 +52,10 @@ export const inboundSettingFlags = {
     multipleNonGreedy: true,
   }),
   'response-code': Flags.integer({ summary: 'Status answered to the sender on success, 200-299 (server default 200).' }),
+  'max-body-bytes': Flags.integer({
+    summary: "Refuse (413) a webhook whose body is larger than this many bytes; at most the server's ingest limit (default 26214400).",
+    min: 1,
+  }),
   signing: Flags.boolean({
     summary: 'Sign what hookrelay forwards (Standard Webhooks); the signing secret is shown once.',
     allowNo: true,
@@ -78,9 +82,11 @@ export interface InboundSettingFlagValues {
   'verify-ip'?: boolean | undefined;
   'idempotency-header'?: string[] | undefined;
   'response-code'?: number | undefined;
+  'max-body-bytes'?: number | undefined;
   signing?: boolean | undefined;
   'clear-allow-cidrs'?: boolean | undefined;
   'clear-idempotency-headers'?: boolean | undefined;
+  'clear-max-body-bytes'?: boolean | undefined;
 }
 
 /**
@@ -123,6 +129,8 @@ export function inboundSettingsBody(flags: InboundSettingFlagValues): InboundEnd
   if (flags['idempotency-header'] !== undefined) body.idempotency_header_names = flags['idempotency-header'];
   if (flags['clear-idempotency-headers'] === true) body.idempotency_header_names = [];
   if (flags['response-code'] !== undefined) body.ingest_response_code = flags['response-code'];
+  if (flags['max-body-bytes'] !== undefined) body.max_body_bytes = flags['max-body-bytes'];
+  if (flags['clear-max-body-bytes'] === true) body.max_body_bytes = null;
   if (flags.signing !== undefined) body.signing_enabled = flags.signing;
   return body;
 }

@@ -10,6 +10,10 @@ export const PULL_EVENT_ID_DESCRIPTION = 'Event id (a UUID).';
 export const pullEndpointSettingFlags = {
   description: Flags.string({ summary: 'Free text shown in lists (at most 500 characters).' }),
   'retention-days': Flags.integer({ summary: 'Days events are kept, 1-90 (server default 7).' }),
+  'max-body-bytes': Flags.integer({
+    summary: "Refuse (413) a webhook whose body is larger than this many bytes; at most the server's ingest limit (default 26214400).",
+    min: 1,
+  }),
   'event-type-source': Flags.string({
     summary: 'Where the event type of each webhook is read: a JSON body field or a header. Needs --event-type-path.',
     options: [...EVENT_TYPE_SOURCES],

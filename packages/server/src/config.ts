@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { API_KEY_PATTERN, emptyRecord } from '@hookrelay/shared';
+import { API_KEY_PATTERN, emptyRecord, MAX_INGEST_BODY_BYTES_CEILING } from '@hookrelay/shared';
 import { parseCidr } from './security/cidr.js';
 
 /**
@@ -33,6 +33,8 @@ export const DEFAULT_API_RATE_LIMIT = 200;
 export const DEFAULT_MAX_SOCKETS_PER_KEY = 100;
 export const DEFAULT_MAX_SOCKETS_PER_PROJECT = 500;
 export const DEFAULT_MAX_SOCKETS = 10_000;
+/** 25 MiB: what providers such as GitHub send at most. */
+export const DEFAULT_MAX_INGEST_BODY_BYTES = 25 * 1024 * 1024;
 
 /**
  * PostgreSQL settings of the embedded database (PGlite), chosen by measurement (docs/operating.md):
@@ -166,7 +168,15 @@ const EnvSchema = z.object({
         return seconds;
       }),
   ),
-  HOOKRELAY_MAX_BODY_BYTES: documented('largest request body accepted', positiveInt('HOOKRELAY_MAX_BODY_BYTES').default(1024 * 1024)),
+  HOOKRELAY_MAX_BODY_BYTES: documented('largest request body of the /v1 API', positiveInt('HOOKRELAY_MAX_BODY_BYTES').default(1024 * 1024)),
+  // A body travels to a listener base64-encoded inside one stream frame: the bound keeps that frame
+  // within what a JavaScript string holds and what a CLI accepts (STREAM_FRAME_MAX_BYTES).
+  HOOKRELAY_MAX_INGEST_BODY_BYTES: documented(
+    `largest webhook body at /in/… and /pull/… (an endpoint's max_body_bytes may lower it); at most ${MAX_INGEST_BODY_BYTES_CEILING}`,
+    positiveInt('HOOKRELAY_MAX_INGEST_BODY_BYTES')
+      .max(MAX_INGEST_BODY_BYTES_CEILING, `HOOKRELAY_MAX_INGEST_BODY_BYTES must be at most ${MAX_INGEST_BODY_BYTES_CEILING}`)
+      .default(DEFAULT_MAX_INGEST_BODY_BYTES),
+  ),
   HOOKRELAY_LOG_LEVEL: documented('fatal, error, warn, info, debug, trace or silent', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   HOOKRELAY_DB_POOL_SIZE: documented('PostgreSQL connections of this process', positiveInt('HOOKRELAY_DB_POOL_SIZE').default(10)),
   HOOKRELAY_TLS_CA_FILE: documented('extra CA certificates (PEM) trusted for deliveries', z.string().optional().or(z.literal('').transform(() => undefined))),
@@ -352,7 +362,10 @@ export interface Config {
   previousEncryptionKey: string | undefined;
   allowPrivateNetworks: boolean;
   retryScheduleSeconds: readonly number[];
+  /** The body limit of the /v1 API. */
   maxBodyBytes: number;
+  /** The body limit of ingestion (`/in/...`, `/pull/...`); an endpoint's `max_body_bytes` may lower it. */
+  maxIngestBodyBytes: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   dbPoolSize: number;
   tlsCaFile: string | undefined;
@@ -438,6 +451,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     allowPrivateNetworks: e.HOOKRELAY_ALLOW_PRIVATE_NETWORKS,
     retryScheduleSeconds: e.HOOKRELAY_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE_SECONDS,
     maxBodyBytes: e.HOOKRELAY_MAX_BODY_BYTES,
+    maxIngestBodyBytes: e.HOOKRELAY_MAX_INGEST_BODY_BYTES,
     logLevel: e.HOOKRELAY_LOG_LEVEL,
     dbPoolSize: e.HOOKRELAY_DB_POOL_SIZE,
     tlsCaFile: e.HOOKRELAY_TLS_CA_FILE,

@@ -27,3 +27,14 @@ export const endpointNotFound = (id: string) => new AppError('ENDPOINT_NOT_FOUND
 export const notFound = (what: string, id: string) => new AppError('NOT_FOUND', `${what} ${id} not found`);
 export const invalidRequest = (message: string, details?: ErrorDetail[]) =>
   new AppError('INVALID_REQUEST', message, details ? { details } : {});
+
+/**
+ * The 413 of a body over a limit. The message names the limit and, when the request declared it, the
+ * size (a chunked body is refused as soon as it passes the limit, its whole size never known).
+ */
+export function bodyTooLarge(limit: number, size: number | null): AppError {
+  const message = size === null
+    ? `request body is larger than the limit of ${limit} bytes`
+    : `request body of ${size} bytes is larger than the limit of ${limit} bytes`;
+  return new AppError('PAYLOAD_TOO_LARGE', message);
+}

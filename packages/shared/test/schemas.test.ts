@@ -639,6 +639,7 @@ describe('pull endpoints', () => {
       name: 'p',
       description: '',
       retention_days: 7,
+      max_body_bytes: null,
       event_type_source: null,
       event_type_path: null,
       ingest_url: `http://localhost:8787/pull/${ID1}`,

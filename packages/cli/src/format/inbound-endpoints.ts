@@ -83,6 +83,11 @@ export function formatCreatedInboundEndpoint(endpoint: InboundEndpointCreateOut,
   return lines.join('\n');
 }
 
+/** An endpoint's own body limit, or that it takes the server's. */
+export function bodyLimitLabel(maxBodyBytes: number | null): string {
+  return maxBodyBytes === null ? "the server's ingest limit" : `${maxBodyBytes} bytes`;
+}
+
 export function formatInboundEndpoint(endpoint: InboundEndpointOut, style: Style, now: Date): string {
   const details = formatKeyValues(
     [
@@ -99,6 +104,7 @@ export function formatInboundEndpoint(endpoint: InboundEndpointOut, style: Style
           (endpoint.rejections_dropped_count > 0 ? `; ${endpoint.rejections_dropped_count} refused ${endpoint.rejections_dropped_count === 1 ? 'request' : 'requests'} counted but not kept (over the recording rate)` : ''),
       ],
       ['Response code', String(endpoint.ingest_response_code)],
+      ['Body limit', bodyLimitLabel(endpoint.max_body_bytes)],
       ['Idempotency', endpoint.idempotency_header_names.length === 0 ? '(none)' : endpoint.idempotency_header_names.join(', ')],
       ['Signing', endpoint.signing_enabled ? `on${endpoint.signing_key_id === null ? '' : `, key ${endpoint.signing_key_id} (…${endpoint.key_hint ?? ''})`}` : 'off'],
       ['Latest message', endpoint.mode === 'cli' ? (endpoint.latest_message_id ?? '(none yet)') : undefined],

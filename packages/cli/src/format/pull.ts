@@ -11,6 +11,7 @@ import type {
   PullEventOut,
 } from '@hookrelay/shared';
 import { formatBatchOutcomes } from './batch.js';
+import { bodyLimitLabel } from './inbound-endpoints.js';
 import { formatMessageBody } from './inbound-messages.js';
 import { formatKeyValues } from './key-value.js';
 import type { Style } from './style.js';
@@ -38,6 +39,7 @@ function endpointPairs(endpoint: PullEndpointOut | PullEndpointCreateOut, style:
     ['Status', pausedLabel(endpoint.paused, style)],
     ['Retention', `${endpoint.retention_days} ${endpoint.retention_days === 1 ? 'day' : 'days'}`],
     ['Event type', extractionLabel(endpoint)],
+    ['Body limit', bodyLimitLabel(endpoint.max_body_bytes)],
   ] as const;
 }
 

@@ -27,6 +27,7 @@ export interface IngestEndpointRow {
   allowed_cidrs: string[];
   event_type_source: EventTypeSource | null;
   event_type_path: string | null;
+  max_body_bytes: number | null;
 }
 
 export async function findIngestEndpointByTokenHash(sql: Sql, tokenHash: string): Promise<IngestEndpointRow | undefined> {
@@ -37,7 +38,7 @@ export async function findIngestEndpointByTokenHash(sql: Sql, tokenHash: string)
            verify_static_token, static_token_header_name, static_token_query_param, static_token_hash,
            verify_hmac, hmac_scheme, hmac_header_name, hmac_secret_encrypted,
            timestamp_header_name, timestamp_tolerance_seconds, verify_ip_allowlist, allowed_cidrs,
-           event_type_source, event_type_path
+           event_type_source, event_type_path, max_body_bytes
     FROM inbound_endpoints WHERE secret_token_hash = ${tokenHash}`;
   return row;
 }

@@ -12,6 +12,7 @@ export interface PullEndpointRow {
   retention_days: number;
   event_type_source: EventTypeSource | null;
   event_type_path: string | null;
+  max_body_bytes: number | null;
   paused: boolean;
   created_at: Date;
   updated_at: Date;
@@ -26,7 +27,7 @@ export interface PullEventCounts {
 
 const COLUMNS = (sql: Sql) => sql.fragment`
   p.id, p.seq::text AS seq, p.project_id, p.name, p.description, p.retention_days,
-  p.event_type_source, p.event_type_path, p.paused, p.created_at, p.updated_at`;
+  p.event_type_source, p.event_type_path, p.max_body_bytes, p.paused, p.created_at, p.updated_at`;
 
 export interface PullEndpointInsert {
   id: string;
@@ -36,14 +37,15 @@ export interface PullEndpointInsert {
   retentionDays: number;
   eventTypeSource: EventTypeSource | null;
   eventTypePath: string | null;
+  maxBodyBytes: number | null;
   secretTokenHash: string;
 }
 
 export async function insertPullEndpoint(sql: Sql, input: PullEndpointInsert): Promise<PullEndpointRow> {
   const [row] = await sql<PullEndpointRow>`
-    INSERT INTO pull_endpoints AS p (id, project_id, name, description, retention_days, event_type_source, event_type_path, secret_token_hash)
+    INSERT INTO pull_endpoints AS p (id, project_id, name, description, retention_days, event_type_source, event_type_path, max_body_bytes, secret_token_hash)
     VALUES (${input.id}::uuid, ${input.projectId}::uuid, ${input.name}, ${input.description}, ${input.retentionDays}::int,
-            ${input.eventTypeSource}::text, ${input.eventTypePath}::text, ${input.secretTokenHash})
+            ${input.eventTypeSource}::text, ${input.eventTypePath}::text, ${input.maxBodyBytes}::int, ${input.secretTokenHash})
     RETURNING ${COLUMNS(sql)}`;
   return row!;
 }
@@ -93,6 +95,7 @@ export interface PullEndpointPatch {
   retentionDays?: number;
   eventTypeSource?: EventTypeSource | null;
   eventTypePath?: string | null;
+  maxBodyBytes?: number | null;
   paused?: boolean;
 }
 
@@ -104,6 +107,7 @@ export async function updatePullEndpoint(sql: Sql, projectId: string, id: string
   if (patch.eventTypeSource !== undefined) sets.push(sql.fragment`event_type_source = ${patch.eventTypeSource}::text`);
   if (patch.eventTypePath !== undefined) sets.push(sql.fragment`event_type_path = ${patch.eventTypePath}::text`);
   if (patch.paused !== undefined) sets.push(sql.fragment`paused = ${patch.paused}::boolean`);
+  if (patch.maxBodyBytes !== undefined) sets.push(sql.fragment`max_body_bytes = ${patch.maxBodyBytes}::int`);
   sets.push(sql.fragment`updated_at = now()`);
   const [row] = await sql<PullEndpointRow>`
     UPDATE pull_endpoints p SET ${sql.join(sets, ', ')}
@@ -130,12 +134,13 @@ export interface PullIngestEndpointRow {
   gone: boolean;
   event_type_source: EventTypeSource | null;
   event_type_path: string | null;
+  max_body_bytes: number | null;
 }
 
 export async function findPullIngestEndpoint(sql: Sql, id: string): Promise<PullIngestEndpointRow | undefined> {
   const [row] = await sql<PullIngestEndpointRow>`
     SELECT p.id, p.project_id, p.secret_token_hash, p.paused, (p.deleted_at IS NOT NULL) AS gone,
-           p.event_type_source, p.event_type_path
+           p.event_type_source, p.event_type_path, p.max_body_bytes
     FROM pull_endpoints p WHERE p.id = ${id}::uuid`;
   return row;
 }

@@ -21,6 +21,8 @@ export interface IngestTarget {
   /** Where the endpoint's static token travels (header name lowercased), redacted from refused requests. */
   staticTokenHeader: string | null;
   staticTokenQueryParam: string | null;
+  /** The endpoint's own body limit; null: the server's. */
+  maxBodyBytes: number | null;
 }
 
 interface Entry {
@@ -46,6 +48,7 @@ function toTarget(row: IngestEndpointRow, secretBox: SecretBox): IngestTarget {
     eventTypeRule: { source: row.event_type_source, path: row.event_type_path },
     staticTokenHeader: row.static_token_header_name ? row.static_token_header_name.toLowerCase() : null,
     staticTokenQueryParam: row.static_token_query_param ? row.static_token_query_param : null,
+    maxBodyBytes: row.max_body_bytes,
     verify: anyCheck
       ? compileVerifier({
           verifyStaticToken: row.verify_static_token,

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler, RouteHandlerMethod } from 'fastify';
 import { newUuidv7, SECRET_TOKEN_PATTERN, UUID_PATTERN, uuidv7Time } from '@hookrelay/shared';
 import { findPullIngestEndpoint, type PullIngestEndpointRow } from '../db/pull-endpoints.js';
 import { AppError } from '../errors.js';
@@ -9,6 +9,7 @@ import type { PullIngestBatcher } from './pull-batcher.js';
 import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, type RefusalBase } from './refusals.js';
 import type { RejectionRecorder } from './rejections.js';
 import { traceIngestRequests } from '../tracing/ingest-spans.js';
+import { effectiveBodyLimit, limitIngestBody } from './body-limit.js';
 
 /** Methods whose requests are stored as events; HEAD and OPTIONS are answered without storing. */
 const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
@@ -71,12 +72,21 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
     return paused();
   };
 
+  // The endpoint is found before its body is read, so that its own limit refuses a body too large
+  // without reading it; the handler takes it from here.
+  const foundBefore = new WeakMap<FastifyRequest, PullIngestEndpointRow>();
+  const limitBody: preParsingHookHandler = async (request, _reply, payload) => {
+    const endpoint = await lookup(request);
+    foundBefore.set(request, endpoint);
+    return limitIngestBody(request, payload, effectiveBodyLimit(services.config, endpoint.max_body_bytes));
+  };
+
   const record: RouteHandlerMethod = async (request: FastifyRequest, reply: FastifyReply) => {
     const started = performance.now();
     // The event's id carries its received_at millisecond (migrations/004_pull.sql).
     const eventId = newUuidv7();
     const receivedAt = new Date(uuidv7Time(eventId));
-    const endpoint = await lookup(request);
+    const endpoint = foundBefore.get(request) ?? (await lookup(request));
     const span = spanOf(request);
     span?.setAttribute('hookrelay.pull_endpoint.id', endpoint.id);
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
@@ -129,14 +139,22 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
     const receivedAt = new Date();
     let endpoint: PullIngestEndpointRow;
     try {
-      endpoint = await lookup(request);
+      endpoint = foundBefore.get(request) ?? (await lookup(request));
     } catch {
       return;
     }
-    rejections.refuse({ ...refusalBase(request, endpoint, receivedAt), ...bodyTooLargeRefusal(request, app) });
+    const limit = effectiveBodyLimit(services.config, endpoint.max_body_bytes);
+    rejections.refuse({ ...refusalBase(request, endpoint, receivedAt), ...bodyTooLargeRefusal(request, limit) });
   });
 
-  app.route({ method: [...RECORDED_METHODS], url: '/pull/:id/:token', exposeHeadRoute: false, handler: record });
+  app.route({
+    method: [...RECORDED_METHODS],
+    url: '/pull/:id/:token',
+    exposeHeadRoute: false,
+    bodyLimit: services.config.maxIngestBodyBytes,
+    preParsing: limitBody,
+    handler: record,
+  });
   app.route({ method: ['HEAD', 'OPTIONS'], url: '/pull/:id/:token', handler: answerProbe });
   app.route({ method: [...METHOD_NOT_ALLOWED_METHODS], url: '/pull/:id/:token', handler: refuseMethod });
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Refusal } from './rejections.js';
 
@@ -39,10 +39,9 @@ export function isBodyTooLarge(error: unknown): boolean {
 
 /**
  * A body refused for its size was not read: the size kept is the one the sender announced, and the
- * limit the one of the request's route.
+ * limit the one the request was held to (the endpoint's own, or the server's ingest limit).
  */
-export function bodyTooLargeRefusal(request: FastifyRequest, app: FastifyInstance): Reasoned & Pick<Refusal, 'body' | 'unreadSize'> {
-  const limit = request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit ?? 0;
+export function bodyTooLargeRefusal(request: FastifyRequest, limit: number): Reasoned & Pick<Refusal, 'body' | 'unreadSize'> {
   const announced = request.headers['content-length'];
   const size = typeof announced === 'string' && /^\d{1,15}$/.test(announced) ? Number(announced) : null;
   return {

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler, RouteHandlerMethod } from 'fastify';
 import { SECRET_TOKEN_PATTERN } from '@hookrelay/shared';
 import { AppError } from '../errors.js';
 import { sha256Hex } from '../security/crypto.js';
@@ -8,6 +8,7 @@ import { inboundEventType } from './event-type.js';
 import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, type RefusalBase } from './refusals.js';
 import type { RejectionRecorder } from './rejections.js';
 import { traceIngestRequests } from '../tracing/ingest-spans.js';
+import { effectiveBodyLimit, limitIngestBody } from './body-limit.js';
 
 const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
 const PAUSED_RETRY_AFTER_SECONDS = 60;
@@ -88,9 +89,35 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }
     return new AppError('ENDPOINT_PAUSED', 'this inbound endpoint is paused; retry later', { retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS });
   };
 
+  // The endpoint is found before its body is read, so that its own limit refuses a body too large
+  // without reading it; the handler takes it from here.
+  const foundBefore = new WeakMap<FastifyRequest, Found>();
+  const limitBody: preParsingHookHandler = (request, _reply, payload, done) => {
+    const admit = (f: Found): void => {
+      foundBefore.set(request, f);
+      let limited;
+      try {
+        limited = limitIngestBody(request, payload, effectiveBodyLimit(services.config, f.target.maxBodyBytes));
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      done(null, limited);
+    };
+    let looked: Found | Promise<Found>;
+    try {
+      looked = lookup(request);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    if (looked instanceof Promise) looked.then(admit, (error: Error) => done(error));
+    else admit(looked);
+  };
+
   const record: RouteHandlerMethod = async (request: FastifyRequest, reply: FastifyReply) => {
     const receivedAt = new Date();
-    const looked = lookup(request);
+    const looked = foundBefore.get(request) ?? lookup(request);
     const at = looked instanceof Promise ? await looked : looked;
     const { target, path, query } = at;
     const span = spanOf(request);
@@ -171,15 +198,24 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }
     const receivedAt = new Date();
     let at: Found;
     try {
-      at = await lookup(request);
+      const looked = foundBefore.get(request) ?? lookup(request);
+      at = looked instanceof Promise ? await looked : looked;
     } catch {
       return;
     }
-    rejections.refuse({ ...refusalBase(request, at, receivedAt), ...bodyTooLargeRefusal(request, app) });
+    const limit = effectiveBodyLimit(services.config, at.target.maxBodyBytes);
+    rejections.refuse({ ...refusalBase(request, at, receivedAt), ...bodyTooLargeRefusal(request, limit) });
   });
 
   for (const url of ['/in/:token', '/in/:token/*']) {
-    app.route({ method: [...RECORDED_METHODS], url, exposeHeadRoute: false, handler: record });
+    app.route({
+      method: [...RECORDED_METHODS],
+      url,
+      exposeHeadRoute: false,
+      bodyLimit: services.config.maxIngestBodyBytes,
+      preParsing: limitBody,
+      handler: record,
+    });
     app.route({ method: ['HEAD', 'OPTIONS'], url, handler: answerProbe });
     app.route({ method: [...METHOD_NOT_ALLOWED_METHODS], url, handler: refuseMethod });
   }

@@ -1,7 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { HTTP_STATUS_BY_ERROR_CODE, RETRY_AFTER_ERROR_CODES, type ErrorCode, type ErrorDetail } from '@hookrelay/shared';
-import { AppError } from '../errors.js';
+import { AppError, bodyTooLarge } from '../errors.js';
+import { declaredLength } from '../ingest/body-limit.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 
 const CONTEXT_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
@@ -96,7 +97,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return send(reply, request, 'PAYLOAD_TOO_LARGE', `request body is larger than the limit of ${request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit} bytes`);
+        return send(reply, request, 'PAYLOAD_TOO_LARGE', bodyTooLarge(request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit ?? 0, declaredLength(request)).message);
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return send(reply, request, 'INVALID_REQUEST', `unsupported Content-Type ${JSON.stringify(request.headers['content-type'] ?? '')}: send application/json`);
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':

@@ -47,6 +47,7 @@ import { refuseNul } from '../security/text.js';
 import type { AppServices } from '../services.js';
 import { assertDestinationAllowed, PAUSE_ACTIONS } from './endpoints.js';
 import { eventTypePatch } from './event-type-settings.js';
+import { assertEndpointBodyLimit } from '../ingest/body-limit.js';
 
 const DEFAULT_TTL_MINUTES = 30;
 const DEFAULT_TIMESTAMP_TOLERANCE_SECONDS = 300;
@@ -99,6 +100,7 @@ function toInboundEndpointOut(row: InboundEndpointDetailRow, services: AppServic
     verify_ip_allowlist: row.verify_ip_allowlist,
     allowed_cidrs: row.allowed_cidrs,
     ingest_response_code: row.ingest_response_code,
+    max_body_bytes: row.max_body_bytes,
     idempotency_header_names: row.idempotency_header_names,
     signing_enabled: row.signing_enabled,
     signing_key_id: row.signing_key_id,
@@ -256,6 +258,7 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
       });
       if (problems.length > 0) throw invalid(problems);
       assertCidrsValid(body.allowed_cidrs);
+      assertEndpointBodyLimit(services.config, body.max_body_bytes);
       if (body.hmac_secret !== undefined && hmacScheme === 'standard_webhooks') {
         const problem = standardWebhooksSecretProblem(body.hmac_secret);
         if (problem !== null) throw invalid([{ path: 'body.hmac_secret', message: problem }]);
@@ -295,6 +298,7 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
             expiresAt,
             eventTypeSource: body.event_type_source ?? null,
             eventTypePath: body.event_type_path ?? null,
+            maxBodyBytes: body.max_body_bytes ?? null,
           });
           const signing = body.signing_enabled ? await createSigningKey(tx, services.secretBox, endpoint.id) : null;
           return { endpoint, signing, released };
@@ -355,6 +359,7 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
       // Existence first, so an unknown id is 404 whatever the body says.
       if (!(await findInboundEndpoint(sql, principal.project_id, id))) throw endpointNotFound(id);
       assertCidrsValid(body.allowed_cidrs);
+      assertEndpointBodyLimit(services.config, body.max_body_bytes);
       // Outside the transaction: the lookup may take seconds and must not hold the row lock.
       if (body.url !== undefined && body.url !== '') await assertDestinationAllowed(services, body.url);
 
@@ -382,6 +387,7 @@ export async function inboundEndpointRoutes(fastify: FastifyInstance): Promise<v
             idempotencyHeaderNames: body.idempotency_header_names,
             ingestResponseCode: body.ingest_response_code,
             signingEnabled: body.signing_enabled,
+            maxBodyBytes: body.max_body_bytes,
             ...eventTypePatch(body, row),
           };
           const effective: EffectiveSettings = {

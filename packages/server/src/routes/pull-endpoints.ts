@@ -35,6 +35,7 @@ import { refuseNul } from '../security/text.js';
 import type { AppServices } from '../services.js';
 import { PAUSE_ACTIONS } from './endpoints.js';
 import { eventTypePatch } from './event-type-settings.js';
+import { assertEndpointBodyLimit } from '../ingest/body-limit.js';
 
 /** retention_days when none is given (1–90 may be; docs/api.md, Pull endpoints and events). */
 export const DEFAULT_RETENTION_DAYS = 7;
@@ -55,6 +56,7 @@ function toPullEndpointOut(row: PullEndpointRow, services: AppServices, counts?:
     retention_days: row.retention_days,
     event_type_source: row.event_type_source,
     event_type_path: row.event_type_path,
+    max_body_bytes: row.max_body_bytes,
     ingest_url: pullIngestUrl(services, row.id),
     // A deleted endpoint is never read back (404), so whatever is shown is active.
     active: true,
@@ -75,6 +77,7 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
     { schema: { body: CreateBody, response: { 201: successEnvelope(PullEndpointCreateOut) } } },
     async (request, reply) => {
       const body = request.body;
+      assertEndpointBodyLimit(services.config, body.max_body_bytes);
       const secretToken = newSecretToken();
       const row = await insertPullEndpoint(sql, {
         id: newUuidv7(),
@@ -84,6 +87,7 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
         retentionDays: body.retention_days ?? DEFAULT_RETENTION_DAYS,
         eventTypeSource: body.event_type_source ?? null,
         eventTypePath: body.event_type_path ?? null,
+        maxBodyBytes: body.max_body_bytes ?? null,
         secretTokenHash: sha256Hex(secretToken),
       });
       const record = toPullEndpointOut(row, services);
@@ -122,6 +126,7 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
       const projectId = principalOf(request).project_id;
       const { id } = request.params;
       const body = request.body ?? {};
+      assertEndpointBodyLimit(services.config, body.max_body_bytes);
       const row = await sql.begin(async (tx) => {
         // Locked, so the stored half of the extraction settings cannot change under the check.
         const stored = await lockPullEndpoint(tx, projectId, id);
@@ -130,6 +135,7 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
           ...(body.name !== undefined ? { name: body.name } : {}),
           ...(body.description !== undefined ? { description: body.description } : {}),
           ...(body.retention_days !== undefined ? { retentionDays: body.retention_days } : {}),
+          ...(body.max_body_bytes !== undefined ? { maxBodyBytes: body.max_body_bytes } : {}),
           ...eventTypePatch(body, stored),
         };
         return updatePullEndpoint(tx, projectId, stored.id, patch);

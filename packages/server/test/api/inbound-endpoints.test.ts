@@ -24,7 +24,7 @@ const FULL_KEYS = [
   'id', 'name', 'description', 'url', 'mode', 'active', 'paused',
   'verify_static_token', 'static_token_header_name', 'static_token_query_param',
   'verify_hmac', 'hmac_scheme', 'hmac_header_name', 'timestamp_header_name', 'timestamp_tolerance_seconds',
-  'verify_ip_allowlist', 'allowed_cidrs', 'ingest_response_code', 'idempotency_header_names',
+  'verify_ip_allowlist', 'allowed_cidrs', 'ingest_response_code', 'max_body_bytes', 'idempotency_header_names',
   'signing_enabled', 'signing_key_id', 'key_hint', 'ingest_url', 'ephemeral', 'rejected_count', 'rejections_dropped_count', 'created_at', 'updated_at',
   'event_type_source', 'event_type_path', 'connected_listeners', 'messages_24h',
 ];

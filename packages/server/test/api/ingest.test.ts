@@ -4,7 +4,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await createTestApp({ env: { HOOKRELAY_MAX_BODY_BYTES: '65536' } });
+  t = await createTestApp({ env: { HOOKRELAY_MAX_INGEST_BODY_BYTES: '65536' } });
 });
 afterAll(async () => {
   await t?.close();

@@ -25,7 +25,7 @@ beforeAll(async () => {
       HOOKRELAY_TLS_CA_FILE: receiver.caFile,
       // One retry, 0.3 s later: a failing receiver yields one `retrying` and then one `failed`.
       HOOKRELAY_RETRY_SCHEDULE: '0.3',
-      HOOKRELAY_MAX_BODY_BYTES: String(MAX_BODY_BYTES),
+      HOOKRELAY_MAX_INGEST_BODY_BYTES: String(MAX_BODY_BYTES),
     },
   });
   baseUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });

@@ -8,7 +8,7 @@ import { createPull, ingestEvent, ingestPull } from '../helpers/pull.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await createTestApp({ env: { HOOKRELAY_MAX_BODY_BYTES: '65536' } });
+  t = await createTestApp({ env: { HOOKRELAY_MAX_INGEST_BODY_BYTES: '65536' } });
 });
 afterAll(async () => {
   await t?.close();

@@ -54,6 +54,12 @@ function clearable(schema: z.ZodString, what: string) {
   return z.union([z.literal(''), schema], { message: `must be ${what} or ""` }).optional();
 }
 
+/**
+ * An endpoint's own limit on an ingested body, in bytes: it may lower the server's ingest limit
+ * (`HOOKRELAY_MAX_INGEST_BODY_BYTES`), never raise it; the server refuses a value above its own.
+ */
+export const MaxBodyBytes = intRange(1, 2_147_483_647);
+
 const Secret = z.string().min(1, 'must not be empty').max(1024, 'must be at most 1024 characters');
 
 /**
@@ -83,6 +89,7 @@ const settingsShape = {
     .optional(),
   ingest_response_code: intRange(200, 299).optional(),
   signing_enabled: z.boolean({ message: 'must be true or false' }).optional(),
+  max_body_bytes: MaxBodyBytes.optional(),
 };
 
 /**
@@ -169,6 +176,7 @@ export const InboundEndpointUpdateIn = z
     idempotency_header_names: settingsShape.idempotency_header_names,
     ingest_response_code: settingsShape.ingest_response_code,
     signing_enabled: settingsShape.signing_enabled,
+    max_body_bytes: MaxBodyBytes.nullable().optional(),
     ...eventTypeUpdateShape,
   })
   .superRefine((value, ctx) => {
@@ -235,6 +243,8 @@ export const InboundEndpointOut = z.object({
   verify_ip_allowlist: z.boolean(),
   allowed_cidrs: z.array(z.string()),
   ingest_response_code: z.number().int(),
+  /** The endpoint's own body limit; null: the server's ingest limit. */
+  max_body_bytes: z.number().int().nullable(),
   idempotency_header_names: z.array(z.string()),
   signing_enabled: z.boolean(),
   signing_key_id: z.string().nullable(),

@@ -12,7 +12,7 @@ import {
   uuidBatch,
 } from './common.js';
 import { checkEventTypeCreate, checkEventTypeUpdate, EventTypeSource, eventTypeCreateShape, eventTypeUpdateShape } from './event-type.js';
-import { RawHeader } from './inbound.js';
+import { MaxBodyBytes, RawHeader } from './inbound.js';
 import { batchDeleteResult } from './messages.js';
 
 export const PULL_EVENT_STATUSES = ['stored', 'fetched', 'delivered'] as const;
@@ -32,6 +32,7 @@ export const PullEndpointCreateIn = z
     name: Name,
     description: Description.optional(),
     retention_days: RetentionDays.optional(),
+    max_body_bytes: MaxBodyBytes.optional(),
     ...eventTypeCreateShape,
   })
   .superRefine(checkEventTypeCreate);
@@ -48,6 +49,8 @@ export const PullEndpointUpdateIn = z
     name: Name.optional(),
     description: Description.optional(),
     retention_days: RetentionDays.optional(),
+    /** null: back to the server's ingest limit. */
+    max_body_bytes: MaxBodyBytes.nullable().optional(),
     ...eventTypeUpdateShape,
   })
   .superRefine(checkEventTypeUpdate);
@@ -65,6 +68,8 @@ export const PullEndpointOut = z.object({
   retention_days: z.number().int(),
   event_type_source: EventTypeSource.nullable(),
   event_type_path: z.string().nullable(),
+  /** The endpoint's own body limit; null: the server's ingest limit. */
+  max_body_bytes: z.number().int().nullable(),
   ingest_url: z.string(),
   active: z.boolean(),
   paused: z.boolean(),

@@ -32,6 +32,10 @@ With --json the output is exactly the API's create answer (id, ingest_url, secre
       command: '<%= config.bin %> <%= command.id %> --name partner --static-token s3cret --static-token-header X-Token --allow-cidr 203.0.113.0/24',
     },
     {
+      description: 'Refuse bodies over 1 MiB at this endpoint (the server takes up to 25 MiB):',
+      command: '<%= config.bin %> <%= command.id %> --name small --max-body-bytes 1048576',
+    },
+    {
       description: 'A throwaway endpoint for a CI run; print its ingest URL:',
       command: '<%= config.bin %> <%= command.id %> --name ci --ephemeral --ttl 30 --json | jq -r .ingest_url',
     },

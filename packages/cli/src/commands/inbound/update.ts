@@ -7,7 +7,7 @@ import { INBOUND_ENDPOINT_ID_DESCRIPTION, inboundSettingFlags, inboundSettingsBo
 
 export default class InboundUpdate extends BaseCommand<typeof InboundUpdate> {
   static override summary = 'Change an inbound endpoint; settings not given keep their values.';
-  static override description = `The flags are those of \`inbound create\`. A secret turns its check on (--static-token, --hmac-secret, --allow-cidr); --no-verify-static-token, --no-verify-hmac and --no-verify-ip turn a check off and keep what is stored, so it can be switched on again. An empty value clears an optional text setting: --url "", --description "", --static-token-header "", --static-token-query "", --hmac-header "", --timestamp-header "". --allow-cidr and --idempotency-header replace their whole list; --clear-allow-cidrs and --clear-idempotency-headers empty it. --signing turns signing on (a key is made if the endpoint never had one: see \`inbound rotate-secret\` to get its secret).
+  static override description = `The flags are those of \`inbound create\`. A secret turns its check on (--static-token, --hmac-secret, --allow-cidr); --no-verify-static-token, --no-verify-hmac and --no-verify-ip turn a check off and keep what is stored, so it can be switched on again. An empty value clears an optional text setting: --url "", --description "", --static-token-header "", --static-token-query "", --hmac-header "", --timestamp-header "". --allow-cidr and --idempotency-header replace their whole list; --clear-allow-cidrs and --clear-idempotency-headers empty it; --clear-max-body-bytes goes back to the server's body limit. --signing turns signing on (a key is made if the endpoint never had one: see \`inbound rotate-secret\` to get its secret).
 Pause and resume have their own commands.
 
 With --json the output is the endpoint record after the change (the API answers the PATCH with { id, updated }; the CLI then reads the endpoint back).`;
@@ -37,6 +37,7 @@ With --json the output is the endpoint record after the change (the API answers 
     ...inboundSettingFlags,
     'clear-allow-cidrs': Flags.boolean({ summary: 'Empty the IP allowlist (turn it off with --no-verify-ip first, or together).', exclusive: ['allow-cidr'] }),
     'clear-idempotency-headers': Flags.boolean({ summary: 'Stop deduplicating: remove every idempotency header.', exclusive: ['idempotency-header'] }),
+    'clear-max-body-bytes': Flags.boolean({ summary: "Back to the server's ingest body limit.", exclusive: ['max-body-bytes'] }),
   };
 
   public async run(): Promise<InboundEndpointOut> {

@@ -31,6 +31,7 @@ With --json the output is exactly the API's create answer, so \`jq -r .full_inge
     const body: PullEndpointCreateIn = { name: this.flags.name };
     if (this.flags.description !== undefined) body.description = this.flags.description;
     if (this.flags['retention-days'] !== undefined) body.retention_days = this.flags['retention-days'];
+    if (this.flags['max-body-bytes'] !== undefined) body.max_body_bytes = this.flags['max-body-bytes'];
     if (this.flags['event-type-source'] !== undefined) body.event_type_source = this.flags['event-type-source'] as PullEndpointCreateIn['event_type_source'];
     if (this.flags['event-type-path'] !== undefined) body.event_type_path = this.flags['event-type-path'];
     const { data } = await this.client.pullEndpoints.create(body);

@@ -28,6 +28,7 @@ With --json the output is the API's updated record.`;
       summary: 'Stop extracting event types (clears the source and the path).',
       exclusive: ['event-type-source', 'event-type-path'],
     }),
+    'clear-max-body-bytes': Flags.boolean({ summary: "Back to the server's ingest body limit.", exclusive: ['max-body-bytes'] }),
   };
 
   public async run(): Promise<PullEndpointOut> {
@@ -38,10 +39,12 @@ With --json the output is the API's updated record.`;
     if (this.flags['event-type-source'] !== undefined) body.event_type_source = this.flags['event-type-source'] as PullEndpointUpdateIn['event_type_source'];
     if (this.flags['event-type-path'] !== undefined) body.event_type_path = this.flags['event-type-path'];
     if (this.flags['clear-event-type']) body.event_type_source = '';
+    if (this.flags['max-body-bytes'] !== undefined) body.max_body_bytes = this.flags['max-body-bytes'];
+    if (this.flags['clear-max-body-bytes']) body.max_body_bytes = null;
     if (Object.keys(body).length === 0) {
       throw usageFailure(
         'nothing to update',
-        'Give at least one of --name, --description, --retention-days, --event-type-source, --event-type-path, --clear-event-type.',
+        'Give at least one of --name, --description, --retention-days, --max-body-bytes, --event-type-source, --event-type-path, --clear-event-type, --clear-max-body-bytes.',
       );
     }
     const { data } = await this.client.pullEndpoints.update(this.args.id, body);
