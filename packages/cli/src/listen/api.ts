@@ -33,7 +33,7 @@ export function createListenApi(
       if (filter.events !== undefined) query.events = filter.events;
       if (filter.path !== undefined) query.path = filter.path;
       const { data, meta } = await client.inboundEndpoints.listen(endpointId, query);
-      return { messages: data, cursor: meta.cursor?.toLowerCase() ?? null };
+      return { messages: data, cursor: meta.cursor?.toLowerCase() ?? null, more: meta.has_more ?? false };
     },
     async postResult(frame) {
       const { type: _type, result_id: resultId, ...report } = frame;

@@ -22,7 +22,8 @@ export interface ListenApi {
    * One page after `after` (null: from the first message), bodies as base64. `cursor`: the last
    * message the page considered, skipped by a filter or not (null when none): the next `after`.
    */
-  listen(after: string | null): Promise<{ messages: CliMessageOut[]; cursor: string | null }>;
+  /** `more`: the page stopped at a limit, so more messages may wait now. */
+  listen(after: string | null): Promise<{ messages: CliMessageOut[]; cursor: string | null; more?: boolean }>;
   postResult(frame: StreamResultFrame): Promise<void>;
   openStream(after: string | null, handlers: StreamHandlers): StreamConnection;
 }
@@ -1001,7 +1002,7 @@ export class Listener {
         this.fetchCursor = start;
         await this.commit(start);
       }
-      let page: { messages: CliMessageOut[]; cursor: string | null };
+      let page: { messages: CliMessageOut[]; cursor: string | null; more?: boolean };
       try {
         page = await this.options.api.listen(this.fetchCursor);
       } catch (error) {
@@ -1022,7 +1023,7 @@ export class Listener {
         this.fetchCursor = page.cursor;
         this.queue.push({ kind: 'cursor', id: page.cursor });
       }
-      if (page.messages.length >= LISTEN_PAGE_SIZE) continue;
+      if (page.more === true || page.messages.length >= LISTEN_PAGE_SIZE) continue;
       // A filtered page stops at a scan limit: while it gets anywhere, more may wait.
       if (this.options.filtered === true && this.fetchCursor !== before) continue;
       let wait = this.timing.pollIntervalMs;

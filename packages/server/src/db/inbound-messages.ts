@@ -102,25 +102,38 @@ export async function listInboundMessagesWithPayloadAfter(
   endpointId: string,
   afterId: string | null,
   limit: number,
-): Promise<ListenMessageWithPayloadRow[]> {
+  maxBodyBytes: number,
+): Promise<{ rows: ListenMessageWithPayloadRow[]; scanned: number }> {
   const after = afterId === null ? sql.fragment`` : sql.fragment`AND m.id > ${afterId}::uuid`;
-  return sql<ListenMessageWithPayloadRow>`
+  // The first `limit` messages, then those whose preceding bodies stay under `maxBodyBytes` (the
+  // first always): only their payloads are read. `scanned` tells a page cut by bytes from the end.
+  const rows = await sql<ListenMessageWithPayloadRow & { scanned: number }>`
     SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
-           m.received_at, m.event_type, m.trace_context, p.data AS payload
-    FROM inbound_messages m LEFT JOIN payloads p ON p.key = m.payload_key
-    WHERE m.inbound_endpoint_id = ${endpointId} ${after} AND m.deleted_at IS NULL
-    ORDER BY m.id
-    LIMIT ${limit}`;
+           m.received_at, m.event_type, m.trace_context, p.data AS payload, m.scanned
+    FROM (
+      SELECT h.*, sum(h.size_bytes) OVER (ORDER BY h.id) - h.size_bytes AS bytes_before, count(*) OVER ()::int AS scanned
+      FROM (
+        SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
+               m.received_at, m.event_type, m.trace_context
+        FROM inbound_messages m
+        WHERE m.inbound_endpoint_id = ${endpointId} ${after} AND m.deleted_at IS NULL
+        ORDER BY m.id
+        LIMIT ${limit}
+      ) h
+    ) m LEFT JOIN payloads p ON p.key = m.payload_key
+    WHERE m.bytes_before < ${maxBodyBytes}
+    ORDER BY m.id`;
+  return { rows, scanned: rows[0]?.scanned ?? 0 };
 }
 
 /** What the listen filters judge a message by. */
-export type ListenHeadRow = Pick<InboundMessageRow, 'id' | 'path' | 'event_type'>;
+export type ListenHeadRow = Pick<InboundMessageRow, 'id' | 'path' | 'event_type' | 'size_bytes'>;
 
 /** The next live messages after `afterId`, only what the filters need, on the (inbound_endpoint_id, id) index. */
 export async function listInboundMessageHeadsAfter(sql: Sql, endpointId: string, afterId: string | null, limit: number): Promise<ListenHeadRow[]> {
   const after = afterId === null ? sql.fragment`` : sql.fragment`AND m.id > ${afterId}::uuid`;
   return sql<ListenHeadRow>`
-    SELECT m.id, m.path, m.event_type FROM inbound_messages m
+    SELECT m.id, m.path, m.event_type, m.size_bytes FROM inbound_messages m
     WHERE m.inbound_endpoint_id = ${endpointId} ${after} AND m.deleted_at IS NULL
     ORDER BY m.id
     LIMIT ${limit}`;

@@ -88,7 +88,7 @@ export async function listenRoutes(fastify: FastifyInstance, { streams: hub, res
       const filter = listenFilterOf(request.query);
       const read = await readCliMessagesAfter(services.payloadStore, sql, endpoint.id, after, LISTEN_PAGE_SIZE, forceBase64, filter);
       if (services.tracing.enabled) read.messages.forEach((m, i) => hub.pushSpan(endpoint.id, m.message_id, read.traceContexts[i] ?? null, 'poll').end());
-      return { data: read.messages, meta: { request_id: request.id, next_cursor: read.lastId, cursor: read.cursor } };
+      return { data: read.messages, meta: { request_id: request.id, next_cursor: read.lastId, cursor: read.cursor, has_more: read.more } };
     },
   );
 

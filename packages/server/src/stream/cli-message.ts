@@ -1,4 +1,4 @@
-import type { CliMessageOut } from '@hookrelay/shared';
+import { LISTEN_PAGE_MAX_BODY_BYTES, type CliMessageOut } from '@hookrelay/shared';
 import type { Sql } from '../db/database.js';
 import {
   listInboundMessageHeadsAfter,
@@ -91,10 +91,22 @@ export interface CliMessagesRead {
 }
 
 /**
+ * The leading rows whose preceding bodies total less than `maxBodyBytes` (so the first always), and
+ * whether rows were left out: the rule of `listInboundMessagesWithPayloadAfter`.
+ */
+function withinBytes<T extends { size_bytes: number }>(rows: readonly T[], maxBodyBytes: number): { kept: T[]; cut: boolean } {
+  let bytes = 0;
+  let n = 0;
+  while (n < rows.length && bytes < maxBodyBytes) bytes += rows[n++]!.size_bytes;
+  return { kept: rows.slice(0, n), cut: n < rows.length };
+}
+
+/**
  * A listen page or a stream read: the endpoint's live messages after `afterId`, in id order, at
- * most `limit`. With the database payload store the payloads come in the same statement; with
- * another store, in one more call. With a filter, the messages are judged by their path and event
- * type first, in chunks, and only those that match are read whole.
+ * most `limit`, and no more body bytes than `maxBodyBytes` beyond the first message. With the
+ * database payload store the payloads come in the same statement; with another store, in one more
+ * call. With a filter, the messages are judged by their path and event type first, in chunks, and
+ * only those that match are read whole.
  */
 export async function readCliMessagesAfter(
   store: PayloadStore,
@@ -104,11 +116,23 @@ export async function readCliMessagesAfter(
   limit: number,
   forceBase64: boolean,
   filter: MessageFilter | null = null,
+  maxBodyBytes = LISTEN_PAGE_MAX_BODY_BYTES,
 ): Promise<CliMessagesRead> {
-  if (filter !== null) return readFilteredAfter(store, sql, endpointId, afterId, limit, forceBase64, filter);
-  const rows = store.kind === 'database' ? await listInboundMessagesWithPayloadAfter(sql, endpointId, afterId, limit) : await listInboundMessagesAfter(sql, endpointId, afterId, limit);
+  if (filter !== null) return readFilteredAfter(store, sql, endpointId, afterId, limit, forceBase64, filter, maxBodyBytes);
+  let rows: readonly (ListenMessageRow & { payload?: Uint8Array | null })[];
+  let more: boolean;
+  if (store.kind === 'database') {
+    const read = await listInboundMessagesWithPayloadAfter(sql, endpointId, afterId, limit, maxBodyBytes);
+    rows = read.rows;
+    more = read.scanned === limit || read.rows.length < read.scanned;
+  } else {
+    const listed = await listInboundMessagesAfter(sql, endpointId, afterId, limit);
+    const { kept, cut } = withinBytes(listed, maxBodyBytes);
+    rows = kept;
+    more = cut || listed.length === limit;
+  }
   const lastId = rows.length > 0 ? rows[rows.length - 1]!.id : null;
-  return { messages: await render(store, sql, rows, forceBase64), lastId, cursor: lastId, more: rows.length === limit, traceContexts: rows.map((r) => r.trace_context) };
+  return { messages: await render(store, sql, rows, forceBase64), lastId, cursor: lastId, more, traceContexts: rows.map((r) => r.trace_context) };
 }
 
 /**
@@ -129,18 +153,27 @@ async function readFilteredAfter(
   limit: number,
   forceBase64: boolean,
   filter: MessageFilter,
+  maxBodyBytes: number,
 ): Promise<CliMessagesRead> {
   const matched: string[] = [];
+  let matchedBytes = 0;
   let cursor: string | null = null;
   let scanned = 0;
   let more = false;
   scan: while (scanned < MAX_SCANNED) {
     const heads = await listInboundMessageHeadsAfter(sql, endpointId, cursor ?? afterId, SCAN_CHUNK);
     for (const head of heads) {
+      const matches = matchesFilter(filter, head);
+      // Once the bodies gathered reach the budget, the next match starts the next read: the cursor stops before it.
+      if (matches && matchedBytes >= maxBodyBytes) {
+        more = true;
+        break scan;
+      }
       cursor = head.id;
       scanned++;
-      if (matchesFilter(filter, head)) {
+      if (matches) {
         matched.push(head.id);
+        matchedBytes += head.size_bytes;
         if (matched.length === limit) {
           more = true;
           break scan;

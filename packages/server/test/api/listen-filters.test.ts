@@ -80,7 +80,7 @@ describe('listen page filters', () => {
     const events = await t.request('GET', `/v1/inbound-endpoints/${id}/listen?events=push,pull_request`);
     expect(events.status, events.raw).toBe(200);
     expect(events.body.data.map((m: { message_id: string }) => m.message_id)).toEqual([push, pr]);
-    expect(events.body.meta).toEqual({ request_id: expect.any(String), next_cursor: pr, cursor: none });
+    expect(events.body.meta).toEqual({ request_id: expect.any(String), next_cursor: pr, cursor: none, has_more: false });
 
     const glob = await t.request('GET', `/v1/inbound-endpoints/${id}/listen?events=${encodeURIComponent('checkout.*')}`);
     expect(glob.body.data.map((m: { message_id: string }) => m.message_id)).toEqual([stripe]);

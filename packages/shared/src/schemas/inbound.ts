@@ -450,6 +450,13 @@ export type ListenFilter = z.infer<typeof ListenFilter>;
 /** Messages per listen page: a fixed size, so a full page tells the CLI that more are waiting. */
 export const LISTEN_PAGE_SIZE = 50;
 
+/**
+ * The body bytes a listen page (and a stream read) gathers at most: a page stops before the message
+ * that would pass it, so that pages of large bodies hold fewer messages instead of one huge JSON
+ * answer. A page always holds its first message, whatever its size.
+ */
+export const LISTEN_PAGE_MAX_BODY_BYTES = 16 * 1024 * 1024;
+
 /** GET /v1/inbound-endpoints/{id}/listen: at most LISTEN_PAGE_SIZE messages a page, oldest first. */
 export const ListenQuery = z.strictObject({
   after: Uuid.optional(),
@@ -461,9 +468,16 @@ export type ListenQuery = z.infer<typeof ListenQuery>;
 /**
  * meta of a listen page: `next_cursor`, the last message of the page (null when it is empty);
  * `cursor`, the last message the page considered, sent or skipped by the filters (null when none):
- * the `after` of the next call.
+ * the `after` of the next call; `has_more`, whether the page stopped at a limit (its count, its body
+ * bytes or the filters' scan) rather than at the end.
  */
-export const ListenMeta = z.object({ request_id: z.string(), next_cursor: Uuid.nullable(), cursor: Uuid.nullable() });
+export const ListenMeta = z.object({
+  request_id: z.string(),
+  next_cursor: Uuid.nullable(),
+  cursor: Uuid.nullable(),
+  /** More messages may wait after `cursor`: ask again at once (absent from servers before it existed). */
+  has_more: z.boolean().optional(),
+});
 export type ListenMeta = z.infer<typeof ListenMeta>;
 
 /** GET /v1/inbound-endpoints/{id}/stream (WebSocket upgrade; the API key travels in a header). */
