@@ -9,3 +9,12 @@
  * never open it again, so a client stops instead of reconnecting. 4401 echoes HTTP's 401.
  */
 export const KEY_REVOKED_CLOSE = { code: 4401, reason: 'api key revoked' } as const;
+
+/** The highest ingest body limit a server accepts (`HOOKRELAY_MAX_INGEST_BODY_BYTES`), 256 MiB. */
+export const MAX_INGEST_BODY_BYTES_CEILING = 256 * 1024 * 1024;
+
+/**
+ * The largest stream frame a client must accept: one message frame carries one body of up to the
+ * ingest limit as base64 (4/3 of it), with its headers and fields beside it.
+ */
+export const STREAM_FRAME_MAX_BYTES = Math.ceil(MAX_INGEST_BODY_BYTES_CEILING / 3) * 4 + 16 * 1024 * 1024;

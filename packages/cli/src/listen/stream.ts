@@ -9,7 +9,7 @@ import {
   type StreamResultFrame,
 } from '@hookrelay/shared';
 import { HookrelayApiError } from '@hookrelay/shared/client';
-import { KEY_REVOKED_CLOSE } from '@hookrelay/shared/sockets';
+import { KEY_REVOKED_CLOSE, STREAM_FRAME_MAX_BYTES } from '@hookrelay/shared/sockets';
 import WebSocket from 'ws';
 import { errorText } from './forwarder.js';
 
@@ -167,6 +167,8 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
     handshakeTimeout: options.handshakeTimeoutMs,
     perMessageDeflate: false,
     followRedirects: false,
+    // A message frame holds a whole body as base64: up to the largest ingest limit a server allows.
+    maxPayload: STREAM_FRAME_MAX_BYTES,
   });
   let opened = false;
   let openedAt = 0;
