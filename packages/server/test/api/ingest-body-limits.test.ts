@@ -8,6 +8,8 @@ import { createPull, ingestPull } from '../helpers/pull.js';
 
 const MIB = 1024 * 1024;
 const INGEST_LIMIT = 25 * MIB;
+// PGlite takes seconds to store 25 MiB (more on a busy machine): the tests that do get room for it.
+const LARGE_BODY_TEST_MS = 240_000;
 
 let t: TestApp;
 let baseUrl: string;
@@ -75,7 +77,7 @@ describe('inbound ingestion takes bodies up to the server ingest limit', () => {
     });
     const rows = await stored(id);
     expect(rows).toEqual([{ size_bytes: INGEST_LIMIT, payload_sha256: sha256(body), stored_sha256: sha256(body) }]);
-  });
+  }, LARGE_BODY_TEST_MS);
 
   it('keeps /v1 at its own limit (1 MiB)', async () => {
     const big = { url: 'https://example.com/hooks', description: 'x'.repeat(MIB) };
@@ -160,5 +162,5 @@ describe('pull ingestion', () => {
     expect(raised.body.data.max_body_bytes).toBeNull();
     expect((await ingestPull(t, small, { body: patterned(101), headers })).statusCode).toBe(200);
     expectError(await t.request('POST', '/v1/pull-endpoints', { body: { name: 'big', max_body_bytes: INGEST_LIMIT + 1 } }), 400, 'INVALID_REQUEST', 'max_body_bytes');
-  });
+  }, LARGE_BODY_TEST_MS);
 });

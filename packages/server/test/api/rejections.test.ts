@@ -9,7 +9,7 @@ import { createPull, ingestPull } from '../helpers/pull.js';
 let t: TestApp;
 beforeAll(async () => {
   // A limit above the 64 KiB kept of a body, so that a refused body can be longer than what is kept.
-  t = await createTestApp({ env: { HOOKRELAY_MAX_BODY_BYTES: String(200 * 1024) } });
+  t = await createTestApp({ env: { HOOKRELAY_MAX_INGEST_BODY_BYTES: String(200 * 1024) } });
 });
 afterAll(async () => {
   await t?.close();
