@@ -34,6 +34,8 @@ interface StandinState {
 let work: string;
 let app: LocalApp;
 const processes: ListenProcess[] = [];
+/** Stand-ins run in their own process group: a dev killed by a failing test cannot stop them, so the file does. */
+const standins = new Set<number>();
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-tunnel-'));
@@ -41,6 +43,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const cli of processes) cli.kill();
+  for (const pid of standins) if (processAlive(pid)) process.kill(pid, 'SIGKILL');
   await app?.stop();
   await rm(work, { recursive: true, force: true });
 });
@@ -69,6 +72,7 @@ async function devWithTunnel(program: 'cloudflared' | 'ngrok', extra: string[]):
   await until(() => cli.stdout.includes('\n'), 'the ready line', 90_000, () => cli.explain());
   const ready = JSON.parse(cli.stdout.split('\n')[0]!) as ReadyLine;
   const standin = JSON.parse(await readFile(state, 'utf8')) as StandinState;
+  standins.add(standin.pid);
   return { cli, ready, standin };
 }
 
@@ -147,6 +151,7 @@ describe('hookrelay dev --tunnel', () => {
     expect(result.stderr).toContain('CLI_ERROR: cloudflared printed no public URL within 2 s; its last lines:');
     expect(result.stderr).toContain('(it printed nothing)');
     const { pid } = JSON.parse(await readFile(join(work, 'silent.json'), 'utf8')) as { pid: number };
+    standins.add(pid);
     await until(() => !processAlive(pid), 'the silent program to be stopped', 10_000);
   });
 
