@@ -392,3 +392,71 @@ describe('serving', () => {
     expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
   });
 });
+
+describe('refused requests', () => {
+  it('appear live beside the messages; the detail says what to check, shows the request, and "copy as curl" sends it again', async () => {
+    const endpoint = await createInbound({ name: 'github (refusals)', mode: 'cli', verify_hmac: true, hmac_scheme: 'github', hmac_secret: GITHUB_SECRET });
+    const { page, context, errors } = await openPage();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    await signIn(page, key, `&endpoint=${endpoint.id}`);
+    await page.getByRole('heading', { name: /github \(refusals\)/ }).waitFor();
+    await expect.poll(() => page.getByTestId('live-state').textContent()).toBe('live');
+    await page.getByText('None: every request that reached the ingest URL was accepted.').waitFor();
+
+    const body = '{"action":"opened","number":7}';
+    const wrong = await sign('a mistyped secret', body);
+    const refused = await fetch(`${server.url}/in/${endpoint.secret_token}/github?source=e2e`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-hub-signature-256': wrong },
+    });
+    expect(refused.status).toBe(401);
+    const rows = page.getByTestId('rejections').locator('tr[data-rejection-id]');
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(1);
+    const rowText = (await rows.first().textContent())!;
+    for (const cell of ['401', 'signature_mismatch', 'POST /github?source=e2e', 'the x-hub-signature-256 header does not match']) expect(rowText).toContain(cell);
+    await expectNoSeriousViolations(page, 'the messages with refused requests');
+
+    await rows.first().getByRole('link').click();
+    await page.getByRole('heading', { name: 'Refused: POST /github?source=e2e' }).waitFor();
+    expect(await page.getByTestId('rejection-detail').textContent()).toContain('signature_mismatch: the x-hub-signature-256 header does not match the HMAC-SHA256 of the body');
+    const shown: [string, string][] = [];
+    for (const tr of await page.getByTestId('headers').locator('tr').all()) {
+      shown.push([(await tr.locator('th').textContent())!, (await tr.locator('td').textContent())!]);
+    }
+    expect(shown).toContainEqual(['x-hub-signature-256', wrong]);
+    await page.getByText('matches the stored hash').waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'refused.png') });
+    await expectNoSeriousViolations(page, 'one refused request');
+
+    // The copy button puts the command shown on the clipboard; run, it is refused the same way again.
+    const command = (await page.getByTestId('curl').textContent())!;
+    await page.getByRole('button', { name: 'Copy as curl' }).click();
+    await page.getByRole('button', { name: 'Copy as curl' }).getByText('Copied').waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(command);
+    const { stdout } = await execFileAsync('sh', ['-c', `${command} -s -o /dev/null -w '%{http_code}'`]);
+    expect(stdout).toBe('401');
+    // Refusals are written off the request path: listed a moment after the answer.
+    const refusals = async (count: number) => {
+      for (let i = 0; i < 50; i++) {
+        const list = await api<{ id: string; body_sha256: string; path: string; query: string }[]>(server.url, key, 'GET', `/v1/inbound-endpoints/${endpoint.id}/rejections`);
+        if (list.length === count) return list;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`${count} refusals were not listed`);
+    };
+    const stored = await refusals(2);
+    expect(stored[0]).toMatchObject({ path: '/github', query: 'source=e2e', body_sha256: stored[1]!.body_sha256 });
+
+    // A body over the 64 KiB kept: the curl says it sends only the start.
+    const big = `{"zen":"${'x'.repeat(70 * 1024)}"}`;
+    const bigRefused = await fetch(`${server.url}/in/${endpoint.secret_token}`, { method: 'POST', body: big, headers: { 'content-type': 'application/json', 'x-hub-signature-256': wrong } });
+    expect(bigRefused.status).toBe(401);
+    const [latest] = await refusals(3);
+    await page.goto(`${server.url}/#/inbound/${endpoint.id}/rejections/${latest!.id}`);
+    await page.getByRole('heading', { name: 'Refused: POST /' }).waitFor();
+    expect(await page.getByTestId('curl-note').first().textContent()).toContain(`the command sends only that start`);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

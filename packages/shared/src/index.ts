@@ -18,3 +18,4 @@ export * from './samples.js';
 export * from './schemas/samples.js';
 export * from './schemas/inspector.js';
 export * from './schemas/rejections.js';
+export * from './rejections.js';

@@ -7,6 +7,7 @@ import { InboundEndpoints, InboundMessages } from './views/inbound.js';
 import { InboundMessage } from './views/message.js';
 import { OutboundEndpoints, OutboundMessage, OutboundMessages } from './views/outbound.js';
 import { PullEndpoints, PullEvent, PullEvents } from './views/pull.js';
+import { Rejection } from './views/rejections.js';
 import './styles.css';
 
 /**
@@ -68,6 +69,7 @@ function SignIn({ onSignedIn, reason }: { onSignedIn: (who: WhoamiOut) => void; 
 
 function Page({ route }: { route: string[] }) {
   const [section, id, sub, subId] = route;
+  if ((section === 'inbound' || section === 'pull') && id && sub === 'rejections' && subId) return <Rejection kind={section} endpointId={id} rejectionId={subId} />;
   if (section === 'inbound' && id) return <InboundMessages endpointId={id} />;
   if (section === 'inbound-messages' && id) return <InboundMessage messageId={id} />;
   if (section === 'outbound' && id) return <OutboundMessages endpointId={id} />;

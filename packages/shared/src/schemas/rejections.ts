@@ -1,25 +1,8 @@
 import { z } from 'zod';
 import { Cursor, limitParam, Timestamp, TimestampIn, Uuid } from './common.js';
+import { REJECTION_REASONS } from '../rejections.js';
 
-/**
- * Why a request at an ingest URL was refused (docs/api.md, Refused requests). A closed set: a client
- * may switch on it.
- */
-export const REJECTION_REASONS = [
-  'signature_missing',
-  'signature_malformed',
-  'signature_mismatch',
-  'timestamp_missing',
-  'timestamp_malformed',
-  'timestamp_out_of_tolerance',
-  'token_missing',
-  'token_mismatch',
-  'ip_not_allowed',
-  'verification_misconfigured',
-  'body_too_large',
-  'endpoint_paused',
-  'method_not_allowed',
-] as const;
+/** A reason a request was refused: one of REJECTION_REASONS. */
 export const RejectionReason = z.enum(REJECTION_REASONS, { message: `must be one of ${REJECTION_REASONS.join(', ')}` });
 export type RejectionReason = z.infer<typeof RejectionReason>;
 
@@ -27,12 +10,6 @@ export type RejectionReason = z.infer<typeof RejectionReason>;
 export const RejectionEndpointKind = z.enum(['inbound', 'pull']);
 export type RejectionEndpointKind = z.infer<typeof RejectionEndpointKind>;
 
-/** Most refused requests kept per endpoint; older ones are removed as new ones are stored. */
-export const REJECTIONS_KEPT_PER_ENDPOINT = 1000;
-/** Most bytes of a refused request's body that are kept. */
-export const REJECTION_BODY_PREFIX_BYTES = 64 * 1024;
-/** The text that replaces a redacted header value. */
-export const REDACTED_HEADER_VALUE = '[redacted]';
 
 /** One refused request as lists, stream frames and the inspector show it (without its body). */
 export const RejectionOut = z.object({

@@ -1,10 +1,11 @@
 import { Component } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { InboundAnswerSummaryOut, InboundEndpointCreateOut, InboundEndpointOut, InboundEndpointSummaryOut, WatchFrame } from '@hookrelay/shared';
+import type { InboundAnswerSummaryOut, InboundEndpointCreateOut, InboundEndpointOut, InboundEndpointSummaryOut, RejectionOut, WatchFrame } from '@hookrelay/shared';
 import { KEY_REVOKED_CLOSE } from '@hookrelay/shared/sockets';
 import { api, keyRefused, openSocket, page, type Page } from '../api.js';
 import { ConfirmButton, CopyButton, ErrorBox, KeyTable, ListState, Loading, Pager, useLoad } from '../components.js';
 import { formatBytes, formatMs, formatTime, statusClass } from '../format.js';
+import { RefusedRequests } from './rejections.js';
 import type { MessageRow } from './types.js';
 
 function CreateInbound({ onCreated }: { onCreated: () => void }) {
@@ -190,6 +191,7 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
   const [loading, setLoading] = useState(true);
   const [live, setLive] = useState<'connecting' | 'live' | 'offline'>('connecting');
   const [unseen, setUnseen] = useState(0);
+  const [refused, setRefused] = useState<RejectionOut[]>([]);
   const filtered = filters !== NO_FILTERS;
   const atTop = cursor === undefined;
   const atTopRef = useRef(atTop);
@@ -269,6 +271,11 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
           setLive('live');
           retryMs = WATCH_RETRY_MS;
         }
+        if (frame.type === 'rejection') {
+          const rejection = frame.rejection;
+          setRefused((old) => [rejection, ...old].slice(0, LIVE_ROWS));
+          return;
+        }
         if (frame.type !== 'message') return;
         if (pending.length === 0) setTimeout(flush, 16);
         pending.push(frame.message);
@@ -307,6 +314,7 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
         </p>
       ) : null}
       <ErrorBox error={endpoint.error} />
+      <RefusedRequests kind="inbound" endpointId={endpointId} incoming={refused} />
       <form
         class="row wrap filters"
         aria-label="Filters"

@@ -3,6 +3,7 @@ import type { PullEndpointOut, PullEventAckOut, PullEventDetailOut, PullEventOut
 import { api, page } from '../api.js';
 import { BodyView, ConfirmButton, ErrorBox, HeadersTable, KeyTable, ListState, Loading, Pager, useLoad } from '../components.js';
 import { formatBytes, formatTime } from '../format.js';
+import { RefusedRequests } from './rejections.js';
 
 export function PullEndpoints() {
   const [cursor, setCursor] = useState<string | undefined>(undefined);
@@ -82,6 +83,7 @@ export function PullEvents({ endpointId }: { endpointId: string }) {
           {counts.stored} stored · {counts.fetched} fetched · {counts.delivered} delivered · {counts.deleted} deleted
         </p>
       ) : null}
+      <RefusedRequests kind="pull" endpointId={endpointId} />
       <form
         class="row wrap filters"
         aria-label="Filters"
