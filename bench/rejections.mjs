@@ -1,0 +1,180 @@
+#!/usr/bin/env node
+// A flood of refused requests at one endpoint must not slow another's ingestion. The real server
+// process on a throwaway, durable PostgreSQL; autocannon posts 1 KiB JSON webhooks to endpoint A
+// (accepted) and measures its latency twice: alone, then while a second autocannon sends badly
+// signed webhooks (GitHub scheme, a wrong secret) to endpoint B at a fixed rate. Afterwards it
+// counts what B kept: at most the cap (1,000) stored refusals, the rest counted as dropped.
+//
+//   pnpm bench:rejections [--duration 10] [--connections 10] [--flood-rate 1000] [--warmup 3]
+//                         [--rounds 1] [--enforce] [--no-build]
+//
+// Prints A's requests/s and p50/p99 without and with the flood (each round measures both, in
+// alternating order), the ratio of the p99s (target: ≤ 1.10), the flood's achieved rate and answers
+// (all must be 401), and B's stored, counted and dropped refusals. Exit code: 1 when a request
+// failed, a flood answer was not 401, more than the cap were stored, or a step timed out; with
+// --enforce also when the p99 target is missed.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { build, cleanup, cleanups, fail, fmt, machine, revision, startDurablePg, startServer, table, usageText, watchdog, withTimeout } from './lib.mjs';
+
+const P99_RATIO_TARGET = 1.1;
+const CAP = 1000;
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10' },
+    'flood-rate': { type: 'string', default: '1000' },
+    warmup: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '1' },
+    enforce: { type: 'boolean', default: false },
+    'no-build': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (args.help) {
+  process.stdout.write(usageText(import.meta.url, 16));
+  process.exit(0);
+}
+const duration = Number(args.duration);
+const connections = Number(args.connections);
+const floodRate = Number(args['flood-rate']);
+const warmup = Number(args.warmup);
+const rounds = Number(args.rounds);
+const positive = (n) => Number.isInteger(n) && n > 0;
+if (!(duration > 0) || !positive(connections) || !positive(floodRate) || !(warmup >= 0) || !positive(rounds)) {
+  process.stderr.write('usage: --duration SECONDS (>0) --connections N --flood-rate N (requests/s) --warmup SECONDS (>=0) --rounds N\n');
+  process.exit(2);
+}
+watchdog(rounds * 2 * (duration + 30) + warmup + 240);
+
+const BODY = (() => {
+  const base = { id: 'evt_0001', type: 'invoice.paid', created: 1767225600, data: { object: { id: 'in_0001', amount: 4200, currency: 'eur', note: '' } } };
+  base.data.object.note = 'x'.repeat(1024 - JSON.stringify(base).length);
+  return JSON.stringify(base);
+})();
+const GITHUB_SECRET = 'bench-github-secret';
+const WRONG_SIGNATURE = `sha256=${createHmac('sha256', 'a mistyped secret').update(BODY).digest('hex')}`;
+
+async function api(server, method, url, body) {
+  const res = await withTimeout(
+    fetch(`${server.url}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${server.apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    }),
+    10_000,
+    `${method} ${url}`,
+  );
+  const json = await res.json();
+  if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+function run(options, seconds) {
+  return withTimeout(autocannon({ timeout: 10, duration: seconds, ...options }), (seconds + 30) * 1000, 'autocannon');
+}
+
+/** Endpoint A's webhooks, accepted. */
+function accepted(server, token, seconds) {
+  return run({ url: `${server.url}/in/${token}`, method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY, connections }, seconds);
+}
+
+/** Endpoint B's flood: badly signed webhooks at `floodRate` a second. */
+function flood(server, token, seconds) {
+  return run(
+    {
+      url: `${server.url}/in/${token}`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': WRONG_SIGNATURE },
+      body: BODY,
+      connections: 20,
+      overallRate: floodRate,
+    },
+    seconds,
+  );
+}
+
+async function main() {
+  if (!args['no-build']) build(['packages/shared', 'packages/server']);
+  const m = machine();
+  process.stdout.write(`machine: ${m.nproc} cores, ${m.cpu}, node ${m.node}, loadavg ${m.loadavg}\n`);
+  process.stdout.write(`hookrelay: ${revision()}, 1 server process; A: ${connections} connections of 1 KiB JSON; B: ${fmt(floodRate)} badly signed webhooks/s\n`);
+  const { pg, stats, version } = await startDurablePg();
+  process.stdout.write(`database: ${version}, durable\n`);
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-bench-rejections-'));
+  cleanups.push(() => rmSync(tmp, { recursive: true, force: true }));
+  const server = await startServer({ databaseUrl: pg.url, dataDir: path.join(tmp, 'data') });
+
+  const a = await api(server, 'POST', '/v1/inbound-endpoints', { name: 'accepted', mode: 'cli' });
+  const b = await api(server, 'POST', '/v1/inbound-endpoints', { name: 'flooded', mode: 'cli', verify_hmac: true, hmac_scheme: 'github', hmac_secret: GITHUB_SECRET });
+
+  if (warmup > 0) {
+    process.stdout.write(`warming up for ${warmup}s ...\n`);
+    await Promise.all([accepted(server, a.secret_token, warmup), flood(server, b.secret_token, warmup)]);
+  }
+
+  let failures = 0;
+  let floodSent = 0;
+  let floodNon401 = 0;
+  const quiet = [];
+  const flooded = [];
+  const floodRates = [];
+  const measure = async (withFlood) => {
+    const [result, floodResult] = await Promise.all([accepted(server, a.secret_token, duration), withFlood ? flood(server, b.secret_token, duration) : Promise.resolve(undefined)]);
+    failures += result.non2xx + result.errors + result.timeouts;
+    (withFlood ? flooded : quiet).push({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 });
+    if (floodResult) {
+      floodSent += floodResult.requests.total;
+      floodRates.push(floodResult.requests.average);
+      // autocannon counts 4xx as non-2xx; any other status (or an error) is a failure of the flood.
+      floodNon401 += floodResult.requests.total - (floodResult.statusCodeStats['401']?.count ?? 0) + floodResult.errors;
+    }
+  };
+  for (let round = 0; round < rounds; round++) {
+    process.stdout.write(`round ${round + 1} of ${rounds} ...\n`);
+    // Alternating order, so that a drift of the machine does not favour one side.
+    for (const withFlood of round % 2 === 0 ? [false, true] : [true, false]) await measure(withFlood);
+  }
+
+  const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
+  const q = { rps: median(quiet.map((r) => r.rps)), p50: median(quiet.map((r) => r.p50)), p99: median(quiet.map((r) => r.p99)) };
+  const f = { rps: median(flooded.map((r) => r.rps)), p50: median(flooded.map((r) => r.p50)), p99: median(flooded.map((r) => r.p99)) };
+  process.stdout.write(
+    `\nendpoint A (accepted), median of ${rounds} round${rounds === 1 ? '' : 's'} of ${duration}s:\n` +
+      table([
+        ['', 'req/s', 'p50 ms', 'p99 ms'],
+        ['alone', fmt(q.rps), fmt(q.p50, 2), fmt(q.p99, 2)],
+        [`with ${fmt(floodRate)}/s refused at B`, fmt(f.rps), fmt(f.p50, 2), fmt(f.p99, 2)],
+      ]),
+  );
+  const ratio = f.p99 / q.p99;
+  const met = ratio <= P99_RATIO_TARGET;
+  process.stdout.write(`p99 with the flood / alone: ${fmt(ratio, 3)} (target ≤ ${P99_RATIO_TARGET}): ${met ? 'met' : 'NOT met'}\n`);
+  process.stdout.write(`flood: ${fmt(floodSent)} sent at ${fmt(median(floodRates))}/s, ${fmt(floodNon401)} not answered 401\n`);
+
+  // What B kept: the writer drains within a moment of the last refusal.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const [kept] = await stats`SELECT count(*)::int AS n FROM ingest_rejections WHERE endpoint_id = ${b.id}::uuid`;
+  const [counts] = await stats`SELECT rejected_count::float8 AS rejected, rejections_dropped_count::float8 AS dropped FROM inbound_endpoints WHERE id = ${b.id}::uuid`;
+  process.stdout.write(`endpoint B: ${fmt(kept.n)} refusals stored (cap ${fmt(CAP)}), ${fmt(counts.rejected)} counted, ${fmt(counts.dropped)} counted but not stored\n`);
+
+  await cleanup();
+  if (failures > 0) return `${failures} accepted-path requests failed`;
+  if (floodNon401 > 0) return `${floodNon401} flood requests were not answered 401`;
+  if (kept.n > CAP) return `${kept.n} refusals stored, over the cap of ${CAP}`;
+  if (args.enforce && !met) return 'the p99 target is missed';
+  return undefined;
+}
+
+main().then(
+  async (failure) => {
+    if (failure) await fail(failure);
+    process.exit(0);
+  },
+  async (error) => fail(error instanceof Error ? (error.stack ?? error.message) : String(error)),
+);
