@@ -93,24 +93,15 @@ export interface RejectionTally {
   dropped: number;
 }
 
-/** Adds the counts of inbound endpoints. */
-export async function addInboundRejectionCounts(sql: Sql, tallies: readonly RejectionTally[]): Promise<void> {
+/** Adds each endpoint's counts to its row (`kind`: which table; names written here, never taken from input). */
+export async function addRejectionCounts(sql: Sql, kind: RejectionEndpointKind, tallies: readonly RejectionTally[]): Promise<void> {
   if (tallies.length === 0) return;
+  const table = kind === 'inbound' ? sql.fragment`inbound_endpoints` : sql.fragment`pull_endpoints`;
   await sql`
-    UPDATE inbound_endpoints e SET rejected_count = e.rejected_count + t.refused, rejections_dropped_count = e.rejections_dropped_count + t.dropped
+    UPDATE ${table} e SET rejected_count = e.rejected_count + t.refused, rejections_dropped_count = e.rejections_dropped_count + t.dropped
     FROM unnest(${tallies.map((t) => t.endpointId)}::uuid[], ${tallies.map((t) => t.refusedByVerification)}::bigint[],
                 ${tallies.map((t) => t.dropped)}::bigint[]) AS t (id, refused, dropped)
     WHERE e.id = t.id`;
-}
-
-/** Adds the counts of pull endpoints. */
-export async function addPullRejectionCounts(sql: Sql, tallies: readonly RejectionTally[]): Promise<void> {
-  if (tallies.length === 0) return;
-  await sql`
-    UPDATE pull_endpoints p SET rejected_count = p.rejected_count + t.refused, rejections_dropped_count = p.rejections_dropped_count + t.dropped
-    FROM unnest(${tallies.map((t) => t.endpointId)}::uuid[], ${tallies.map((t) => t.refusedByVerification)}::bigint[],
-                ${tallies.map((t) => t.dropped)}::bigint[]) AS t (id, refused, dropped)
-    WHERE p.id = t.id`;
 }
 
 export interface RejectionFilters {

@@ -10,8 +10,7 @@ import {
 } from '@hookrelay/shared';
 import type { Database } from '../db/database.js';
 import {
-  addInboundRejectionCounts,
-  addPullRejectionCounts,
+  addRejectionCounts,
   insertRejections,
   pruneRejections,
   type NewRejection,
@@ -231,8 +230,8 @@ export class RejectionRecorder {
     try {
       await insertRejections(sql, rejections);
       await pruneRejections(sql, [...new Set(rejections.map((r) => r.endpointId))], this.keep);
-      await addInboundRejectionCounts(sql, tallies.filter((t) => t.endpointKind === 'inbound'));
-      await addPullRejectionCounts(sql, tallies.filter((t) => t.endpointKind === 'pull'));
+      await addRejectionCounts(sql, 'inbound', tallies.filter((t) => t.endpointKind === 'inbound'));
+      await addRejectionCounts(sql, 'pull', tallies.filter((t) => t.endpointKind === 'pull'));
     } catch (error) {
       // The counts go back for the next commit; the records of this batch are lost (the caller logs them).
       for (const tally of tallies) this.restoreTally(tally);
