@@ -1,4 +1,4 @@
-import { HookrelayApiError, HookrelayNetworkError, uuidv7AtTime, type CliMessageOut, type StreamResultFrame } from '@hookrelay/shared';
+import { HookrelayApiError, HookrelayNetworkError, uuidv7AtTime, type CliMessageOut, type RejectionOut, type StreamResultFrame } from '@hookrelay/shared';
 import { describe, expect, it } from 'vitest';
 import { CliFailure } from '../src/errors.js';
 import type { ForwardOutcome } from '../src/listen/forwarder.js';
@@ -150,6 +150,7 @@ class FakeServer implements ListenApi {
   streamResults: StreamResultFrame[] = [];
   /** Ids a filter skips. */
   skip = new Set<string>();
+  recentRejections?: () => Promise<RejectionOut[]>;
 
   latest(): string | null {
     return this.ids[this.ids.length - 1] ?? null;
@@ -220,6 +221,7 @@ class FakeServer implements ListenApi {
 
 class Recorder implements ListenerEvents {
   log: string[] = [];
+  rejected?: (rejection: RejectionOut) => void;
   deliveries: DeliveryRecord[] = [];
   caught: number[] = [];
   connecting(info: { transport: string }): void {
@@ -906,5 +908,53 @@ describe('Listener: results until the server acknowledges them', () => {
     const warnings = events.log.filter((l) => l.startsWith('warning: more results wait'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain(`beginning with the result of message ${added[0]}`);
+  });
+});
+
+describe('Listener: refused requests', () => {
+  const refusal = (id: string): RejectionOut => ({
+    id,
+    endpoint_kind: 'inbound',
+    endpoint_id: '01a21f6b-9dc5-7a4f-a342-8d45339009e5',
+    received_at: new Date().toISOString(),
+    reason: 'signature_mismatch',
+    detail: 'the x-hub-signature-256 header does not match',
+    status: 401,
+    method: 'POST',
+    path: '/',
+    query: '',
+    raw_headers: [],
+    size_bytes: 2,
+    body_sha256: null,
+    body_truncated: false,
+    source_address: '127.0.0.1',
+  });
+
+  it('shows the stream\'s refusals at once, then, while polling, each later one once, oldest first; none from before it started; no cursor moves', async () => {
+    const { server, events, saved, stop, make } = setup();
+    const shown: string[] = [];
+    events.rejected = (r: RejectionOut) => void shown.push(r.id);
+    const stored: RejectionOut[] = [refusal(nextId())];
+    server.recentRejections = async () => [...stored].reverse();
+    const [start] = server.add(1);
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => server.streams.some((s) => s.open), 'the stream');
+    const live = refusal(nextId());
+    stored.push(live);
+    server.streams[0]!.handlers.rejection?.(live);
+    expect(shown).toEqual([live.id]);
+    // The WebSocket goes away: polling shows what the stream did not.
+    server.ws = 'refuse';
+    server.streams[0]!.end({ kind: 'refused', status: 502, message: 'HTTP 502' });
+    await until(() => events.log.includes('connected polling'), 'polling');
+    const later = [refusal(nextId()), refusal(nextId())];
+    stored.push(...later);
+    await until(() => shown.length === 3, 'the polled refusals');
+    await wait(50);
+    stop.abort();
+    await running;
+    expect(shown).toEqual([live.id, ...later.map((r) => r.id)]);
+    expect(saved).toEqual([start]);
+    expect(events.delivered).toEqual([]);
   });
 });

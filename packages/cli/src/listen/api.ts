@@ -2,6 +2,9 @@ import type { HookrelayClient, ListenFilter } from '@hookrelay/shared';
 import type { ListenApi } from './listener.js';
 import { openStream, type StreamOptions } from './stream.js';
 
+/** Refused requests read per poll: more than a poll interval's worth at the recording rate. */
+const RECENT_REJECTIONS = 50;
+
 export type StreamSettings = Omit<StreamOptions, 'after' | 'endpointId' | 'filter'>;
 
 /**
@@ -41,6 +44,10 @@ export function createListenApi(
     },
     openStream(after, handlers) {
       return openStream({ ...stream, endpointId, after, filter }, handlers);
+    },
+    async recentRejections() {
+      const { data } = await client.inboundEndpoints.rejections(endpointId, { limit: RECENT_REJECTIONS });
+      return data;
     },
   };
 }

@@ -26,6 +26,8 @@ export interface ListenApi {
   listen(after: string | null): Promise<{ messages: CliMessageOut[]; cursor: string | null; more?: boolean }>;
   postResult(frame: StreamResultFrame): Promise<void>;
   openStream(after: string | null, handlers: StreamHandlers): StreamConnection;
+  /** The endpoint's newest refused requests, newest first (polling shows the new ones); absent: none shown. */
+  recentRejections?(): Promise<RejectionOut[]>;
 }
 
 export interface Deliverer {
@@ -286,6 +288,11 @@ export class Listener {
   private fetchCursor: string | null = null;
   /** The endpoint's newest message when the listener started: the backlog ends there. */
   private latestAtStart: string | null = null;
+  /**
+   * The newest refused request shown or known when listening began (null: none yet; undefined:
+   * not read yet), so that polling shows each later one once, after the stream's or not.
+   */
+  private lastRejectionId: string | null | undefined = undefined;
   private catchUp: { target: string; count: number } | null = null;
 
   private stream: StreamConnection | null = null;
@@ -955,7 +962,7 @@ export class Listener {
         this.queue.push({ kind: 'cursor', id });
       },
       // Shown at once, beside the deliveries: it is not a message, so it neither queues nor moves the cursor.
-      rejection: (rejection) => this.options.events.rejected?.(rejection),
+      rejection: (rejection) => this.showRejections([rejection]),
       silent: (silentMs) => this.options.events.heartbeatMissing({ silentMs }),
     });
     this.stream = connection;
@@ -987,6 +994,35 @@ export class Listener {
     }
   }
 
+  /** Shows refused requests newer than the last one shown, oldest first. */
+  private showRejections(rejections: readonly RejectionOut[]): void {
+    const fresh = rejections.filter((r) => this.lastRejectionId == null || r.id > this.lastRejectionId).sort((a, b) => (a.id < b.id ? -1 : 1));
+    for (const rejection of fresh) {
+      this.lastRejectionId = rejection.id;
+      this.options.events.rejected?.(rejection);
+    }
+  }
+
+  /**
+   * While polling, the refused requests since the last poll (the stream pushes them). Those from
+   * before listening began are not shown; a failed read only skips a turn.
+   */
+  private async pollRejections(): Promise<void> {
+    const read = this.options.api.recentRejections;
+    if (read === undefined || this.options.events.rejected === undefined) return;
+    let recent: RejectionOut[];
+    try {
+      recent = await read.call(this.options.api);
+    } catch {
+      return;
+    }
+    if (this.lastRejectionId === undefined) {
+      this.lastRejectionId = recent.reduce<string | null>((newest, r) => (newest === null || r.id > newest ? r.id : newest), null);
+      return;
+    }
+    this.showRejections(recent);
+  }
+
   /** Polls until halted or, in auto mode, until it is time to try the WebSocket again. */
   private async poll(): Promise<void> {
     if (this.connectedVia !== 'polling') this.options.events.connecting({ transport: 'polling', after: this.fetchCursor });
@@ -1012,6 +1048,7 @@ export class Listener {
         continue;
       }
       this.markConnected('polling');
+      await this.pollRejections();
       const before = this.fetchCursor;
       for (const message of page.messages) {
         const id = message.message_id.toLowerCase();
