@@ -16,6 +16,7 @@ export interface PullEndpointRow {
   paused: boolean;
   created_at: Date;
   updated_at: Date;
+  rejections_dropped_count: number;
 }
 
 export interface PullEventCounts {
@@ -27,7 +28,8 @@ export interface PullEventCounts {
 
 const COLUMNS = (sql: Sql) => sql.fragment`
   p.id, p.seq::text AS seq, p.project_id, p.name, p.description, p.retention_days,
-  p.event_type_source, p.event_type_path, p.max_body_bytes, p.paused, p.created_at, p.updated_at`;
+  p.event_type_source, p.event_type_path, p.max_body_bytes, p.paused, p.created_at, p.updated_at,
+  LEAST(p.rejections_dropped_count, 2147483647)::int AS rejections_dropped_count`;
 
 export interface PullEndpointInsert {
   id: string;

@@ -61,6 +61,7 @@ function toPullEndpointOut(row: PullEndpointRow, services: AppServices, counts?:
     // A deleted endpoint is never read back (404), so whatever is shown is active.
     active: true,
     paused: row.paused,
+    rejections_dropped_count: row.rejections_dropped_count,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     ...(counts ? { event_counts: counts } : {}),

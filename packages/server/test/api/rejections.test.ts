@@ -207,6 +207,8 @@ describe('refusals at a pull ingest URL', () => {
       ['method_not_allowed', 405, 'pull'],
     ]);
     expect(data[0]).toMatchObject({ path: '/', query: 'q=1' });
+    const record = await t.request('GET', `/v1/pull-endpoints/${endpoint.id}`);
+    expect(record.body.data.rejections_dropped_count).toBe(0);
     expect(JSON.stringify(data)).not.toContain(endpoint.token);
     // The pull list is not the inbound one.
     expectError(await t.request('GET', `/v1/inbound-endpoints/${endpoint.id}/rejections`), 404, 'ENDPOINT_NOT_FOUND');
@@ -276,6 +278,14 @@ describe('bounds', () => {
     const endpoint = await t.request('GET', `/v1/inbound-endpoints/${id}`);
     expect(endpoint.body.data.rejected_count).toBe(total);
     expect(endpoint.body.data.rejections_dropped_count).toBe(total - stored);
+    // A pull endpoint counts its dropped refusals the same way.
+    const pull = await createPull(t);
+    await t.request('POST', `/v1/pull-endpoints/${pull.id}/pause`);
+    for (let i = 0; i < 30; i++) await ingestPull(t, pull, { body });
+    await t.app.engines.ingest!.rejections.idle();
+    const pullStored = await storedRejections(pull.id);
+    expect(pullStored).toBeLessThan(30);
+    expect((await t.request('GET', `/v1/pull-endpoints/${pull.id}`)).body.data.rejections_dropped_count).toBe(30 - pullStored);
     const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
     const dropped = /hookrelay_ingest_rejections_total\{outcome="dropped"\} (\d+)/.exec(metrics.body);
     expect(Number(dropped?.[1])).toBeGreaterThanOrEqual(total - stored);

@@ -73,6 +73,8 @@ export const PullEndpointOut = z.object({
   ingest_url: z.string(),
   active: z.boolean(),
   paused: z.boolean(),
+  /** Refused requests counted but not kept (over the per-endpoint rate of recording). */
+  rejections_dropped_count: z.number().int().nonnegative(),
   created_at: Timestamp,
   updated_at: Timestamp,
   event_counts: z
