@@ -22,6 +22,13 @@ export const MANIFEST_FILE = 'oclif.manifest.json';
 /** Our own field in the manifest; oclif reads only `version` and `commands`. */
 const FINGERPRINT_FIELD = 'hookrelayFingerprint';
 
+/**
+ * The fingerprint of the manifest `pnpm pack` puts in the package (scripts/pack-manifest.mjs). An
+ * installed package changes only by a new install, which brings its own manifest, and its files'
+ * times and its dependencies' places are the installer's: such a manifest is used as it is.
+ */
+export const PACKED_FINGERPRINT = 'packed';
+
 interface ManifestOnDisk {
   version?: unknown;
   commands?: unknown;
@@ -96,11 +103,11 @@ function readManifest(path: string): ManifestOnDisk | undefined {
 }
 
 /** Build the manifest from the compiled commands, as `oclif manifest` does, with our fingerprint. */
-export async function buildManifest(root: string): Promise<Record<string, unknown>> {
+export async function buildManifest(root: string, fingerprint = manifestFingerprint(root)): Promise<Record<string, unknown>> {
   const { Plugin } = await import('@oclif/core');
   const plugin = new Plugin({ root, type: 'core', ignoreManifest: true, errorOnManifestCreate: true });
   await plugin.load();
-  return { ...plugin.manifest, [FINGERPRINT_FIELD]: manifestFingerprint(root) };
+  return { ...plugin.manifest, [FINGERPRINT_FIELD]: fingerprint };
 }
 
 /** Write through a temporary file and a rename, so that a concurrent start never reads half a file. */
@@ -124,8 +131,9 @@ export type ManifestState = 'fresh' | 'rebuilt' | 'removed' | 'unavailable';
  */
 export async function ensureFreshManifest(root: string): Promise<ManifestState> {
   const path = join(root, MANIFEST_FILE);
-  const fingerprint = manifestFingerprint(root);
   const current = readManifest(path);
+  if (current !== undefined && current[FINGERPRINT_FIELD] === PACKED_FINGERPRINT) return 'fresh';
+  const fingerprint = manifestFingerprint(root);
   if (current !== undefined && current[FINGERPRINT_FIELD] === fingerprint) return 'fresh';
   try {
     const manifest = await buildManifest(root);

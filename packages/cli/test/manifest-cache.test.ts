@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ensureFreshManifest, MANIFEST_FILE, manifestFingerprint } from '../src/manifest-cache.js';
+import { buildManifest, ensureFreshManifest, MANIFEST_FILE, manifestFingerprint, PACKED_FINGERPRINT, writeManifest } from '../src/manifest-cache.js';
 
 /**
  * The manifest kept by `bin/run.js`: rebuilt whenever the compiled commands change, so that a
@@ -86,6 +86,13 @@ describe('ensureFreshManifest', () => {
     await writeCommand('broken', 'throw new Error("does not load");\n');
     expect(await ensureFreshManifest(root)).toBe('removed');
     expect(existsSync(join(root, MANIFEST_FILE))).toBe(false);
+  });
+
+  it('uses a packed manifest as it is, whatever the files (an installed package)', async () => {
+    writeManifest(root, await buildManifest(root, PACKED_FINGERPRINT));
+    await writeCommand('bye', command('say bye', 'when'));
+    expect(await ensureFreshManifest(root)).toBe('fresh');
+    expect(Object.keys((await manifest()).commands)).toEqual(['hello']);
   });
 
   it('leaves no temporary files behind', async () => {

@@ -5,6 +5,7 @@ import { saveCodeCache } from './code-cache.js';
 import { ConfigError, configVariables, parseConfig, processEnvironment, type Config, type ConfigVariable } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate, type MigrateResult } from './db/migrate.js';
+import { checkPayloadStoreAvailable } from './storage/payload-store.js';
 import type { PrepareDataDirResult } from './db/pglite-template.js';
 import { DataDirLockedError, loadEncryptionKeys, openDatabase, persistGeneratedKey } from './runtime.js';
 import { recordEncryptionKeys, secretBoxOf, verifyEncryptionKeys } from './security/key-check.js';
@@ -128,7 +129,9 @@ async function runStart(config: Config): Promise<void> {
  * answers a signal that came while it listened.
  */
 async function startServer(config: Config, checkStop: () => void, onListening: () => NodeJS.Signals | undefined): Promise<void> {
-  // Before the database: a missing or malformed key must stop the process before it changes anything.
+  // Before the database: a missing or malformed key, or a payload store whose client is not
+  // installed, must stop the process before it changes anything.
+  await checkPayloadStoreAvailable(config.payloadStore);
   const keys = await loadEncryptionKeys(config);
   const secretBox = secretBoxOf(keys);
   const modules = serverModules();

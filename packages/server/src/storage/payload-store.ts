@@ -41,6 +41,17 @@ export async function openPayloadStore(config: PayloadStoreConfig): Promise<Payl
   return S3PayloadStore.open(config);
 }
 
+/**
+ * Throws a ConfigError saying how to install the AWS SDK when an s3:// store is configured and the
+ * SDK is not installed: it is an optional peer of the package, which a plain `npm install` leaves out.
+ * The server calls it before opening the database, so that nothing changes before the refusal.
+ */
+export async function checkPayloadStoreAvailable(config: PayloadStoreConfig): Promise<void> {
+  if (config.kind === 'database') return;
+  const { loadS3Sdk } = await import('./s3-payload-store.js');
+  await loadS3Sdk();
+}
+
 export class DatabasePayloadStore implements PayloadStore {
   readonly kind = 'database';
 

@@ -1,5 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { S3PayloadStoreConfig } from '../config.js';
+import { ConfigError, type S3PayloadStoreConfig } from '../config.js';
 import type { Sql } from '../db/database.js';
 import { PayloadStoreUnavailableError, PayloadUnavailableError, type PayloadStore } from './payload-store.js';
 
@@ -24,6 +24,25 @@ export interface S3PayloadStoreOptions {
   operationTimeoutMs?: number;
 }
 
+/** The package the S3 store needs: an optional peer dependency of @hookrelay/server. */
+export const S3_SDK_PACKAGE = '@aws-sdk/client-s3';
+
+/** The AWS SDK's S3 client, or a ConfigError with the command that installs it. */
+export async function loadS3Sdk(): Promise<S3Sdk> {
+  try {
+    return await import('@aws-sdk/client-s3');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if ((code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && String((error as Error).message).includes(S3_SDK_PACKAGE)) {
+      throw new ConfigError(
+        `HOOKRELAY_PAYLOAD_STORE is an s3:// store, which needs the AWS SDK's ${S3_SDK_PACKAGE}, and it is not installed. ` +
+          `Install it beside hookrelay-server: npm install -g ${S3_SDK_PACKAGE}@3 (a global install), or npm install ${S3_SDK_PACKAGE}@3 in the project that depends on @hookrelay/server`,
+      );
+    }
+    throw error;
+  }
+}
+
 /**
  * Payloads as objects `${prefix}/${key}` in an S3-compatible bucket (docs/operating.md, Payload
  * storage on S3). The `sql` handles are ignored: a put finishes before the caller's transaction
@@ -44,7 +63,7 @@ export class S3PayloadStore implements PayloadStore {
    * start of the bundled server, which hoists an external module's static imports to its top.
    */
   static async open(config: S3PayloadStoreConfig, options: S3PayloadStoreOptions = {}): Promise<S3PayloadStore> {
-    return new S3PayloadStore(await import('@aws-sdk/client-s3'), config, options);
+    return new S3PayloadStore(await loadS3Sdk(), config, options);
   }
 
   private constructor(sdk: S3Sdk, config: S3PayloadStoreConfig, options: S3PayloadStoreOptions) {
