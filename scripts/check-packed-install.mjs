@@ -9,7 +9,8 @@
 //   - `hookrelay-server start` on a new data dir makes it from the shipped template (its log says
 //     so) and answers /healthz with the package version,
 //   - an s3:// payload store without the AWS SDK installed is refused with the install command
-//     (configuration error, exit 2), before anything is written,
+//     (configuration error, exit 2), before anything is written, and so is tracing without the
+//     OpenTelemetry SDK (both are optional peers, left out by an install),
 //   - `hookrelay dev` starts its server and reaches its ready line.
 // Run by .ci/run after the build; `pnpm build` must have run. Exits 1 naming what failed.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -169,6 +170,11 @@ try {
   if (s3Run.code !== 2 || !s3Run.text.includes('npm install -g @aws-sdk/client-s3')) fail(`an s3:// store without the AWS SDK: exit ${s3Run.code}, output:\n${s3Run.text}`);
   else if (existsSync(join(s3Dir, 'pgdata'))) fail('an s3:// store without the AWS SDK left a database behind');
   else step('an s3:// payload store without the AWS SDK is refused with the install command (exit 2)');
+
+  // 4b. Tracing configured without the OpenTelemetry SDK.
+  const otelRun = runToEnd('hookrelay-server', ['start', '--port', '0', '--data-dir', join(work, 'otel-data')], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' });
+  if (otelRun.code !== 2 || !otelRun.text.includes('npm install @opentelemetry/')) fail(`tracing without the OpenTelemetry SDK: exit ${otelRun.code}, output:\n${otelRun.text}`);
+  else step('tracing without the OpenTelemetry SDK is refused with the install command (exit 2)');
 
   // 5. hookrelay dev up to its ready line.
   const devPort = await freePort();

@@ -9,11 +9,11 @@
 // `peerDependencies` are exactly what stays outside it, read here from its package.json. PGlite
 // (a dependency, pinned to the version that made the template) loads its WebAssembly and data files
 // next to its own module. An optional peer such as the AWS SDK is loaded only when configured (an
-// s3:// payload store) and installed by the operator who needs it. The OpenTelemetry SDK (OTEL_SDK
-// below, optionalDependencies) is loaded only when tracing is configured (src/tracing/tracing.ts):
-// outside the bundle, a server without it neither reads nor compiles it. @opentelemetry/api stays
-// in: prom-client uses it at every start; the SDK brings its own copy, which shares the API's context
-// keys and global registry with the bundled one. Everything else (Fastify, the PostgreSQL client with
+// s3:// payload store) and installed by the operator who needs it; so is the OpenTelemetry SDK, loaded
+// only when tracing is configured (src/tracing/tracing.ts): outside the bundle, a server without it
+// neither reads nor compiles it, and an install without tracing does not carry it. @opentelemetry/api
+// stays in (a devDependency, not a peer): prom-client uses it at every start; the SDK brings its own
+// copy, which shares the API's context keys and global registry with the bundled one. Everything else (Fastify, the PostgreSQL client with
 // its patch, zod, …) is a devDependency that the bundle carries.
 //
 // The bundle sits two directories below the package, as dist/db/*.js does, so that the paths the
@@ -23,16 +23,6 @@ import { chmod } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-
-/** The OpenTelemetry SDK, loaded only with tracing; never in the bundle. */
-const OTEL_SDK = [
-  '@opentelemetry/core',
-  '@opentelemetry/resources',
-  '@opentelemetry/sdk-trace-base',
-  '@opentelemetry/exporter-trace-otlp-http',
-  '@opentelemetry/exporter-trace-otlp-proto',
-  '@opentelemetry/semantic-conventions',
-];
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const binDir = join(packageDir, 'dist', 'bin');
@@ -45,7 +35,7 @@ await build({
   entryPoints: [join(packageDir, 'dist', 'main.js')],
   outfile: join(binDir, 'hookrelay-server.cjs'),
   format: 'cjs',
-  external: [...outside, ...OTEL_SDK].flatMap((name) => [name, `${name}/*`]),
+  external: outside.flatMap((name) => [name, `${name}/*`]),
   // import() in a vm.Script needs an experimental loader option and fails in code from a cache:
   // the lazy import()s of the AWS SDK and of OpenTelemetry become require()s (both ship CommonJS).
   supported: { 'dynamic-import': false },

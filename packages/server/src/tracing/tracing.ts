@@ -1,4 +1,4 @@
-import type { TracingConfig } from '../config.js';
+import { ConfigError, type TracingConfig } from '../config.js';
 
 /**
  * The server's spans, behind an interface of its own: the OpenTelemetry modules are loaded only when
@@ -64,9 +64,8 @@ export const OTEL_PACKAGES = [
   '@opentelemetry/semantic-conventions@1',
 ] as const;
 
-export class TracingUnavailableError extends Error {
-  override readonly name = 'TracingUnavailableError';
-}
+/** A configuration the installed packages cannot serve: the process says so and exits 2, like any. */
+export class TracingUnavailableError extends ConfigError {}
 
 /**
  * The tracing of a configuration: the no-op without one (nothing is loaded), else the OpenTelemetry
