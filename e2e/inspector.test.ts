@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -318,6 +318,34 @@ describe('inbound', () => {
     expect(dialogs).toEqual([]);
     expect(errors).toEqual([]);
     expect(requests.filter((url) => new URL(url).pathname === '/x')).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('large bodies', () => {
+  it('shows the start of a large body, keeps the rest out of the page, and downloads it whole', async () => {
+    const endpoint = await createInbound({ name: 'large bodies', mode: 'cli' });
+    const size = 4 * 1024 * 1024;
+    const body = Buffer.alloc(size);
+    for (let i = 0; i < size; i++) body[i] = 0x61 + ((i * 7 + (i >> 10)) % 26);
+    const res = await fetch(`${server.url}/in/${endpoint.secret_token}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
+    expect(res.status).toBe(200);
+    const { data } = (await res.json()) as { data: { message_id: string } };
+    const { page, context, errors } = await openPage();
+    await signIn(page);
+    await page.goto(`${server.url}/#/inbound-messages/${data.message_id}`);
+    const preview = page.getByTestId('body-preview').locator('pre');
+    await preview.waitFor();
+    expect(await preview.evaluate((el) => el.textContent)).toBe(body.subarray(0, 64 * 1024).toString('latin1'));
+    // The page holds the start only: far less than the body.
+    expect(await page.locator('body').evaluate((el) => el.textContent?.length ?? 0)).toBeLessThan(200 * 1024);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-body').click()]);
+    expect(download.suggestedFilename()).toBe(`${data.message_id}.txt`);
+    const saved = await download.path();
+    const bytes = await readFile(saved);
+    expect(bytes.length).toBe(size);
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(createHash('sha256').update(body).digest('hex'));
+    expect(errors).toEqual([]);
     await context.close();
   });
 });

@@ -34,7 +34,8 @@ import {
 import { INBOUND_REPLAY_CHANNEL, replayNotice } from '../db/channels.js';
 import type { Sql } from '../db/database.js';
 import { requeueInboundDelivery } from '../db/deliveries.js';
-import { endpointNotFound, notFound } from '../errors.js';
+import { AppError, endpointNotFound, notFound } from '../errors.js';
+import { PayloadUnavailableError } from '../storage/payload-store.js';
 import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
 import { ID_KEYSET, readPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
@@ -46,7 +47,27 @@ import { toEndpointMessage } from '../views/endpoint-message.js';
 
 const EndpointMessagesQuery = refuseNul(InboundEndpointMessagesQuery);
 
-const MessageGetQuery = z.strictObject({ body_encoding: z.enum(['base64'], { message: 'must be base64' }).optional() });
+/** `body_max_bytes`: a larger body is left out of the answer (its bytes come from GET …/body). */
+const MessageGetQuery = z.strictObject({
+  body_encoding: z.enum(['base64'], { message: 'must be base64' }).optional(),
+  body_max_bytes: z.coerce.number({ message: 'must be an integer' }).int('must be an integer').min(0, 'must be 0 or more').optional(),
+});
+
+/** A single `bytes=START-END` or `bytes=START-` range within `size`; anything else reads the whole body. */
+function byteRange(header: string | undefined, size: number): { start: number; end: number } | null {
+  const match = header === undefined ? null : /^bytes=(\d{1,15})-(\d{0,15})$/.exec(header.trim());
+  if (!match) return null;
+  const start = Number(match[1]);
+  const end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
+  return start < size && start <= end ? { start, end } : null;
+}
+
+/** A download name for a body: the message id, with an extension for the common text types. */
+function bodyFileName(id: string, contentType: string): string {
+  const type = contentType.toLowerCase();
+  const extension = type.includes('json') ? 'json' : type.includes('xml') ? 'xml' : type.startsWith('text/') || type.includes('x-www-form-urlencoded') ? 'txt' : 'bin';
+  return `${id}.${extension}`;
+}
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -144,8 +165,42 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
       const row = await findInboundMessage(sql, principalOf(request).project_id, request.params.id);
       if (!row) throw notFound('inbound message', request.params.id);
       // A deleted message answers its metadata only: its payload is unreachable at once.
-      const body = row.deleted_at ? {} : await loadBody(services.payloadStore, sql, row.payload_key, row.content_type, request.query.body_encoding === 'base64');
+      const omitted = request.query.body_max_bytes !== undefined && row.size_bytes > request.query.body_max_bytes;
+      const body = row.deleted_at || omitted ? {} : await loadBody(services.payloadStore, sql, row.payload_key, row.content_type, request.query.body_encoding === 'base64');
       return { data: toInboundMessageOut(row, body, await loadAnswers(sql, row.id, row.deleted_at !== null)), meta: { request_id: request.id } };
+    },
+  );
+
+  // The stored bytes as they were received, for a download: an attachment, never rendered on the
+  // API's origin whatever its content type. One `Range: bytes=…` is served as 206 (a preview).
+  app.get(
+    '/inbound-messages/:id/body',
+    { schema: { params: IdParams } },
+    async (request, reply) => {
+      const id = request.params.id;
+      const row = await findInboundMessage(sql, principalOf(request).project_id, id);
+      if (!row) throw notFound('inbound message', id);
+      if (row.deleted_at || row.payload_key === null) throw new AppError('NOT_FOUND', `inbound message ${id} has no body: it was deleted`);
+      let bytes: Buffer | undefined;
+      try {
+        bytes = await services.payloadStore.get(sql, row.payload_key);
+      } catch (error) {
+        if (error instanceof PayloadUnavailableError) throw new AppError('SERVICE_UNAVAILABLE', 'the payload store is unavailable; retry later', { retryAfterSeconds: 10 });
+        throw error;
+      }
+      if (bytes === undefined) throw new AppError('NOT_FOUND', `inbound message ${id} has no body: it was deleted`);
+      reply
+        .header('content-type', row.content_type === '' ? 'application/octet-stream' : row.content_type)
+        .header('content-disposition', `attachment; filename="${bodyFileName(row.id, row.content_type)}"`)
+        .header('content-security-policy', "default-src 'none'; sandbox")
+        .header('accept-ranges', 'bytes')
+        .header('x-payload-sha256', row.payload_sha256);
+      const range = byteRange(request.headers.range, bytes.length);
+      if (range === null) return reply.status(200).send(bytes);
+      return reply
+        .status(206)
+        .header('content-range', `bytes ${range.start}-${range.end}/${bytes.length}`)
+        .send(bytes.subarray(range.start, range.end + 1));
     },
   );
 

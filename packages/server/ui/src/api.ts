@@ -84,6 +84,35 @@ export async function api<T>(method: string, path: string, options: { body?: unk
   return { data: envelope.data as T, meta: envelope.meta ?? {} };
 }
 
+/**
+ * Raw bytes from a /v1 path with the stored key (a message body): the first `rangeBytes` only when
+ * given (`Range`), else all of them.
+ */
+export async function bytes(path: string, rangeBytes?: number): Promise<{ bytes: Uint8Array<ArrayBuffer>; total: number; contentType: string }> {
+  const key = storedKey();
+  const headers: Record<string, string> = {};
+  if (key) headers.authorization = `Bearer ${key}`;
+  if (rangeBytes !== undefined) headers.range = `bytes=0-${rangeBytes - 1}`;
+  let response: Response;
+  try {
+    response = await fetch(relative(path), { headers, cache: 'no-store' });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'the server cannot be reached');
+  }
+  if (!response.ok) {
+    let error: { code?: string; message?: string } = {};
+    try {
+      error = ((await response.json()) as { error?: typeof error }).error ?? {};
+    } catch {
+      // Not the envelope: the status says enough.
+    }
+    throw new ApiError(response.status, error.code ?? 'HTTP_ERROR', error.message ?? `HTTP ${response.status}`);
+  }
+  const body = new Uint8Array(await response.arrayBuffer());
+  const range = /\/(\d+)$/.exec(response.headers.get('content-range') ?? '');
+  return { bytes: body, total: range ? Number(range[1]) : body.length, contentType: response.headers.get('content-type') ?? '' };
+}
+
 /** A list page: `meta.next_cursor` ("" or null when there is no more). */
 export async function page<T>(path: string, query: Query = {}): Promise<Page<T>> {
   const { data, meta } = await api<T[]>('GET', withQuery(path, query));

@@ -1,8 +1,63 @@
 import { useState } from 'preact/hooks';
 import type { AttemptOut, InboundAnswerOut, InboundEndpointOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
-import { api } from '../api.js';
+import { api, bytes as fetchBytes } from '../api.js';
 import { AttemptsTable, BodyView, CopyButton, ErrorBox, HeadersTable, Loading, useLoad } from '../components.js';
-import { asText, base64ToBytes, curlCommand, formatMs, formatTime, statusClass } from '../format.js';
+import { asText, base64ToBytes, curlCommand, formatBytes, formatMs, formatTime, hexDump, statusClass } from '../format.js';
+
+/** Bodies up to this size are shown whole; a larger one shows its start and is offered as a download. */
+const WHOLE_BODY_BYTES = 256 * 1024;
+/** The start of a large body that is shown. */
+const PREVIEW_BYTES = 64 * 1024;
+
+/** Saves the whole body through the API (the key travels as a header, as on every call). */
+function DownloadBody({ message }: { message: InboundMessageOut }) {
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  const download = async () => {
+    setError(undefined);
+    setBusy(true);
+    try {
+      const body = await fetchBytes(`/v1/inbound-messages/${message.id}/body`);
+      const url = URL.createObjectURL(new Blob([body.bytes], { type: body.contentType || 'application/octet-stream' }));
+      const link = document.createElement('a');
+      link.href = url;
+      link.download = `${message.id}.${/json/i.test(message.content_type) ? 'json' : /xml/i.test(message.content_type) ? 'xml' : /^text\/|x-www-form-urlencoded/i.test(message.content_type) ? 'txt' : 'bin'}`;
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <button type="button" onClick={download} disabled={busy} data-testid="download-body">
+        Download the body ({formatBytes(message.size_bytes)})
+      </button>
+      <ErrorBox error={error} />
+    </>
+  );
+}
+
+/** The start of a body too large to show whole: text, or a hex dump of binary bytes. */
+function BodyPreview({ message }: { message: InboundMessageOut }) {
+  const preview = useLoad(() => fetchBytes(`/v1/inbound-messages/${message.id}/body`, PREVIEW_BYTES), [message.id]);
+  if (preview.error) return <ErrorBox error={preview.error} />;
+  if (!preview.value) return <Loading when={true} />;
+  const text = asText(preview.value.bytes);
+  return (
+    <section aria-label="Body" data-testid="body-preview">
+      <p class="meta-line">
+        The first <span data-testid="preview-size">{formatBytes(preview.value.bytes.length)}</span> of {formatBytes(preview.value.total)} · SHA-256{' '}
+        <code>{message.payload_sha256}</code> (stored)
+      </p>
+      <pre class={text === null ? 'body hexdump' : 'body'}>{text ?? hexDump(preview.value.bytes)}</pre>
+    </section>
+  );
+}
 
 function AnswerBody({ answer }: { answer: InboundAnswerOut }) {
   if (!answer.response_body) return null;
@@ -78,7 +133,10 @@ function Curl({ message }: { message: InboundMessageOut }) {
 }
 
 export function InboundMessage({ messageId }: { messageId: string }) {
-  const message = useLoad(() => api<InboundMessageOut>('GET', `/v1/inbound-messages/${messageId}?body_encoding=base64`).then((r) => r.data), [messageId]);
+  const message = useLoad(
+    () => api<InboundMessageOut>('GET', `/v1/inbound-messages/${messageId}?body_encoding=base64&body_max_bytes=${WHOLE_BODY_BYTES}`).then((r) => r.data),
+    [messageId],
+  );
   const endpointId = message.value?.inbound_endpoint_id;
   const endpoint = useLoad(
     () => (endpointId ? api<InboundEndpointOut>('GET', `/v1/inbound-endpoints/${endpointId}`).then((r) => r.data) : Promise.resolve(undefined)),
@@ -150,6 +208,8 @@ export function InboundMessage({ messageId }: { messageId: string }) {
           {m.body_error ? <p class="error">The payload could not be read from storage.</p> : null}
           {typeof m.body === 'string' && m.body_encoding === 'base64' ? <BodyView base64={m.body} contentType={m.content_type} storedSha256={m.payload_sha256} /> : null}
           {typeof m.body === 'string' ? <Curl message={m} /> : null}
+          {!m.deleted_at && !m.body_error && m.body === undefined && m.size_bytes > WHOLE_BODY_BYTES ? <BodyPreview message={m} /> : null}
+          {!m.deleted_at && !m.body_error && (m.body !== undefined || m.size_bytes > WHOLE_BODY_BYTES) ? <DownloadBody message={m} /> : null}
         </>
       ) : null}
     </section>
