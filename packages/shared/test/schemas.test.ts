@@ -42,6 +42,11 @@ import {
   StreamResultFrame,
   StreamServerFrame,
   uuidv7AtTime,
+  REJECTION_REASONS,
+  RejectionDetailOut,
+  RejectionOut,
+  RejectionsQuery,
+  WatchFrame,
 } from '../src/index.js';
 
 const EP = `ep_${'a'.repeat(32)}`;
@@ -645,6 +650,7 @@ describe('pull endpoints', () => {
       ingest_url: `http://localhost:8787/pull/${ID1}`,
       active: true,
       paused: false,
+      rejections_dropped_count: 0,
       created_at: NOW,
       updated_at: NOW,
     };
@@ -740,5 +746,37 @@ describe('commaListParam', () => {
     expectTypeOf<z.infer<typeof Colors>>().toEqualTypeOf<('red' | 'green')[]>();
     expect(Colors.parse('green,red')).toEqual(['green', 'red']);
     expect(Colors.safeParse('blue').success).toBe(false);
+  });
+});
+
+describe('refused requests', () => {
+  const rejection = {
+    id: ID1,
+    endpoint_kind: 'inbound',
+    endpoint_id: ID1,
+    received_at: NOW,
+    reason: 'signature_mismatch',
+    detail: 'the x-hub-signature-256 header does not match',
+    status: 401,
+    method: 'POST',
+    path: '/',
+    query: '',
+    raw_headers: [['x-hub-signature-256', 'sha256=00']],
+    size_bytes: 2,
+    body_sha256: null,
+    body_truncated: false,
+    source_address: '127.0.0.1',
+  };
+
+  it('a reason is one of the closed set, on records, queries and frames alike', () => {
+    expect(REJECTION_REASONS).toContain('signature_mismatch');
+    expect(accepts(RejectionOut, rejection)).toBe(true);
+    expect(accepts(RejectionOut, { ...rejection, reason: 'bad_signature' })).toBe(false);
+    expect(RejectionsQuery.safeParse({ reason: 'bad_signature' }).success).toBe(false);
+    expect(RejectionsQuery.parse({ reason: 'token_missing' })).toEqual({ reason: 'token_missing', limit: 50 });
+    expect(accepts(StreamServerFrame, { type: 'rejection', rejection })).toBe(true);
+    expect(accepts(WatchFrame, { type: 'rejection', rejection })).toBe(true);
+    expect(accepts(RejectionDetailOut, rejection)).toBe(false);
+    expect(accepts(RejectionDetailOut, { ...rejection, body: 'e30=', body_encoding: 'base64' })).toBe(true);
   });
 });
