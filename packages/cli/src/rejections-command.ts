@@ -12,7 +12,7 @@ type Filters = Omit<Partial<RejectionsQuery>, 'limit' | 'cursor'>;
 export function rejectionsHelp(noun: 'inbound' | 'pull'): { summary: string; description: string; examples: Command.Example[] } {
   const id = '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70';
   return {
-    summary: `List the requests a ${noun} endpoint's ingest URL refused, newest first, with why.`,
+    summary: `List the requests ${noun === 'inbound' ? 'an inbound' : 'a pull'} endpoint's ingest URL refused, newest first, with why.`,
     description: `Every request refused at the endpoint's ingest URL (bad or missing signature, timestamp out of tolerance, static token, IP allowlist, body too large, paused, method) is kept with a reason and a sentence saying what to check; the last 1,000 per endpoint. A refusal over the recording rate (10 a second per endpoint) is only counted.
 
 Filters: --reason, --since (received at or after; alias --received-after) and --until (received before; alias --received-before). A time is an ISO 8601 date or time or a duration ago (10m, 2h, 1d).
