@@ -1,0 +1,163 @@
+#!/usr/bin/env node
+// Large-body benchmark: the server's memory with --webhooks webhooks of --size bytes (default 10 of
+// 25 MiB, the default ingest limit) in flight at once, on the embedded database (PGlite) and on
+// PostgreSQL (a durable throwaway cluster).
+//
+//   pnpm bench:bigbody [--webhooks 10] [--size 26214400] [--backend both|pglite|postgres]
+//                      [--mode cli|forward] [--no-build]
+//
+// Per backend: one server process (the bundled program), a cli-mode inbound endpoint (or, with
+// --mode forward, a forward-mode one whose worker delivers to a local HTTPS app), then all the
+// webhooks posted at once. It prints the server's RSS at rest before them, its peak RSS while they
+// were stored (and, in forward mode, delivered; sampled from /proc every 20 ms), its VmHWM (the
+// peak since it started, PGlite's start included), the time until every sender had its answer,
+// and whether each was answered 200.
+// Builds first (tsc -b and the bundle) unless --no-build. Exit code 1 when a webhook is not answered
+// 200 or, in forward mode, not delivered whole.
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { build, cleanup, cleanups, delay, fail, fmt, machine, revision, selfSignedCert, serveOnLoopback, startDurablePg, startServer, table, usageText, watchdog } from './lib.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    webhooks: { type: 'string', default: '10' },
+    size: { type: 'string', default: String(25 * 1024 * 1024) },
+    backend: { type: 'string', default: 'both' },
+    mode: { type: 'string', default: 'cli' },
+    'no-build': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (args.help) {
+  process.stdout.write(usageText(import.meta.url, 15));
+  process.exit(0);
+}
+const WEBHOOKS = Number(args.webhooks);
+const SIZE = Number(args.size);
+const backends = args.backend === 'both' ? ['pglite', 'postgres'] : [args.backend];
+if (!Number.isInteger(WEBHOOKS) || WEBHOOKS < 1 || !Number.isInteger(SIZE) || SIZE < 1) await fail('--webhooks and --size must be positive integers');
+if (backends.some((b) => b !== 'pglite' && b !== 'postgres')) await fail('--backend must be both, pglite or postgres');
+if (args.mode !== 'cli' && args.mode !== 'forward') await fail('--mode must be cli or forward');
+watchdog(1800);
+
+/** VmRSS and VmHWM of a process, in MB. */
+function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+}
+
+/** The body of webhook `n`: distinct bytes per webhook, so each is stored and checked on its own. */
+function bodyOf(n) {
+  const body = Buffer.allocUnsafe(SIZE);
+  const seed = randomBytes(4096);
+  for (let i = 0; i < SIZE; i += seed.length) seed.copy(body, i, 0, Math.min(seed.length, SIZE - i));
+  body.writeUInt32BE(n, 0);
+  return body;
+}
+
+async function startReceiver(dir) {
+  const { key, cert, certFile } = selfSignedCert(dir);
+  const received = [];
+  const server = https.createServer({ key, cert }, (req, res) => {
+    const hash = createHash('sha256');
+    let size = 0;
+    req.on('data', (chunk) => {
+      hash.update(chunk);
+      size += chunk.length;
+    });
+    req.on('end', () => {
+      received.push({ size, sha256: hash.digest('hex') });
+      res.writeHead(200).end('ok');
+    });
+  });
+  const port = await serveOnLoopback(server, 'receiver');
+  return { url: `https://127.0.0.1:${port}`, caFile: certFile, received };
+}
+
+async function run(backend) {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-bench-bigbody-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  const env = {};
+  let receiver;
+  if (args.mode === 'forward') {
+    receiver = await startReceiver(dataDir);
+    Object.assign(env, { HOOKRELAY_ALLOW_PRIVATE_NETWORKS: 'true', HOOKRELAY_TLS_CA_FILE: receiver.caFile });
+  }
+  const databaseUrl = backend === 'postgres' ? (await startDurablePg()).pg.url : undefined;
+  const server = await startServer({ databaseUrl, dataDir, env, name: `server-${backend}` });
+  const created = await fetch(`${server.url}/v1/inbound-endpoints`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(args.mode === 'forward' ? { name: 'bigbody', url: `${receiver.url}/hooks` } : { name: 'bigbody', mode: 'cli' }),
+  });
+  if (created.status !== 201) await fail(`create endpoint: ${created.status} ${await created.text()}`);
+  const { secret_token: token } = (await created.json()).data;
+
+  const bodies = Array.from({ length: WEBHOOKS }, (_, n) => bodyOf(n));
+  const hashes = bodies.map((b) => createHash('sha256').update(b).digest('hex'));
+  await delay(1000);
+  const atRest = memoryOf(server.child.pid);
+  let peakRss = atRest.rss;
+  const sampler = setInterval(() => {
+    try {
+      peakRss = Math.max(peakRss, memoryOf(server.child.pid).rss);
+    } catch {
+      // The process is gone: the run fails below.
+    }
+  }, 20);
+  const started = performance.now();
+  const answers = await Promise.all(
+    bodies.map((body) =>
+      fetch(`${server.url}/in/${token}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body, signal: AbortSignal.timeout(600_000) })
+        .then(async (res) => ({ status: res.status, text: await res.text() }))
+        .catch((error) => ({ status: 0, text: String(error) })),
+    ),
+  );
+  const answeredMs = performance.now() - started;
+  let deliveredMs = NaN;
+  if (receiver) {
+    const deadline = Date.now() + 600_000;
+    while (receiver.received.length < WEBHOOKS && Date.now() < deadline) await delay(50);
+    deliveredMs = performance.now() - started;
+  }
+  clearInterval(sampler);
+  const end = memoryOf(server.child.pid);
+  const refused = answers.filter((a) => a.status !== 200);
+  const lost = receiver ? hashes.filter((h) => !receiver.received.some((r) => r.sha256 === h)).length : 0;
+  await server.stop();
+  return { backend, atRest: atRest.rss, peak: Math.max(peakRss, end.rss), hwm: end.hwm, answeredMs, deliveredMs, refused, lost };
+}
+
+if (!args['no-build']) build(['packages/shared', 'packages/server']);
+const results = [];
+try {
+  for (const backend of backends) results.push(await run(backend));
+} finally {
+  await cleanup();
+}
+
+process.stdout.write(
+  `bigbody: ${WEBHOOKS} webhooks of ${fmt(SIZE)} bytes at once, ${args.mode} mode; ${revision()}; ${machine().nproc} cores, ${machine().cpu}, node ${machine().node}\n\n` +
+    table([
+      ['backend', 'RSS at rest MB', 'peak RSS MB', 'VmHWM MB', 'all answered ms', ...(args.mode === 'forward' ? ['all delivered ms'] : []), 'not 200'],
+      ...results.map((r) => [
+        r.backend,
+        fmt(r.atRest),
+        fmt(r.peak),
+        fmt(r.hwm),
+        fmt(r.answeredMs),
+        ...(args.mode === 'forward' ? [fmt(r.deliveredMs)] : []),
+        String(r.refused.length),
+      ]),
+    ]),
+);
+for (const r of results) {
+  for (const a of r.refused.slice(0, 3)) process.stderr.write(`${r.backend}: answered ${a.status}: ${a.text.slice(0, 300)}\n`);
+  if (r.lost > 0) process.stderr.write(`${r.backend}: ${r.lost} webhooks not delivered whole\n`);
+}
+process.exit(results.some((r) => r.refused.length > 0 || r.lost > 0) ? 1 : 0);
