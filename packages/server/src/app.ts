@@ -39,7 +39,7 @@ import { TrustedProxies } from './security/client-address.js';
 import { openTracing } from './tracing/tracing.js';
 import { answerClientError } from './plugins/client-errors.js';
 import { answerWebSocketError } from './plugins/websocket-errors.js';
-import { registerIngestPortGuard } from './plugins/ingest-port.js';
+import { registerIngestPortGuard, type IngestOnlyListener } from './plugins/ingest-port.js';
 export { listenIngestOnly } from './plugins/ingest-port.js';
 
 export type { Config } from './config.js';
@@ -59,6 +59,8 @@ declare module 'fastify' {
     services: AppServices;
     /** The engines of the process's roles; `app.close()` stops them. */
     engines: Engines;
+    /** The ingest-only listener (HOOKRELAY_INGEST_PORT), or null without one. */
+    ingestListener: IngestOnlyListener | null;
   }
 }
 
@@ -171,7 +173,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   });
   await engines.start();
   registerErrorHandling(app);
-  if (config.ingestPort !== undefined) registerIngestPortGuard(app);
+  app.decorate('ingestListener', config.ingestPort !== undefined ? registerIngestPortGuard(app) : null);
 
   // A callback: an async hook would cost every request a promise and a turn of the microtask queue.
   app.addHook('onRequest', (request, reply, done) => {

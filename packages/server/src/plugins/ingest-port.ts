@@ -12,26 +12,27 @@ import { answerClientError } from './client-errors.js';
  * `upgrade` listener, so no socket of the API can be opened through it.
  */
 
-/** Connections accepted by an ingest-only listener. */
-const ingestConnections = new WeakSet<Socket>();
-
 /** The paths the ingest-only listener serves. */
 const INGEST_ONLY_PATH = /^\/(?:in|pull)\/|^\/healthz(?:[?#]|$)/u;
-
-/** The ingest-only listener of each app that has one, made by the guard and opened by `listenIngestOnly`. */
-const ingestServers = new WeakMap<FastifyInstance, Server>();
 
 /** How long the stop waits for requests in flight on the ingest-only listener before closing them. */
 const CLOSE_WAIT_MS = 10_000;
 
+/** The ingest-only listener of one app: made by buildApp, opened by `listen` (main.ts). */
+export interface IngestOnlyListener {
+  /** Opens it on `host:port` once the app is ready, and returns the bound port. */
+  listen(host: string, port: number): Promise<number>;
+}
+
 /**
  * Registered by buildApp when the configuration has an ingest port, before any route: a request on
- * that listener to any other path never reaches a route or the inspector. The listener itself is
- * made here and opened by `listenIngestOnly`; the app's stop closes it first (no new connection,
- * then the requests in flight), before the main listener and the engines, so an ingest in flight
- * is stored and answered.
+ * that listener to any other path never reaches a route or the inspector. The app's stop closes the
+ * listener first (no new connection, then the requests in flight), before the main listener and the
+ * engines, so an ingest in flight is stored and answered.
  */
-export function registerIngestPortGuard(app: FastifyInstance): void {
+export function registerIngestPortGuard(app: FastifyInstance): IngestOnlyListener {
+  /** Connections accepted by this listener. */
+  const ingestConnections = new WeakSet<Socket>();
   app.addHook('onRequest', (request, _reply, done) => {
     if (ingestConnections.has(request.raw.socket) && !INGEST_ONLY_PATH.test(request.url)) {
       done(new AppError('NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]} (this port serves only ingest URLs and /healthz)`));
@@ -51,7 +52,6 @@ export function registerIngestPortGuard(app: FastifyInstance): void {
   );
   server.on('connection', (socket: Socket) => ingestConnections.add(socket));
   server.on('clientError', (error, socket: Socket) => answerClientError.call(app, error, socket));
-  ingestServers.set(app, server);
   app.addHook('preClose', async () => {
     if (!server.listening) return;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -60,20 +60,24 @@ export function registerIngestPortGuard(app: FastifyInstance): void {
     await closed;
     clearTimeout(force);
   });
+  return {
+    async listen(host, port) {
+      await app.ready();
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ host, port }, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      const address = server.address();
+      return typeof address === 'object' && address !== null ? address.port : port;
+    },
+  };
 }
 
-/** Opens the ingest-only listener on `host:port` once the app is ready, and returns the bound port. */
+/** Opens the app's ingest-only listener on `host:port`, and returns the bound port. */
 export async function listenIngestOnly(app: FastifyInstance, host: string, port: number): Promise<number> {
-  const server = ingestServers.get(app);
-  if (server === undefined) throw new Error('the app was built without an ingest port (HOOKRELAY_INGEST_PORT)');
-  await app.ready();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host, port }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  return typeof address === 'object' && address !== null ? address.port : port;
+  if (app.ingestListener === null) throw new Error('the app was built without an ingest port (HOOKRELAY_INGEST_PORT)');
+  return app.ingestListener.listen(host, port);
 }
