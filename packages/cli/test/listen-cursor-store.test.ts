@@ -57,7 +57,7 @@ describe('cursor files', () => {
     const replaced = (await stat(store.file)).ino;
     expect(replaced).not.toBe(before);
     for (let i = 0; i < 200; i++) {
-      await store.save(i % 2 === 0 ? CURSOR_B : CURSOR_A, [], new Date(Date.UTC(2026, 0, 1, 0, 0, i % 60)));
+      await store.save(i % 2 === 0 ? CURSOR_B : CURSOR_A, undefined, new Date(Date.UTC(2026, 0, 1, 0, 0, i % 60)));
       // Every state of the file is one complete record.
       expect(JSON.parse(await readFile(store.file, 'utf8')).cursor).toBe(i % 2 === 0 ? CURSOR_B : CURSOR_A);
     }
@@ -78,6 +78,9 @@ describe('cursor files', () => {
     ...(bodyBytes > 0 ? { response_body: Buffer.alloc(bodyBytes, 1).toString('base64') } : {}),
   });
   const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => result(from + i));
+  type Result = ReturnType<typeof result>;
+  /** What a listener hands a save: the results pending (`all`), of which `added` are new since the last save. */
+  const pending = (all: Result[], added: Result[] = all) => ({ added, count: all.length, all: () => all });
 
   it('keeps the pending results in a journal beside the cursor: appended, emptied when none is pending, the cursor record always in place', async () => {
     alive.add(100);
@@ -86,25 +89,25 @@ describe('cursor files', () => {
     const cursorInode = (await stat(store.file)).ino;
     expect(existsSync(store.journalFile)).toBe(false);
 
-    await store.save(CURSOR_B, range(0, 2));
+    await store.save(CURSOR_B, pending(range(0, 2)));
     const journalInode = (await stat(store.journalFile)).ino;
     expect(await store.read()).toEqual({ cursor: CURSOR_B, results: range(0, 2), unreadableResults: 0 });
     // Result 0 acknowledged, 2 and 3 new: only the new ones are written, after the old lines.
-    await store.save(CURSOR_A, range(1, 4));
+    await store.save(CURSOR_A, pending(range(1, 4), range(2, 4)));
     const lines = (await readFile(store.journalFile, 'utf8')).split('\n');
     expect(lines.map((line) => (line === '' ? null : (JSON.parse(line) as { latency_ms: number }).latency_ms))).toEqual([0, 1, 2, 3, null]);
     expect(await store.read()).toEqual({ cursor: CURSOR_A, results: range(0, 4), unreadableResults: 0 });
     // None pending: the journal is emptied in place.
-    await store.save(CURSOR_B, []);
+    await store.save(CURSOR_B, pending([]));
     expect((await stat(store.journalFile)).size).toBe(0);
     expect(await store.read()).toEqual({ cursor: CURSOR_B, results: [], unreadableResults: 0 });
-    await store.save(CURSOR_A, [result(7, 6000)]);
+    await store.save(CURSOR_A, pending([result(7, 6000)]));
     expect(await store.read()).toEqual({ cursor: CURSOR_A, results: [result(7, 6000)], unreadableResults: 0 });
     expect((await stat(store.journalFile)).ino).toBe(journalInode);
     // The cursor's record holds no results, so it stays one page, rewritten in place.
     expect((await stat(store.file)).ino).toBe(cursorInode);
     expect(JSON.parse(await readFile(store.file, 'utf8'))).not.toHaveProperty('pending_results');
-    await store.save(CURSOR_B, []);
+    await store.save(CURSOR_B, pending([]));
     await store.release();
     // An empty journal does not outlive its listener.
     expect((await readdir(join(configDir, 'cursors', 'default'))).sort()).toEqual([`${ENDPOINT}.json`]);
@@ -113,7 +116,7 @@ describe('cursor files', () => {
   it('a run reads what a killed one left pending (a torn last line left out), sends it again, and rewrites the journal whole', async () => {
     alive.add(100);
     const killed = await open(100);
-    await killed.save(CURSOR_A, range(0, 3));
+    await killed.save(CURSOR_A, pending(range(0, 3)));
     // The process dies in the middle of appending result 3: part of a line, no newline.
     await writeFile(killed.journalFile, `${(await readFile(killed.journalFile, 'utf8'))}{"type":"result","message_id":"${CURSOR_A}","sta`);
     alive.delete(100);
@@ -122,7 +125,7 @@ describe('cursor files', () => {
     expect(next.file).toBe(killed.file);
     expect(await next.read()).toEqual({ cursor: CURSOR_A, results: range(0, 3), unreadableResults: 0 });
     // Its first save keeps what is still pending (2, then the new 5) and nothing else.
-    await next.save(CURSOR_B, [result(2), result(5)]);
+    await next.save(CURSOR_B, pending([result(2), result(5)], [result(5)]));
     expect(await next.read()).toEqual({ cursor: CURSOR_B, results: [result(2), result(5)], unreadableResults: 0 });
     expect((await readFile(next.journalFile, 'utf8')).trim().split('\n')).toHaveLength(2);
     // A damaged line in the middle is counted, the others kept.
@@ -133,11 +136,11 @@ describe('cursor files', () => {
   it('a run whose first save has nothing pending removes the journal a previous run left', async () => {
     alive.add(100);
     const previous = await open(100);
-    await previous.save(CURSOR_A, range(0, 2));
+    await previous.save(CURSOR_A, pending(range(0, 2)));
     alive.delete(100);
     const next = await open(200);
     expect((await next.read())?.results).toEqual(range(0, 2));
-    await next.save(CURSOR_B, []);
+    await next.save(CURSOR_B, pending([]));
     expect(existsSync(next.journalFile)).toBe(false);
     expect(await next.read()).toEqual({ cursor: CURSOR_B, results: [], unreadableResults: 0 });
   });
@@ -149,21 +152,22 @@ describe('cursor files', () => {
     await writeFile(store.journalFile, `${JSON.stringify(result(1))}\n${JSON.stringify(result(2))}\n`);
     // Both places, each result once.
     expect(await store.read()).toEqual({ cursor: CURSOR_A, results: range(0, 3), unreadableResults: 0 });
-    await store.save(CURSOR_B, range(0, 3));
+    await store.save(CURSOR_B, pending(range(0, 3)));
     expect(JSON.parse(await readFile(store.file, 'utf8'))).not.toHaveProperty('pending_results');
     expect(await store.read()).toEqual({ cursor: CURSOR_B, results: range(0, 3), unreadableResults: 0 });
   });
 
-  it('rewrites the journal with only the pending results once it is four times their size (and at least 64 KiB)', async () => {
+  it('rewrites the journal with only the pending results once it would hold four times as many lines (and at least 64 KiB)', async () => {
     alive.add(100);
     const store = await open(100);
     // A window of 3 pending results of about 1.4 KiB each slides over 200 results: one acknowledged, one added per save.
+    // Every save appends one line; the journal is rewritten whole only when it passes 64 KiB (about 47 lines).
     const big = (n: number) => result(n, 1000);
     let inode = -1;
     let rewrites = 0;
     let largest = 0;
     for (let n = 0; n < 200; n++) {
-      await store.save(CURSOR_A, [big(n), big(n + 1), big(n + 2)]);
+      await store.save(CURSOR_A, pending([big(n), big(n + 1), big(n + 2)], n === 0 ? [big(0), big(1), big(2)] : [big(n + 2)]));
       const info = await stat(store.journalFile);
       if (info.ino !== inode) rewrites += 1;
       inode = info.ino;
@@ -419,7 +423,7 @@ describe('what a listener is told when its slot or cursor cannot be had', () => 
     const inPlace = async (cursor: string) => {
       const reader = openSync(store.file, 'r');
       try {
-        await store.save(cursor, [], at);
+        await store.save(cursor, undefined, at);
         const bytes = Buffer.alloc(8192);
         const length = readSync(reader, bytes, 0, bytes.length, 0);
         return (JSON.parse(bytes.subarray(0, length).toString('utf8')) as { cursor: string }).cursor === cursor;
@@ -427,7 +431,7 @@ describe('what a listener is told when its slot or cursor cannot be had', () => 
         closeSync(reader);
       }
     };
-    await store.save(CURSOR_A, [], at);
+    await store.save(CURSOR_A, undefined, at);
     expect((await stat(store.file)).size).toBe(1024);
     expect(await inPlace(cursorFor(1024))).toBe(true);
     expect(await inPlace(cursorFor(1025))).toBe(false);

@@ -298,6 +298,8 @@ function setup(overrides: Partial<ListenerOptions> = {}) {
   const saved: string[] = [];
   /** The pending results of each save. */
   const savedResults: StreamResultFrame[][] = [];
+  /** The results each save handed over as new since the one before. */
+  const savedAdded: StreamResultFrame[][] = [];
   const stop = new AbortController();
   const make = (options: Partial<ListenerOptions> = {}) =>
     new Listener({
@@ -308,7 +310,8 @@ function setup(overrides: Partial<ListenerOptions> = {}) {
       cursors: {
         save: async (cursor, results) => {
           if (saved[saved.length - 1] !== cursor) saved.push(cursor);
-          savedResults.push([...results]);
+          savedResults.push([...results.all()]);
+          savedAdded.push([...results.added]);
         },
       },
       events,
@@ -316,7 +319,7 @@ function setup(overrides: Partial<ListenerOptions> = {}) {
       ...options,
       timing: { ...FAST, ...overrides.timing, ...options.timing },
     });
-  return { server, events, app, saved, savedResults, stop, make };
+  return { server, events, app, saved, savedResults, savedAdded, stop, make };
 }
 
 describe('Listener: transports', () => {
@@ -741,7 +744,7 @@ describe('Listener: results until the server acknowledges them', () => {
   const ids = (frames: readonly StreamResultFrame[]): (string | undefined)[] => frames.map((f) => f.result_id);
 
   it('a result the stream took without acknowledging is sent again, under the same id, after a reconnection; once acknowledged, never again', async () => {
-    const { server, events, savedResults, stop, make } = setup({ mode: 'ws' });
+    const { server, events, savedResults, savedAdded, stop, make } = setup({ mode: 'ws' });
     server.acks = 'manual';
     const [start] = server.add(1);
     const running = make({ startCursor: start! }).run(stop.signal);
@@ -766,6 +769,8 @@ describe('Listener: results until the server acknowledges them', () => {
     const [second] = server.add(1);
     await until(() => server.streamResults.length === 3, 'the next result');
     expect(server.streamResults.map((r) => r.message_id)).toEqual([first, first, second]);
+    // Each result was handed to a save as new once, however many saves it stayed pending for.
+    expect(ids(savedAdded.flat())).toEqual([sent.result_id, server.streamResults[2]!.result_id]);
     server.streams[0]!.ack(server.streamResults[2]!.result_id!);
     stop.abort();
     await running;
@@ -794,7 +799,7 @@ describe('Listener: results until the server acknowledges them', () => {
   });
 
   it('a stop waits (a while) for the acknowledgements before closing the stream', async () => {
-    const { server, events, savedResults, stop, make } = setup({ mode: 'ws' });
+    const { server, events, savedResults, savedAdded, stop, make } = setup({ mode: 'ws' });
     server.acks = 'manual';
     const [start] = server.add(1);
     const running = make({ startCursor: start! }).run(stop.signal);
@@ -879,7 +884,7 @@ describe('Listener: results until the server acknowledges them', () => {
   });
 
   it('results the server refuses are forgotten with a warning', async () => {
-    const { server, events, savedResults, stop, make } = setup({ mode: 'ws' });
+    const { server, events, savedResults, savedAdded, stop, make } = setup({ mode: 'ws' });
     server.acks = 'manual';
     const [start] = server.add(1);
     const running = make({ startCursor: start! }).run(stop.signal);

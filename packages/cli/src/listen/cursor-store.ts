@@ -6,7 +6,7 @@ import { UUID_PATTERN } from '@hookrelay/shared/ids';
 import { CONFIG_DIR_MODE, CONFIG_FILE_MODE } from '../config.js';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
-import type { PendingResultFrame } from './listener.js';
+import type { PendingResultFrame, PendingResults } from './listener.js';
 
 /**
  * Where `listen` keeps its place, so that it never loses a message across restarts (docs/cli.md,
@@ -103,13 +103,15 @@ function journalResults(text: string): { results: PendingResultFrame[]; unreadab
   return { results, unreadable };
 }
 
-/** One JSON line per result, and each line's length. */
-function journalLines(results: readonly PendingResultFrame[]): { bytes: Buffer; lengths: number[] } {
-  const lines = results.map((result) => `${JSON.stringify(result)}\n`);
-  return { bytes: Buffer.from(lines.join('')), lengths: lines.map((line) => line.length) };
+/** One JSON line per result. */
+function journalLines(results: readonly PendingResultFrame[]): Buffer {
+  return Buffer.from(results.map((result) => `${JSON.stringify(result)}\n`).join(''));
 }
 
-/** The journal is rewritten with the pending results only once it is this long and four times their size. */
+/** No result pending, none added. */
+const NO_RESULTS: PendingResults = { added: [], count: 0, all: () => [] };
+
+/** The journal is rewritten with the pending results only once it is this long and holds four times as many lines. */
 const JOURNAL_COMPACT_MIN_BYTES = 64 * 1024;
 
 /** The record as written: the JSON, padded with spaces to `size` bytes, then a newline. */
@@ -207,8 +209,8 @@ export class CursorStore {
   /** The results journal, open for appends once a save of this run has written it. */
   private journalFd: number | undefined;
   private journalBytes = 0;
-  /** The results in the journal (ids and line lengths), pending or acknowledged since. */
-  private readonly journaled = new Map<string, number>();
+  /** Lines in the journal: the results pending, and those acknowledged since it was last emptied or rewritten. */
+  private journalLines = 0;
   /** Whether this run has set the journal in order (written it, or found nothing to keep). */
   private journalChecked = false;
 
@@ -323,12 +325,13 @@ export class CursorStore {
   }
 
   /**
-   * Saves the cursor, with the results not yet acknowledged (`results`: all of them, oldest first),
-   * after every delivery, so it must be cheap and never leave a damaged file. The results go first,
-   * so that the cursor never moves past a message whose answer is not kept:
+   * Saves the cursor, with the results not yet acknowledged, after every delivery, so it must be
+   * cheap and never leave a damaged file. The results go first, so that the cursor never moves past
+   * a message whose answer is not kept:
    * - the first save of a run that has results writes the journal whole (a temporary file renamed
-   *   over it), as does a save that finds it four times longer than what is pending; other saves
-   *   append the results not in it yet with one write, or empty it when none is pending;
+   *   over it), as does a save that would leave it with four times as many lines as are pending;
+   *   other saves append the results added since the last one with one write, or empty it when none
+   *   is pending;
    *
    * then the cursor's record:
    * - the first save of a run writes a temporary file and renames it over the old one; so does a
@@ -340,7 +343,7 @@ export class CursorStore {
    *   millisecond per message under disk load).
    * Synchronous on purpose: a few microseconds, cheaper than a thread-pool round trip.
    */
-  async save(cursor: string, results: readonly PendingResultFrame[] = [], now: Date = new Date()): Promise<void> {
+  async save(cursor: string, results: PendingResults = NO_RESULTS, now: Date = new Date()): Promise<void> {
     this.saveResults(results);
     const content: CursorFile = { endpoint_id: this.endpointId, slot: this.slot, cursor, updated_at: now.toISOString() };
     const json = Buffer.from(JSON.stringify(content));
@@ -367,9 +370,9 @@ export class CursorStore {
     }
   }
 
-  private saveResults(results: readonly PendingResultFrame[]): void {
+  private saveResults(results: PendingResults): void {
     try {
-      if (results.length === 0) {
+      if (results.count === 0) {
         if (!this.journalChecked) {
           // What a previous run left is pending no more: the listener sent it again and had it acknowledged.
           rmSyncQuiet(this.journalFile);
@@ -377,26 +380,23 @@ export class CursorStore {
         } else if (this.journalFd !== undefined && this.journalBytes > 0) {
           ftruncateSync(this.journalFd, 0);
           this.journalBytes = 0;
-          this.journaled.clear();
+          this.journalLines = 0;
         }
         return;
       }
-      let kept = 0;
-      const added: PendingResultFrame[] = [];
-      for (const result of results) {
-        const bytes = this.journaled.get(result.result_id);
-        if (bytes === undefined) added.push(result);
-        else kept += bytes;
-      }
-      const lines = journalLines(added);
-      if (this.journalFd === undefined || (this.journalBytes >= JOURNAL_COMPACT_MIN_BYTES && this.journalBytes > 4 * (kept + lines.bytes.length))) {
-        this.rewriteJournal(results);
+      if (this.journalFd === undefined) {
+        this.rewriteJournal(results.all());
         return;
       }
-      if (added.length === 0) return;
-      writeSync(this.journalFd, lines.bytes, 0, lines.bytes.length, this.journalBytes);
-      this.journalBytes += lines.bytes.length;
-      added.forEach((result, i) => this.journaled.set(result.result_id, lines.lengths[i]!));
+      if (results.added.length === 0) return;
+      const lines = journalLines(results.added);
+      if (this.journalBytes + lines.length >= JOURNAL_COMPACT_MIN_BYTES && this.journalLines + results.added.length > 4 * results.count) {
+        this.rewriteJournal(results.all());
+        return;
+      }
+      writeSync(this.journalFd, lines, 0, lines.length, this.journalBytes);
+      this.journalBytes += lines.length;
+      this.journalLines += results.added.length;
     } catch (error) {
       throw storeFailure(`cannot write ${this.journalFile}: ${(error as Error).message}`);
     }
@@ -407,20 +407,19 @@ export class CursorStore {
     const temporary = `${this.journalFile}.${this.pid}.tmp`;
     const lines = journalLines(results);
     try {
-      writeFileSync(temporary, lines.bytes, { mode: CONFIG_FILE_MODE });
+      writeFileSync(temporary, lines, { mode: CONFIG_FILE_MODE });
       renameSync(temporary, this.journalFile);
     } catch (error) {
       rmSyncQuiet(temporary);
       throw error;
     }
     this.journalFd = openSync(this.journalFile, 'r+');
-    this.journalBytes = lines.bytes.length;
+    this.journalBytes = lines.length;
+    this.journalLines = results.length;
     this.journalChecked = true;
-    results.forEach((result, i) => this.journaled.set(result.result_id, lines.lengths[i]!));
   }
 
   private closeJournal(): void {
-    this.journaled.clear();
     if (this.journalFd === undefined) return;
     try {
       closeSync(this.journalFd);
@@ -429,6 +428,7 @@ export class CursorStore {
     }
     this.journalFd = undefined;
     this.journalBytes = 0;
+    this.journalLines = 0;
   }
 
   private closeFile(): void {

@@ -34,9 +34,20 @@ export interface Deliverer {
   deliver(message: CliMessageOut, signal: AbortSignal): Promise<ForwardOutcome | null>;
 }
 
+/**
+ * The results the server has not acknowledged yet, as a save hands them over: what was added since
+ * the previous save (so that a save costs what it adds, however many wait), how many wait, and all
+ * of them, oldest first, for a store that rewrites them whole.
+ */
+export interface PendingResults {
+  added: readonly PendingResultFrame[];
+  count: number;
+  all(): readonly PendingResultFrame[];
+}
+
 export interface CursorSink {
-  /** Saves the cursor together with the results the server has not acknowledged yet, in one record. */
-  save(cursor: string, results: readonly PendingResultFrame[]): Promise<void>;
+  /** Saves the cursor, and before it the results the server has not acknowledged yet. */
+  save(cursor: string, results: PendingResults): Promise<void>;
 }
 
 /** Results kept until the server acknowledges them: beyond either bound the oldest is dropped. */
@@ -317,6 +328,8 @@ export class Listener {
    * once they are sent.
    */
   private readonly pending = new Map<string, PendingResult>();
+  /** Results added since the last save started: the next one writes them. */
+  private unsaved: PendingResultFrame[] = [];
   private pendingBytes = 0;
   private readonly maxPendingResults: number;
   private readonly maxPendingResultBytes: number;
@@ -553,8 +566,11 @@ export class Listener {
   private commit(cursor: string): Promise<void> {
     this.processed = cursor;
     this.saving = this.saving.then(() => {
-      const results = [...this.pending.values()].map((p) => p.frame);
-      this.savedResults = results.length;
+      const added = this.unsaved;
+      this.unsaved = [];
+      this.savedResults = this.pending.size;
+      const pending = this.pending;
+      const results: PendingResults = { added, count: pending.size, all: () => [...pending.values()].map((p) => p.frame) };
       return this.options.cursors.save(cursor, results).catch((error: unknown) => {
         if (!this.saveWarned) {
           this.saveWarned = true;
@@ -569,6 +585,7 @@ export class Listener {
   private addPending(frame: PendingResultFrame): void {
     const entry: PendingResult = { frame, bytes: resultBytes(frame), state: 'waiting', sentAt: 0 };
     this.pending.set(frame.result_id, entry);
+    this.unsaved.push(frame);
     this.pendingBytes += entry.bytes;
     while (this.pending.size > this.maxPendingResults || (this.pendingBytes > this.maxPendingResultBytes && this.pending.size > 1)) {
       const [oldestId, oldest] = this.pending.entries().next().value as [string, PendingResult];
@@ -590,9 +607,9 @@ export class Listener {
     this.pendingBytes -= entry.bytes;
     if (this.pending.size === 0) this.droppedResults = 0;
     this.notifyAckWaiters();
-    // The file lists it until the next save: soon after, not with the next message, so that a crash
-    // meanwhile does not send it again.
-    if (this.savedResults > 0 && !this.resaveScheduled && this.processed !== null) {
+    // The journal keeps acknowledged results until none is pending; then it is emptied soon after,
+    // not with the next message, so that a crash meanwhile does not send them again.
+    if (this.pending.size === 0 && this.savedResults > 0 && !this.resaveScheduled && this.processed !== null) {
       this.resaveScheduled = true;
       setImmediate(() => {
         this.resaveScheduled = false;
