@@ -5,8 +5,10 @@
 // signed webhooks (GitHub scheme, a wrong secret) to endpoint B at a fixed rate. Afterwards it
 // counts what B kept: at most the cap (1,000) stored refusals, the rest counted as dropped.
 //
-//   pnpm bench:rejections [--duration 10] [--connections 10] [--flood-rate 1000] [--warmup 3]
+//   pnpm bench:rejections [--duration 10] [--connections 10] [--rate 0] [--flood-rate 1000] [--warmup 3]
 //                         [--rounds 1] [--enforce] [--no-build]
+// --rate: A's requests a second over its connections (0: each connection sends again as soon as it
+// has its answer, which keeps the machine busy, so the flood's own CPU shows in A's latency).
 //
 // Prints A's requests/s and p50/p99 without and with the flood (each round measures both, in
 // alternating order), the ratio of the p99s (target: ≤ 1.10), the flood's achieved rate and answers
@@ -28,6 +30,7 @@ const { values: args } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10' },
+    rate: { type: 'string', default: '0' },
     'flood-rate': { type: 'string', default: '1000' },
     warmup: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '1' },
@@ -37,17 +40,18 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 16));
+  process.stdout.write(usageText(import.meta.url, 17));
   process.exit(0);
 }
 const duration = Number(args.duration);
 const connections = Number(args.connections);
+const rate = Number(args.rate);
 const floodRate = Number(args['flood-rate']);
 const warmup = Number(args.warmup);
 const rounds = Number(args.rounds);
 const positive = (n) => Number.isInteger(n) && n > 0;
-if (!(duration > 0) || !positive(connections) || !positive(floodRate) || !(warmup >= 0) || !positive(rounds)) {
-  process.stderr.write('usage: --duration SECONDS (>0) --connections N --flood-rate N (requests/s) --warmup SECONDS (>=0) --rounds N\n');
+if (!(duration > 0) || !positive(connections) || !(Number.isInteger(rate) && rate >= 0) || !positive(floodRate) || !(warmup >= 0) || !positive(rounds)) {
+  process.stderr.write('usage: --duration SECONDS (>0) --connections N --rate N (requests/s, 0: as fast as answered) --flood-rate N (requests/s) --warmup SECONDS (>=0) --rounds N\n');
   process.exit(2);
 }
 watchdog(rounds * 2 * (duration + 30) + warmup + 240);
@@ -81,7 +85,7 @@ function run(options, seconds) {
 
 /** Endpoint A's webhooks, accepted. */
 function accepted(server, token, seconds) {
-  return run({ url: `${server.url}/in/${token}`, method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY, connections }, seconds);
+  return run({ url: `${server.url}/in/${token}`, method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY, connections, ...(rate > 0 ? { overallRate: rate } : {}) }, seconds);
 }
 
 /** Endpoint B's flood: badly signed webhooks at `floodRate` a second. */
@@ -103,7 +107,7 @@ async function main() {
   if (!args['no-build']) build(['packages/shared', 'packages/server']);
   const m = machine();
   process.stdout.write(`machine: ${m.nproc} cores, ${m.cpu}, node ${m.node}, loadavg ${m.loadavg}\n`);
-  process.stdout.write(`hookrelay: ${revision()}, 1 server process; A: ${connections} connections of 1 KiB JSON; B: ${fmt(floodRate)} badly signed webhooks/s\n`);
+  process.stdout.write(`hookrelay: ${revision()}, 1 server process; A: ${connections} connections of 1 KiB JSON${rate > 0 ? ` at ${fmt(rate)}/s` : ''}; B: ${fmt(floodRate)} badly signed webhooks/s\n`);
   const { pg, stats, version } = await startDurablePg();
   process.stdout.write(`database: ${version}, durable\n`);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-bench-rejections-'));
