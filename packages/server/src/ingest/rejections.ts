@@ -138,13 +138,13 @@ export class RejectionRecorder {
     });
   }
 
-  /** Records (or only counts) a refused request; never throws, never waits. */
-  refuse(refusal: Refusal): void {
+  /** Records (or only counts) a refused request, and says whether it is recorded; never throws, never waits. */
+  refuse(refusal: Refusal): boolean {
     const record = this.takeToken(refusal.endpointId, refusal.receivedAt.getTime()) && this.queued < this.maxQueued;
     this.count(refusal, record ? 0 : 1);
     if (!record) {
       this.metrics.countRejections('dropped');
-      return;
+      return false;
     }
     this.queued++;
     const rejection = this.toRejection(refusal);
@@ -159,6 +159,7 @@ export class RejectionRecorder {
         this.log.warn({ err: error, inbound_endpoint_id: rejection.endpointId }, 'a refused request could not be recorded');
       },
     );
+    return true;
   }
 
   /** Resolves once everything queued so far is written (graceful stop, tests). */

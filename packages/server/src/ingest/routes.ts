@@ -133,9 +133,10 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }
         now: receivedAt,
       });
       if (!result.ok) {
-        request.log.info({ inbound_endpoint_id: target.id, check: result.check, reason: result.reason }, 'inbound verification failed');
         services.metrics.countVerificationFailure(result.check);
-        rejections.refuse({ ...refusalBase(request, at, receivedAt), reason: result.code, detail: result.detail, status: 401, verification: true, body });
+        const recorded = rejections.refuse({ ...refusalBase(request, at, receivedAt), reason: result.code, detail: result.detail, status: 401, verification: true, body });
+        // Logged as far as recorded: a flood of bad signatures is counted, not written out line by line.
+        if (recorded) request.log.info({ inbound_endpoint_id: target.id, check: result.check, reason: result.reason }, 'inbound verification failed');
         throw new AppError('UNAUTHORIZED', 'unauthorized');
       }
     }
