@@ -6,9 +6,11 @@
 // counts what B kept: at most the cap (1,000) stored refusals, the rest counted as dropped.
 //
 //   pnpm bench:rejections [--duration 10] [--connections 10] [--rate 0] [--flood-rate 1000] [--warmup 3]
-//                         [--rounds 1] [--enforce] [--no-build]
+//                         [--flood-to endpoint|unknown] [--rounds 1] [--enforce] [--no-build]
 // --rate: A's requests a second over its connections (0: each connection sends again as soon as it
 // has its answer, which keeps the machine busy, so the flood's own CPU shows in A's latency).
+// --flood-to unknown: the same flood to a URL whose token matches no endpoint (404, nothing verified
+// or recorded), the control: what receiving the requests costs without any refusal kept.
 //
 // Prints A's requests/s and p50/p99 without and with the flood (each round measures both, in
 // alternating order), the ratio of the p99s (target: ≤ 1.10), the flood's achieved rate and answers
@@ -31,6 +33,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10' },
     rate: { type: 'string', default: '0' },
+    'flood-to': { type: 'string', default: 'endpoint' },
     'flood-rate': { type: 'string', default: '1000' },
     warmup: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '1' },
@@ -40,12 +43,21 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 17));
+  process.stdout.write(usageText(import.meta.url, 19));
   process.exit(0);
 }
 const duration = Number(args.duration);
 const connections = Number(args.connections);
 const rate = Number(args.rate);
+const floodToUnknown = args['flood-to'] === 'unknown';
+if (!floodToUnknown && args['flood-to'] !== 'endpoint') {
+  process.stderr.write('usage: --flood-to endpoint|unknown\n');
+  process.exit(2);
+}
+/** The answer every flood request must get: 401 at the endpoint, 404 at a token of no endpoint. */
+const FLOOD_STATUS = floodToUnknown ? '404' : '401';
+/** A token of the right shape that no endpoint has. */
+const UNKNOWN_TOKEN = 'f'.repeat(32);
 const floodRate = Number(args['flood-rate']);
 const warmup = Number(args.warmup);
 const rounds = Number(args.rounds);
@@ -119,7 +131,7 @@ async function main() {
 
   if (warmup > 0) {
     process.stdout.write(`warming up for ${warmup}s ...\n`);
-    await Promise.all([accepted(server, a.secret_token, warmup), flood(server, b.secret_token, warmup)]);
+    await Promise.all([accepted(server, a.secret_token, warmup), flood(server, floodToUnknown ? UNKNOWN_TOKEN : b.secret_token, warmup)]);
   }
 
   let failures = 0;
@@ -129,14 +141,14 @@ async function main() {
   const flooded = [];
   const floodRates = [];
   const measure = async (withFlood) => {
-    const [result, floodResult] = await Promise.all([accepted(server, a.secret_token, duration), withFlood ? flood(server, b.secret_token, duration) : Promise.resolve(undefined)]);
+    const [result, floodResult] = await Promise.all([accepted(server, a.secret_token, duration), withFlood ? flood(server, floodToUnknown ? UNKNOWN_TOKEN : b.secret_token, duration) : Promise.resolve(undefined)]);
     failures += result.non2xx + result.errors + result.timeouts;
     (withFlood ? flooded : quiet).push({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 });
     if (floodResult) {
       floodSent += floodResult.requests.total;
       floodRates.push(floodResult.requests.average);
       // autocannon counts 4xx as non-2xx; any other status (or an error) is a failure of the flood.
-      floodNon401 += floodResult.requests.total - (floodResult.statusCodeStats['401']?.count ?? 0) + floodResult.errors;
+      floodNon401 += floodResult.requests.total - (floodResult.statusCodeStats[FLOOD_STATUS]?.count ?? 0) + floodResult.errors;
     }
   };
   for (let round = 0; round < rounds; round++) {
@@ -159,7 +171,7 @@ async function main() {
   const ratio = f.p99 / q.p99;
   const met = ratio <= P99_RATIO_TARGET;
   process.stdout.write(`p99 with the flood / alone: ${fmt(ratio, 3)} (target ≤ ${P99_RATIO_TARGET}): ${met ? 'met' : 'NOT met'}\n`);
-  process.stdout.write(`flood: ${fmt(floodSent)} sent at ${fmt(median(floodRates))}/s, ${fmt(floodNon401)} not answered 401\n`);
+  process.stdout.write(`flood: ${fmt(floodSent)} sent at ${fmt(median(floodRates))}/s, ${fmt(floodNon401)} not answered ${FLOOD_STATUS}${floodToUnknown ? ' (a token of no endpoint)' : ''}\n`);
 
   // What B kept: the writer drains within a moment of the last refusal.
   await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -169,7 +181,7 @@ async function main() {
 
   await cleanup();
   if (failures > 0) return `${failures} accepted-path requests failed`;
-  if (floodNon401 > 0) return `${floodNon401} flood requests were not answered 401`;
+  if (floodNon401 > 0) return `${floodNon401} flood requests were not answered ${FLOOD_STATUS}`;
   if (kept.n > CAP) return `${kept.n} refusals stored, over the cap of ${CAP}`;
   if (args.enforce && !met) return 'the p99 target is missed';
   return undefined;
