@@ -743,6 +743,35 @@ describe('Listener: server-side filters', () => {
 describe('Listener: results until the server acknowledges them', () => {
   const ids = (frames: readonly StreamResultFrame[]): (string | undefined)[] => frames.map((f) => f.result_id);
 
+  it('a save that fails hands the results it was given to the next save', async () => {
+    const { server, events, stop, make } = setup({ mode: 'ws' });
+    server.acks = 'manual';
+    const handed: (string | undefined)[][] = [];
+    let failNext = true;
+    const cursors = {
+      save: async (_cursor: string, results: { added: readonly StreamResultFrame[] }) => {
+        handed.push(ids(results.added));
+        if (failNext && results.added.length > 0) {
+          failNext = false;
+          throw new Error('disk full');
+        }
+      },
+    };
+    const [start] = server.add(1);
+    const running = make({ startCursor: start!, cursors }).run(stop.signal);
+    await until(() => events.log.includes('connected websocket'), 'connected');
+    server.add(1);
+    await until(() => server.streamResults.length === 1, 'the first result');
+    server.add(1);
+    await until(() => server.streamResults.length === 2, 'the second result');
+    await until(() => handed.flat().length >= 3, 'the saves');
+    stop.abort();
+    await running;
+    const [first, second] = server.streamResults.map((r) => r.result_id);
+    expect(handed.filter((added) => added.length > 0).slice(0, 2)).toEqual([[first], [first, second]]);
+    expect(events.log.some((line) => line.startsWith('warning: cannot save the cursor (disk full)'))).toBe(true);
+  });
+
   it('a result the stream took without acknowledging is sent again, under the same id, after a reconnection; once acknowledged, never again', async () => {
     const { server, events, savedResults, savedAdded, stop, make } = setup({ mode: 'ws' });
     server.acks = 'manual';

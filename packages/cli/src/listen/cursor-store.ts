@@ -398,6 +398,8 @@ export class CursorStore {
       this.journalBytes += lines.length;
       this.journalLines += results.added.length;
     } catch (error) {
+      // What the journal holds is unknown now (a write cut short): the next save writes it whole.
+      this.closeJournal();
       throw storeFailure(`cannot write ${this.journalFile}: ${(error as Error).message}`);
     }
   }

@@ -572,6 +572,8 @@ export class Listener {
       const pending = this.pending;
       const results: PendingResults = { added, count: pending.size, all: () => [...pending.values()].map((p) => p.frame) };
       return this.options.cursors.save(cursor, results).catch((error: unknown) => {
+        // Not kept: the next save hands them over again.
+        this.unsaved = [...added, ...this.unsaved];
         if (!this.saveWarned) {
           this.saveWarned = true;
           this.options.events.warning(`cannot save the cursor (${errorText(error)}); a restart would resume from an older message`);
