@@ -991,4 +991,22 @@ describe('Listener: refused requests', () => {
     expect(saved).toEqual([start]);
     expect(events.delivered).toEqual([]);
   });
+
+  it('while polling a backlog, reads the refusals once a poll interval, not before every page', async () => {
+    const { server, events, stop, make } = setup({ mode: 'poll', timing: { pollIntervalMs: 60_000 } });
+    events.rejected = () => {};
+    let reads = 0;
+    server.recentRejections = async () => {
+      reads += 1;
+      return [];
+    };
+    const [start] = server.add(1);
+    const backlog = server.add(180);
+    const running = make({ startCursor: start! }).run(stop.signal);
+    await until(() => events.delivered.length === backlog.length, 'the backlog, several pages');
+    stop.abort();
+    await running;
+    expect(server.listenCalls.length).toBeGreaterThan(2);
+    expect(reads).toBe(1);
+  });
 });

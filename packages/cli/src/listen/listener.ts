@@ -304,6 +304,8 @@ export class Listener {
    * not read yet), so that polling shows each later one once, after the stream's or not.
    */
   private lastRejectionId: string | null | undefined = undefined;
+  /** When polling last read the refused requests (`now()`); a catch-up's pages do not read them each. */
+  private rejectionsReadAt = -Infinity;
   private catchUp: { target: string; count: number } | null = null;
 
   private stream: StreamConnection | null = null;
@@ -1023,12 +1025,16 @@ export class Listener {
   }
 
   /**
-   * While polling, the refused requests since the last poll (the stream pushes them). Those from
+   * While polling, the refused requests since the last read (the stream pushes them). Those from
    * before listening began are not shown; a failed read only skips a turn.
    */
   private async pollRejections(): Promise<void> {
     const read = this.options.api.recentRejections;
     if (read === undefined || this.options.events.rejected === undefined) return;
+    // At most once a poll interval: pages of a backlog follow each other at once, and each would
+    // otherwise wait for one more request before its messages are forwarded.
+    if (this.now() - this.rejectionsReadAt < this.timing.pollIntervalMs) return;
+    this.rejectionsReadAt = this.now();
     let recent: RejectionOut[];
     try {
       recent = await read.call(this.options.api);
