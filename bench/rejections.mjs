@@ -1,29 +1,31 @@
 #!/usr/bin/env node
 // A flood of refused requests at one endpoint must not slow another's ingestion. The real server
-// process on a throwaway, durable PostgreSQL; autocannon posts 1 KiB JSON webhooks to endpoint A
-// (accepted) and measures its latency twice: alone, then while a second autocannon sends badly
-// signed webhooks (GitHub scheme, a wrong secret) to endpoint B at a fixed rate. Afterwards it
-// counts what B kept: at most the cap (1,000) stored refusals, the rest counted as dropped.
+// process on a throwaway, durable PostgreSQL; endpoint A takes 1 KiB JSON webhooks (accepted) and its
+// latency is measured twice: alone, then while badly signed webhooks (GitHub scheme, a wrong secret)
+// arrive at endpoint B at a steady rate. Each load runs in a process of its own (loadgen.mjs), the
+// flood paced evenly, every answer timed in microseconds. Afterwards it counts what B kept: at most
+// the cap (1,000) stored refusals, the rest counted as dropped.
 //
 //   pnpm bench:rejections [--duration 10] [--connections 10] [--rate 0] [--flood-rate 1000] [--warmup 3]
-//                         [--flood-to endpoint|unknown] [--rounds 1] [--enforce] [--no-build]
-// --rate: A's requests a second over its connections (0: each connection sends again as soon as it
-// has its answer, which keeps the machine busy, so the flood's own CPU shows in A's latency).
-// --flood-to unknown: the same flood to a URL whose token matches no endpoint (404, nothing verified
-// or recorded), the control: what receiving the requests costs without any refusal kept.
+//                         [--flood-to endpoint|unknown] [--rounds 3] [--enforce] [--no-build]
+// --rate: A's requests a second, paced (0: each of its connections sends again as soon as it has
+// its answer, which keeps the server busy, so whatever the flood costs it shows in A's latency).
+// --flood-to unknown: the same flood to a URL whose token matches no endpoint (404 before the body
+// is read, nothing verified or recorded), the control: what receiving the requests costs.
 //
-// Prints A's requests/s and p50/p99 without and with the flood (each round measures both, in
-// alternating order), the ratio of the p99s (target: ≤ 1.10), the flood's achieved rate and answers
-// (all must be 401), and B's stored, counted and dropped refusals. Exit code: 1 when a request
-// failed, a flood answer was not 401, more than the cap were stored, or a step timed out; with
-// --enforce also when the p99 target is missed.
+// Prints the server's CPU per flood request (the flood alone), A's requests/s and p50/p99 without
+// and with the flood (each round measures both, in alternating order; the median of the rounds),
+// the ratio of the p99s (target: ≤ 1.10), the flood's achieved rate and answers (all must be 401),
+// and B's stored, counted and dropped refusals. Exit code: 1 when a request failed, a flood answer
+// was not 401, more than the cap were stored, or a step timed out; with --enforce also when the p99
+// target is missed.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createHmac } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
-import { build, cleanup, cleanups, fail, fmt, machine, revision, startDurablePg, startServer, table, usageText, watchdog, withTimeout } from './lib.mjs';
+import { build, cleanup, cleanups, fail, fmt, machine, revision, startDurablePg, startServer, table, treeCpuMs, usageText, watchdog, withTimeout } from './lib.mjs';
+import { runLoad } from './loadgen.mjs';
 
 const P99_RATIO_TARGET = 1.1;
 const CAP = 1000;
@@ -36,14 +38,14 @@ const { values: args } = parseArgs({
     'flood-to': { type: 'string', default: 'endpoint' },
     'flood-rate': { type: 'string', default: '1000' },
     warmup: { type: 'string', default: '3' },
-    rounds: { type: 'string', default: '1' },
+    rounds: { type: 'string', default: '3' },
     enforce: { type: 'boolean', default: false },
     'no-build': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 19));
+  process.stdout.write(usageText(import.meta.url, 21));
   process.exit(0);
 }
 const duration = Number(args.duration);
@@ -66,7 +68,7 @@ if (!(duration > 0) || !positive(connections) || !(Number.isInteger(rate) && rat
   process.stderr.write('usage: --duration SECONDS (>0) --connections N --rate N (requests/s, 0: as fast as answered) --flood-rate N (requests/s) --warmup SECONDS (>=0) --rounds N\n');
   process.exit(2);
 }
-watchdog(rounds * 2 * (duration + 30) + warmup + 240);
+watchdog((rounds * 2 + 1) * (duration + 30) + warmup + 240);
 
 const BODY = (() => {
   const base = { id: 'evt_0001', type: 'invoice.paid', created: 1767225600, data: { object: { id: 'in_0001', amount: 4200, currency: 'eur', note: '' } } };
@@ -91,28 +93,35 @@ async function api(server, method, url, body) {
   return json.data;
 }
 
-function run(options, seconds) {
-  return withTimeout(autocannon({ timeout: 10, duration: seconds, ...options }), (seconds + 30) * 1000, 'autocannon');
-}
+/** Starts the loads together, whatever their processes' start-up takes. */
+const START_DELAY_MS = 500;
 
 /** Endpoint A's webhooks, accepted. */
-function accepted(server, token, seconds) {
-  return run({ url: `${server.url}/in/${token}`, method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY, connections, ...(rate > 0 ? { overallRate: rate } : {}) }, seconds);
+function accepted(server, token, seconds, startAt) {
+  return runLoad({
+    origin: server.url,
+    path: `/in/${token}`,
+    headers: { 'content-type': 'application/json' },
+    body: BODY,
+    ...(rate > 0 ? { mode: 'paced', rate, connections: Math.max(connections, 64) } : { mode: 'closed', connections }),
+    durationMs: seconds * 1000,
+    startAt,
+  });
 }
 
-/** Endpoint B's flood: badly signed webhooks at `floodRate` a second. */
-function flood(server, token, seconds) {
-  return run(
-    {
-      url: `${server.url}/in/${token}`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': WRONG_SIGNATURE },
-      body: BODY,
-      connections: 20,
-      overallRate: floodRate,
-    },
-    seconds,
-  );
+/** Endpoint B's flood: badly signed webhooks, `floodRate` a second. */
+function flood(server, token, seconds, startAt) {
+  return runLoad({
+    origin: server.url,
+    path: `/in/${token}`,
+    headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-hub-signature-256': WRONG_SIGNATURE },
+    body: BODY,
+    mode: 'paced',
+    rate: floodRate,
+    connections: 64,
+    durationMs: seconds * 1000,
+    startAt,
+  });
 }
 
 async function main() {
@@ -129,9 +138,11 @@ async function main() {
   const a = await api(server, 'POST', '/v1/inbound-endpoints', { name: 'accepted', mode: 'cli' });
   const b = await api(server, 'POST', '/v1/inbound-endpoints', { name: 'flooded', mode: 'cli', verify_hmac: true, hmac_scheme: 'github', hmac_secret: GITHUB_SECRET });
 
+  const floodToken = floodToUnknown ? UNKNOWN_TOKEN : b.secret_token;
   if (warmup > 0) {
     process.stdout.write(`warming up for ${warmup}s ...\n`);
-    await Promise.all([accepted(server, a.secret_token, warmup), flood(server, floodToUnknown ? UNKNOWN_TOKEN : b.secret_token, warmup)]);
+    const startAt = Date.now() + START_DELAY_MS;
+    await Promise.all([accepted(server, a.secret_token, warmup, startAt), flood(server, floodToken, warmup, startAt)]);
   }
 
   let failures = 0;
@@ -140,16 +151,25 @@ async function main() {
   const quiet = [];
   const flooded = [];
   const floodRates = [];
+  const countFlood = (floodResult) => {
+    floodSent += floodResult.sent;
+    floodRates.push(floodResult.rate);
+    floodNon401 += floodResult.sent - (floodResult.statuses[FLOOD_STATUS] ?? 0);
+  };
+
+  // The flood alone: what one of its requests costs the server.
+  const cpuBefore = treeCpuMs(server.child.pid);
+  const alone = await flood(server, floodToken, duration, Date.now() + START_DELAY_MS);
+  const serverCpuUs = ((treeCpuMs(server.child.pid) - cpuBefore) * 1000) / Math.max(1, alone.answered);
+  countFlood(alone);
+  process.stdout.write(`the flood alone: ${fmt(alone.rate)}/s answered, p50 ${fmt(alone.latencyMs.p50, 2)} ms, server CPU ${fmt(serverCpuUs)} µs a request\n`);
+
   const measure = async (withFlood) => {
-    const [result, floodResult] = await Promise.all([accepted(server, a.secret_token, duration), withFlood ? flood(server, floodToUnknown ? UNKNOWN_TOKEN : b.secret_token, duration) : Promise.resolve(undefined)]);
-    failures += result.non2xx + result.errors + result.timeouts;
-    (withFlood ? flooded : quiet).push({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 });
-    if (floodResult) {
-      floodSent += floodResult.requests.total;
-      floodRates.push(floodResult.requests.average);
-      // autocannon counts 4xx as non-2xx; any other status (or an error) is a failure of the flood.
-      floodNon401 += floodResult.requests.total - (floodResult.statusCodeStats[FLOOD_STATUS]?.count ?? 0) + floodResult.errors;
-    }
+    const startAt = Date.now() + START_DELAY_MS;
+    const [result, floodResult] = await Promise.all([accepted(server, a.secret_token, duration, startAt), withFlood ? flood(server, floodToken, duration, startAt) : Promise.resolve(undefined)]);
+    failures += result.sent - (result.statuses['200'] ?? 0);
+    (withFlood ? flooded : quiet).push({ rps: result.rate, p50: result.latencyMs.p50, p99: result.latencyMs.p99 });
+    if (floodResult) countFlood(floodResult);
   };
   for (let round = 0; round < rounds; round++) {
     process.stdout.write(`round ${round + 1} of ${rounds} ...\n`);

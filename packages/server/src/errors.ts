@@ -1,4 +1,4 @@
-import type { ErrorCode, ErrorDetail } from '@hookrelay/shared';
+import { HTTP_STATUS_BY_ERROR_CODE, type ErrorCode, type ErrorDetail } from '@hookrelay/shared';
 
 /**
  * An error the API answers in its envelope. The HTTP status comes from the shared code → status
@@ -16,7 +16,12 @@ export class AppError extends Error {
     message: string,
     options: { details?: ErrorDetail[]; data?: unknown; retryAfterSeconds?: number; cause?: unknown } = {},
   ) {
+    // A client's mistake is an answer, not a fault: nobody reads its stack, and collecting one costs
+    // more than the rest of refusing a request (a flood of bad signatures is thousands a second).
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (HTTP_STATUS_BY_ERROR_CODE[code] < 500) Error.stackTraceLimit = 0;
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    Error.stackTraceLimit = stackTraceLimit;
     this.details = options.details;
     this.data = options.data;
     this.retryAfterSeconds = options.retryAfterSeconds;

@@ -6,7 +6,7 @@ import { AppError } from '../errors.js';
 import { constantTimeEqual, sha256Hex } from '../security/crypto.js';
 import { extractEventType } from './event-type.js';
 import type { PullIngestBatcher } from './pull-batcher.js';
-import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, type RefusalBase } from './refusals.js';
+import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, refusalOf, type RefusalBase } from './refusals.js';
 import type { RejectionRecorder } from './rejections.js';
 import { traceIngestRequests } from '../tracing/ingest-spans.js';
 import { effectiveBodyLimit, limitIngestBody } from './body-limit.js';
@@ -68,7 +68,7 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
     sourceAddress: request.clientAddress,
   });
   const refusePaused = (request: FastifyRequest, endpoint: PullIngestEndpointRow, receivedAt: Date, body: Buffer): AppError => {
-    rejections.refuse({ ...refusalBase(request, endpoint, receivedAt), ...pausedRefusal(PAUSED_RETRY_AFTER_SECONDS), body });
+    rejections.refuse(refusalOf(refusalBase(request, endpoint, receivedAt), pausedRefusal(PAUSED_RETRY_AFTER_SECONDS), { body }));
     return paused();
   };
 
@@ -128,7 +128,7 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
     const receivedAt = new Date();
     const endpoint = await lookup(request);
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    rejections.refuse({ ...refusalBase(request, endpoint, receivedAt), ...methodRefusal(request.method), body });
+    rejections.refuse(refusalOf(refusalBase(request, endpoint, receivedAt), methodRefusal(request.method), { body }));
     reply.header('allow', [...RECORDED_METHODS, 'HEAD', 'OPTIONS'].join(', '));
     throw methodNotAllowed(request.method);
   };
@@ -144,7 +144,8 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
       return;
     }
     const limit = effectiveBodyLimit(services.config, endpoint.max_body_bytes);
-    rejections.refuse({ ...refusalBase(request, endpoint, receivedAt), ...bodyTooLargeRefusal(request, limit) });
+    const tooLarge = bodyTooLargeRefusal(request, limit);
+    rejections.refuse(refusalOf(refusalBase(request, endpoint, receivedAt), tooLarge, tooLarge));
   });
 
   app.route({

@@ -38,7 +38,7 @@ export interface Refusal {
   /** The body as read; undefined when it was not read (refused for its size). */
   body: Buffer | undefined;
   /** The size to report when the body was not read (its Content-Length, or what was read). */
-  unreadSize?: number;
+  unreadSize?: number | undefined;
   sourceAddress: string;
   /** The endpoint's static token: its header (lowercase) and query parameter, redacted from what is kept. */
   secretHeader?: string | null;
@@ -54,6 +54,8 @@ export interface RejectionRecorderOptions {
   maxQueued?: number;
   /** How long a refusal may wait for others to share its commit. */
   lingerMs?: number;
+  /** How long counts may wait for a commit to carry them (a stored refusal's commit carries them at once). */
+  countsEveryMs?: number;
   /** Most refused requests kept per endpoint. */
   keepPerEndpoint?: number;
   /** Told of each batch once it is committed (the streams send them). */
@@ -67,7 +69,13 @@ interface Bucket {
   at: number;
 }
 
-const RETRY_COUNTS_AFTER_MS = 1000;
+/**
+ * A flood is counted in memory and written once a second: per refusal it would be a commit, and a
+ * WAL flush that every other endpoint's webhooks would queue behind.
+ */
+const COUNTS_EVERY_MS = 1000;
+/** A person reading refusals as they come does not notice a quarter of a second; the database sees a few commits a second. */
+const LINGER_MS = 250;
 
 /** Most endpoints whose token buckets are remembered; past it they all start full again. */
 const MAX_BUCKETS = 10_000;
@@ -113,6 +121,8 @@ export class RejectionRecorder {
   private readonly buckets = new Map<string, Bucket>();
   private readonly tallies = new Map<string, RejectionTally>();
   private queued = 0;
+  private countsTimer: NodeJS.Timeout | null = null;
+  private readonly countsEveryMs: number;
   private readonly perMs: number;
   private readonly burst: number;
   private readonly maxQueued: number;
@@ -128,13 +138,14 @@ export class RejectionRecorder {
     this.burst = options.burst ?? 20;
     this.maxQueued = options.maxQueued ?? 2000;
     this.keep = options.keepPerEndpoint ?? REJECTIONS_KEPT_PER_ENDPOINT;
+    this.countsEveryMs = options.countsEveryMs ?? COUNTS_EVERY_MS;
     this.writer = new GroupCommit<Item, void>({
       commit: (items) => this.commit(items),
       maxBatch: 200,
       // Each kept body is at most 64 KiB: a batch stays within a few MiB.
       sizeOf: (item) => (item.kind === 'record' ? item.rejection.bodyPrefix.length : 0),
       maxBatchSize: 4 * 1024 * 1024,
-      lingerMs: options.lingerMs ?? 20,
+      lingerMs: options.lingerMs ?? LINGER_MS,
     });
   }
 
@@ -162,9 +173,26 @@ export class RejectionRecorder {
     return true;
   }
 
-  /** Resolves once everything queued so far is written (graceful stop, tests). */
+  /** Resolves once everything queued and counted so far is written (graceful stop, tests). */
   idle(): Promise<void> {
+    if (this.tallies.size > 0) this.writeCounts();
     return this.writer.idle();
+  }
+
+  /** Counts go with the next commit, or on their own within `countsEveryMs`. */
+  private scheduleCounts(): void {
+    if (this.countsTimer !== null) return;
+    this.countsTimer = setTimeout(() => this.writeCounts(), this.countsEveryMs);
+    this.countsTimer.unref();
+  }
+
+  private writeCounts(): void {
+    if (this.countsTimer !== null) clearTimeout(this.countsTimer);
+    this.countsTimer = null;
+    // Nobody waits on the counts; a failed write puts them back (restoreTally) for a later one.
+    this.writer.enqueue({ kind: 'tally' }, true).catch((error: unknown) => {
+      this.log.warn({ err: error }, 'refused-request counts could not be written');
+    });
   }
 
   private takeToken(endpointId: string, now: number): boolean {
@@ -189,10 +217,7 @@ export class RejectionRecorder {
     if (tally === undefined) {
       tally = { endpointKind: refusal.endpointKind, endpointId: refusal.endpointId, refusedByVerification: 0, dropped: 0 };
       this.tallies.set(refusal.endpointId, tally);
-      // One item per endpoint and commit carries the counts; nobody waits on it.
-      this.writer.enqueue({ kind: 'tally' }, true).catch((error: unknown) => {
-        this.log.warn({ err: error }, 'refused-request counts could not be written');
-      });
+      this.scheduleCounts();
     }
     if (refusal.verification) tally.refusedByVerification++;
     tally.dropped += dropped;
@@ -227,12 +252,17 @@ export class RejectionRecorder {
     for (const item of items) if (item.kind === 'record') rejections.push(item.rejection);
     const tallies = [...this.tallies.values()];
     this.tallies.clear();
-    const { sql } = this.db;
+    if (this.countsTimer !== null) clearTimeout(this.countsTimer);
+    this.countsTimer = null;
+    if (rejections.length === 0 && tallies.length === 0) return items.map(() => undefined);
     try {
-      await insertRejections(sql, rejections);
-      await pruneRejections(sql, [...new Set(rejections.map((r) => r.endpointId))], this.keep);
-      await addRejectionCounts(sql, 'inbound', tallies.filter((t) => t.endpointKind === 'inbound'));
-      await addRejectionCounts(sql, 'pull', tallies.filter((t) => t.endpointKind === 'pull'));
+      // One transaction, one WAL flush, whatever the batch holds.
+      await this.db.sql.begin(async (sql) => {
+        await insertRejections(sql, rejections);
+        await pruneRejections(sql, [...new Set(rejections.map((r) => r.endpointId))], this.keep);
+        await addRejectionCounts(sql, 'inbound', tallies.filter((t) => t.endpointKind === 'inbound'));
+        await addRejectionCounts(sql, 'pull', tallies.filter((t) => t.endpointKind === 'pull'));
+      });
     } catch (error) {
       // The counts go back for the next commit; the records of this batch are lost (the caller logs them).
       for (const tally of tallies) this.restoreTally(tally);
@@ -253,7 +283,7 @@ export class RejectionRecorder {
     if (current === undefined) {
       this.tallies.set(tally.endpointId, tally);
       // Written again a little later, so that an unreachable database is not asked in a tight loop.
-      setTimeout(() => this.writer.enqueue({ kind: 'tally' }, true).catch(() => {}), RETRY_COUNTS_AFTER_MS).unref();
+      this.scheduleCounts();
     } else {
       current.refusedByVerification += tally.refusedByVerification;
       current.dropped += tally.dropped;

@@ -5,7 +5,7 @@ import { sha256Hex } from '../security/crypto.js';
 import type { IngestBatcher, IngestOutcome } from './batcher.js';
 import type { IngestTarget } from './endpoint-cache.js';
 import { inboundEventType } from './event-type.js';
-import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, type RefusalBase } from './refusals.js';
+import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, refusalOf, type RefusalBase } from './refusals.js';
 import type { RejectionRecorder } from './rejections.js';
 import { traceIngestRequests } from '../tracing/ingest-spans.js';
 import { effectiveBodyLimit, limitIngestBody } from './body-limit.js';
@@ -85,7 +85,7 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }
     secretQueryParam: target.staticTokenQueryParam,
   });
   const paused = (request: FastifyRequest, at: Found, receivedAt: Date, body: Buffer): AppError => {
-    rejections.refuse({ ...refusalBase(request, at, receivedAt), ...pausedRefusal(PAUSED_RETRY_AFTER_SECONDS), body });
+    rejections.refuse(refusalOf(refusalBase(request, at, receivedAt), pausedRefusal(PAUSED_RETRY_AFTER_SECONDS), { body }));
     return new AppError('ENDPOINT_PAUSED', 'this inbound endpoint is paused; retry later', { retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS });
   };
 
@@ -134,7 +134,7 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }
       });
       if (!result.ok) {
         services.metrics.countVerificationFailure(result.check);
-        const recorded = rejections.refuse({ ...refusalBase(request, at, receivedAt), reason: result.code, detail: result.detail, status: 401, verification: true, body });
+        const recorded = rejections.refuse(refusalOf(refusalBase(request, at, receivedAt), { reason: result.code, detail: result.detail, status: 401, verification: true }, { body }));
         // Logged as far as recorded: a flood of bad signatures is counted, not written out line by line.
         if (recorded) request.log.info({ inbound_endpoint_id: target.id, check: result.check, reason: result.reason }, 'inbound verification failed');
         throw new AppError('UNAUTHORIZED', 'unauthorized');
@@ -187,7 +187,7 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }
     const receivedAt = new Date();
     const at = await lookup(request);
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    rejections.refuse({ ...refusalBase(request, at, receivedAt), ...methodRefusal(request.method), body });
+    rejections.refuse(refusalOf(refusalBase(request, at, receivedAt), methodRefusal(request.method), { body }));
     reply.header('allow', [...RECORDED_METHODS, 'HEAD', 'OPTIONS'].join(', '));
     throw methodNotAllowed(request.method);
   };
@@ -205,7 +205,8 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }
       return;
     }
     const limit = effectiveBodyLimit(services.config, at.target.maxBodyBytes);
-    rejections.refuse({ ...refusalBase(request, at, receivedAt), ...bodyTooLargeRefusal(request, limit) });
+    const tooLarge = bodyTooLargeRefusal(request, limit);
+    rejections.refuse(refusalOf(refusalBase(request, at, receivedAt), tooLarge, tooLarge));
   });
 
   for (const url of ['/in/:token', '/in/:token/*']) {

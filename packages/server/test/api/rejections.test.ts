@@ -291,6 +291,45 @@ describe('bounds', () => {
     expect(Number(dropped?.[1])).toBeGreaterThanOrEqual(total - stored);
   });
 
+  it('writes the counts of a flood it does not store together, once per interval, and all of them when idle', async () => {
+    // Nothing recorded (no tokens), counts written at most once a minute: only idle() writes them.
+    const slow = await createTestApp({ db: t.db, rejections: { perSecond: 1e-9, burst: 0, countsEveryMs: 60_000 } });
+    try {
+      const res = await slow.request('POST', '/v1/inbound-endpoints', {
+        body: { name: 'flooded', mode: 'cli', verify_hmac: true, hmac_scheme: 'github', hmac_secret: 'gh-secret-value' },
+      });
+      const { id, secret_token: token } = res.body.data;
+      const counts = async () => (await slow.request('GET', `/v1/inbound-endpoints/${id}`)).body.data as { rejected_count: number; rejections_dropped_count: number };
+      for (let i = 0; i < 50; i++) {
+        const refused = await slow.app.inject({ method: 'POST', url: `/in/${token}`, payload: body, headers: { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` } });
+        expect(refused.statusCode).toBe(401);
+      }
+      // Refused and counted in memory; nothing written while the interval runs.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await counts()).toMatchObject({ rejected_count: 0, rejections_dropped_count: 0 });
+      await slow.app.engines.ingest!.rejections.idle();
+      expect(await counts()).toMatchObject({ rejected_count: 50, rejections_dropped_count: 50 });
+      expect(await storedRejections(id)).toBe(0);
+    } finally {
+      await slow.close();
+    }
+    // With a short interval the counts arrive by themselves.
+    const quick = await createTestApp({ db: t.db, rejections: { perSecond: 1e-9, burst: 0, countsEveryMs: 20 } });
+    try {
+      const res = await quick.request('POST', '/v1/inbound-endpoints', { body: { name: 'flooded', mode: 'cli', verify_static_token: true, static_token_header_name: 'x-token', static_token: 'tok' } });
+      const { id, secret_token: token } = res.body.data;
+      for (let i = 0; i < 5; i++) expect((await quick.app.inject({ method: 'POST', url: `/in/${token}`, payload: body })).statusCode).toBe(401);
+      let counted = 0;
+      for (let attempt = 0; attempt < 100 && counted < 5; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        counted = (await quick.request('GET', `/v1/inbound-endpoints/${id}`)).body.data.rejections_dropped_count;
+      }
+      expect(counted).toBe(5);
+    } finally {
+      await quick.close();
+    }
+  });
+
   it('keeps at most 1,000 per endpoint, the newest', async () => {
     const fast = await createTestApp({ db: t.db, rejections: { perSecond: 1e6, burst: 1e6 } });
     try {
