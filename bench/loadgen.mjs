@@ -81,6 +81,8 @@ class Connection {
       if (!length && status !== 204 && status !== 304) return this.fail(new Error(`an answer without Content-Length: ${head.split('\r\n', 1)[0]}`));
       if (this.buffer.length < end + 4 + bodyLength) return;
       this.buffer = this.buffer.subarray(end + 4 + bodyLength);
+      // An answer on an idle connection is the server closing it (a 408 after its header timeout).
+      if (!this.busy) return this.fail(new Error(`the server closed an idle connection: ${head.split('\r\n', 1)[0]}`));
       this.busy = false;
       this.onAnswer(this, status, this.dueNs);
     }
@@ -178,7 +180,8 @@ async function load(spec) {
         }
         if (due > now) return;
         next++;
-        const connection = idle.pop();
+        // The connection idle longest: each is used every so often, so none outlives the server's timeouts.
+        const connection = idle.shift();
         if (connection) dispatch(connection, due);
         else waiting.push(due);
       }
