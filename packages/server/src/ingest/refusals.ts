@@ -8,9 +8,9 @@ type Reasoned = Pick<Refusal, 'reason' | 'detail' | 'status' | 'verification'>;
 
 /**
  * A refusal from what every refusal keeps, why this one was refused, and what of its body was read.
- * Copied field by field: V8 builds an object spread (`{ ...base, ...why }`) so that each one outlives
- * the young generation, and a flood of refusals would then keep the old generation's collector
- * running, pausing every endpoint's requests (bench/rejections.mjs shows it).
+ * Copied field by field: built with an object spread (`{ ...base, ...why }`), every refusal reached
+ * V8's old generation (`node --trace-gc` under bench/rejections.mjs), so a flood kept the old
+ * generation's collector running, and its pauses held up every endpoint's requests.
  */
 export function refusalOf(base: RefusalBase, why: Reasoned, read: Pick<Refusal, 'body' | 'unreadSize'>): Refusal {
   return {
