@@ -39,7 +39,7 @@ function request(headers: InboundRequest['headers'] = {}, extra: Partial<Omit<In
 }
 
 const verify = (s: VerificationSettings, r: InboundRequest): VerificationResult => compileVerifier(s)(r);
-// The code and the sentence shown to the endpoint's owner are pinned by the refused-request tests.
+// The code and the sentence shown to the endpoint's owner are pinned in verify-details.test.ts.
 const refused = (check: string, reason: string) => expect.objectContaining({ ok: false, check, reason });
 const OK = { ok: true };
 const hex = (content: string | Buffer, key: string | Buffer = SECRET) => createHmac('sha256', key).update(content).digest('hex');
