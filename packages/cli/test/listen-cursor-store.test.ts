@@ -73,7 +73,7 @@ describe('cursor files', () => {
     message_id: CURSOR_A,
     status: 200,
     latency_ms: n,
-    error: null,
+    error: null as string | null,
     result_id: `0190b2c4-7d2e-7a51-9c3f-${String(n).padStart(12, '0')}`,
     ...(bodyBytes > 0 ? { response_body: Buffer.alloc(bodyBytes, 1).toString('base64') } : {}),
   });
@@ -91,6 +91,8 @@ describe('cursor files', () => {
 
     await store.save(CURSOR_B, pending(range(0, 2)));
     const journalInode = (await stat(store.journalFile)).ino;
+    // It holds the app's answers: readable by the owner only, as the cursor file.
+    expect((await stat(store.journalFile)).mode & 0o777).toBe(0o600);
     expect(await store.read()).toEqual({ cursor: CURSOR_B, results: range(0, 2), unreadableResults: 0 });
     // Result 0 acknowledged, 2 and 3 new: only the new ones are written, after the old lines.
     await store.save(CURSOR_A, pending(range(1, 4), range(2, 4)));
@@ -182,6 +184,79 @@ describe('cursor files', () => {
     expect(rewrites).toBeGreaterThanOrEqual(4);
     expect(rewrites).toBeLessThanOrEqual(6);
     expect(largest).toBeLessThan(64 * 1024 + 2 * 1500);
+  });
+
+  it('rewrites the journal at the exact save where it would reach 64 KiB with more than four lines per pending result', async () => {
+    /** A result whose journal line is exactly `lineBytes` long (newline included). */
+    const sized = (n: number, lineBytes: number) => {
+      const r = { ...result(1000 + n), error: '' };
+      return { ...r, error: 'x'.repeat(lineBytes - (JSON.stringify(r).length + 1)) };
+    };
+    /** A window of `window` pending results slides by one per save; the save (after the first) that rewrites the journal. */
+    const rewriteAt = async (window: number, lineBytes: number): Promise<number> => {
+      const store = await open(100);
+      try {
+        let inode = -1;
+        for (let k = 0; k < 200; k++) {
+          const all = Array.from({ length: window }, (_, i) => sized(k + i, lineBytes));
+          await store.save(CURSOR_A, pending(all, k === 0 ? all : all.slice(-1)));
+          const now = (await stat(store.journalFile)).ino;
+          if (k > 0 && now !== inode) return k;
+          inode = now;
+        }
+        return -1;
+      } finally {
+        await store.release();
+      }
+    };
+    alive.add(100);
+    // 3 pending lines of 1 KiB: the 61st append would bring the journal to exactly 64 KiB.
+    expect(await rewriteAt(3, 1024)).toBe(61);
+    // 20 pending lines of 4 KiB, over 64 KiB from the first save: rewritten once it would hold more than 80 lines.
+    expect(await rewriteAt(20, 4096)).toBe(61);
+  });
+
+  it('a released store keeps a journal that still holds pending results, and removes an empty one', async () => {
+    alive.add(100);
+    const store = await open(100);
+    await store.save(CURSOR_A, pending(range(0, 2)));
+    await store.release();
+    expect((await readFile(store.journalFile, 'utf8')).trim().split('\n')).toHaveLength(2);
+    const next = await open(100);
+    expect((await next.read())?.results).toEqual(range(0, 2));
+    await next.save(CURSOR_B, pending(range(0, 2)));
+    await next.save(CURSOR_B, pending([]));
+    expect((await stat(next.journalFile)).size).toBe(0);
+    await next.release();
+    expect(existsSync(next.journalFile)).toBe(false);
+  });
+
+  it('saves with nothing pending, one after another, neither fail nor leave a journal', async () => {
+    alive.add(100);
+    const store = await open(100);
+    for (const cursor of [CURSOR_A, CURSOR_B, CURSOR_A]) await store.save(cursor, pending([]));
+    expect(existsSync(store.journalFile)).toBe(false);
+    expect(await store.read()).toEqual({ cursor: CURSOR_A, results: [], unreadableResults: 0 });
+    await store.release();
+  });
+
+  it('a run that stops before its first save leaves the journal it found as it was', async () => {
+    alive.add(100);
+    const previous = await open(100);
+    await previous.save(CURSOR_A, pending(range(0, 2)));
+    alive.delete(100);
+    const next = await open(200);
+    expect((await next.read())?.results).toEqual(range(0, 2));
+    await next.release();
+    expect((await readFile(previous.journalFile, 'utf8')).trim().split('\n')).toHaveLength(2);
+  });
+
+  it('a journal that cannot be read is an error naming it, not an empty one', async () => {
+    alive.add(100);
+    const store = await open(100);
+    await store.save(CURSOR_A);
+    await mkdir(store.journalFile);
+    await expect(store.read()).rejects.toThrow(`cannot read ${store.journalFile}`);
   });
 
   it('leaves out (and counts) stored results that are not valid', async () => {

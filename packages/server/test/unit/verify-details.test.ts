@@ -142,6 +142,16 @@ const CASES: Record<string, Case> = {
     req({ 'x-sig': hex(`1000000000000.${BODY}`), 'x-ts': '1000000000000' }),
     { check: 'timestamp', reason: 'timestamp outside tolerance (998204651200 s)', code: 'timestamp_out_of_tolerance', detail: "the signature is valid, but its timestamp (1000000000000) is 998204651200 s away from the server's clock, beyond the endpoint's tolerance of 300 s: check the sender's clock and the server's, or whether this request is an old one sent again" },
   ],
+  'slack: a malformed timestamp is not read as milliseconds': [
+    { verifyHmac: true, hmacScheme: 'slack', hmacSecret: SECRET },
+    req({ 'x-slack-signature': `v0=${hex('x')}`, 'x-slack-request-timestamp': 'soon' }),
+    { check: 'timestamp', reason: 'malformed timestamp header x-slack-request-timestamp', code: 'timestamp_malformed', detail: 'the x-slack-request-timestamp header ("soon") is not a unix time in seconds' },
+  ],
+  'a malformed timestamp is shown up to its first 40 characters': [
+    { verifyHmac: true, hmacScheme: 'hex', hmacSecret: SECRET, hmacHeaderName: 'x-sig', timestampHeaderName: 'x-ts' },
+    req({ 'x-sig': hex('other'), 'x-ts': `${'1'.repeat(45)}x` }),
+    { check: 'timestamp', reason: 'malformed timestamp header x-ts', code: 'timestamp_malformed', detail: 'the x-ts header ("1111111111111111111111111111111111111111") is not a unix time in seconds or milliseconds' },
+  ],
   'github: a signature without sha256= is malformed': [
     { verifyHmac: true, hmacScheme: 'github', hmacSecret: SECRET },
     req({ 'x-hub-signature-256': hex(BODY) }),
