@@ -35,6 +35,8 @@ export const DEFAULT_MAX_SOCKETS_PER_PROJECT = 500;
 export const DEFAULT_MAX_SOCKETS = 10_000;
 /** 25 MiB: what providers such as GitHub send at most. */
 export const DEFAULT_MAX_INGEST_BODY_BYTES = 25 * 1024 * 1024;
+/** Ten bodies at the ingest limit: a hundred deliveries of 25 MiB would hold 2.5 GB. */
+export const DEFAULT_DELIVERY_MAX_BYTES = 256 * 1024 * 1024;
 
 /**
  * PostgreSQL settings of the embedded database (PGlite), chosen by measurement (docs/operating.md):
@@ -194,6 +196,10 @@ const EnvSchema = z.object({
       .default(30),
   ),
   HOOKRELAY_DELIVERY_CONCURRENCY: documented('deliveries in flight at once in one worker process', positiveInt('HOOKRELAY_DELIVERY_CONCURRENCY').max(10000).default(100)),
+  HOOKRELAY_DELIVERY_MAX_BYTES: documented(
+    'payload bytes one worker process holds for deliveries in flight at once (a larger payload still goes, alone)',
+    positiveInt('HOOKRELAY_DELIVERY_MAX_BYTES').max(2 ** 31 - 1).default(DEFAULT_DELIVERY_MAX_BYTES),
+  ),
   HOOKRELAY_HEADERS_TIMEOUT_SECONDS: documented("time a connection has to send a request's headers (408 after)", unsetWhenEmpty(positiveInt('HOOKRELAY_HEADERS_TIMEOUT_SECONDS').max(3600).default(10))),
   HOOKRELAY_REQUEST_TIMEOUT_SECONDS: documented('time a connection has to send a whole request (408 after)', unsetWhenEmpty(positiveInt('HOOKRELAY_REQUEST_TIMEOUT_SECONDS').max(3600).default(60))),
   HOOKRELAY_METRICS_TOKEN: documented({ description: 'when set, GET /metrics needs Authorization: Bearer <token>', shownDefault: 'unset: /metrics is open' }, z.string().optional().or(z.literal('').transform(() => undefined))),
@@ -378,6 +384,8 @@ export interface Config {
   deliveryLeaseSeconds: number;
   /** Deliveries in flight at once in one worker process. */
   deliveryConcurrency: number;
+  /** Payload bytes of the deliveries one worker holds at once (HOOKRELAY_DELIVERY_MAX_BYTES). */
+  deliveryMaxBytes: number;
   /** How long a connection may take to send a request's line and headers (408 after). */
   headersTimeoutSeconds: number;
   /** How long a connection may take to send a whole request, headers and body (408 after). */
@@ -460,6 +468,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     maxSockets: { perKey: e.HOOKRELAY_MAX_SOCKETS_PER_KEY, perProject: e.HOOKRELAY_MAX_SOCKETS_PER_PROJECT, total: e.HOOKRELAY_MAX_SOCKETS },
     deliveryLeaseSeconds: e.HOOKRELAY_DELIVERY_LEASE_SECONDS,
     deliveryConcurrency: e.HOOKRELAY_DELIVERY_CONCURRENCY,
+    deliveryMaxBytes: e.HOOKRELAY_DELIVERY_MAX_BYTES,
     headersTimeoutSeconds: e.HOOKRELAY_HEADERS_TIMEOUT_SECONDS,
     requestTimeoutSeconds: e.HOOKRELAY_REQUEST_TIMEOUT_SECONDS,
     metricsToken: e.HOOKRELAY_METRICS_TOKEN,

@@ -78,25 +78,34 @@ export interface ClaimedJob {
 }
 
 /**
- * Leases up to `limit` due jobs to `workerId` under one `leaseId`. Rows another worker is claiming
- * are skipped, so any number of workers take disjoint batches.
+ * Leases up to `limit` due jobs to `workerId` under one `leaseId`, in due order, for as long as the
+ * payloads of the jobs before each one come to less than `maxBytes`: the first due job always goes,
+ * however large, and the worker's memory holds at most about `maxBytes` plus one payload. Rows
+ * another worker is claiming are skipped, so any number of workers take disjoint batches.
  */
 export async function claimDueJobs(
   sql: Sql,
-  input: { workerId: string; leaseId: string; limit: number; leaseSeconds: number },
+  input: { workerId: string; leaseId: string; limit: number; leaseSeconds: number; maxBytes: number },
 ): Promise<ClaimedJob[]> {
   return sql<ClaimedJob>`
     WITH due AS (
-      SELECT message_id FROM delivery_jobs
+      SELECT message_id, kind, run_at FROM delivery_jobs
       WHERE locked_until IS NULL AND run_at <= now()
       ORDER BY run_at, message_id
       LIMIT ${input.limit}
       FOR UPDATE SKIP LOCKED
+    ), sized AS (
+      SELECT d.message_id,
+             coalesce(sum(coalesce(i.size_bytes, o.size_bytes, 0)::bigint) OVER (
+               ORDER BY d.run_at, d.message_id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS bytes_before
+      FROM due d
+      LEFT JOIN inbound_messages i ON d.kind = 'inbound' AND i.id = d.message_id
+      LEFT JOIN outbound_messages o ON d.kind = 'outbound' AND o.id = d.message_id
     )
     UPDATE delivery_jobs j SET
       locked_by = ${input.workerId}, lease_id = ${input.leaseId}::uuid,
       locked_until = now() + make_interval(secs => ${input.leaseSeconds}::int), claims = j.claims + 1
-    FROM due WHERE j.message_id = due.message_id
+    FROM sized WHERE j.message_id = sized.message_id AND sized.bytes_before < ${input.maxBytes}::bigint
     RETURNING j.message_id, j.kind, j.destination, j.attempt_base`;
 }
 

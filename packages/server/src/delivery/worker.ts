@@ -66,6 +66,8 @@ export type WorkerState = 'idle' | 'running' | 'stopping' | 'stopped';
 export interface DeliveryWorkerOptions {
   /** Deliveries in flight at once (default: config.deliveryConcurrency). */
   concurrency?: number;
+  /** Payload bytes of the deliveries in flight at once (default: config.deliveryMaxBytes); one larger payload still goes, alone. */
+  maxBytes?: number;
   /** Most jobs claimed per transaction (default 50). */
   batchSize?: number;
   /** Lease of a claimed job (default: config.deliveryLeaseSeconds); must outlast the request timeout. */
@@ -109,6 +111,8 @@ interface Prepared {
   notBefore: number;
   /** The message's stored `traceparent` (inbound messages; null for outbound ones). */
   traceContext: string | null;
+  /** The payload's size, held until the delivery ends. */
+  bytes: number;
   build(timestamp: number): OutgoingRequest;
 }
 
@@ -241,6 +245,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
   readonly workerId: string;
   private stateValue: WorkerState = 'idle';
   private readonly concurrency: number;
+  private readonly maxBytes: number;
   private readonly batchSize: number;
   private readonly leaseSeconds: number;
   private readonly pollIntervalMs: number;
@@ -255,6 +260,8 @@ export class DeliveryWorker implements LocalDeliveryWorker {
   private readonly secrets = new Map<string, string>();
   private readonly active = new Map<Active, Promise<void>>();
   private inFlight = 0;
+  /** Payload bytes of the deliveries in flight. */
+  private inFlightBytes = 0;
   /** Slots held by enqueues whose statement is running (reserveHandoff). */
   private reserved = 0;
   private cycling: Promise<void> | null = null;
@@ -278,6 +285,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
     const { config } = deps;
     this.workerId = options.workerId ?? `${os.hostname()}:${process.pid}:${newUuidv7().slice(-12)}`;
     this.concurrency = options.concurrency ?? config.deliveryConcurrency;
+    this.maxBytes = options.maxBytes ?? config.deliveryMaxBytes;
     this.batchSize = Math.max(1, Math.min(options.batchSize ?? 50, this.concurrency));
     this.leaseSeconds = options.leaseSeconds ?? config.deliveryLeaseSeconds;
     this.pollIntervalMs = options.pollIntervalMs ?? 5000;
@@ -385,12 +393,13 @@ export class DeliveryWorker implements LocalDeliveryWorker {
       while (this.stateValue === 'running') {
         this.wakePending = false;
         const capacity = this.concurrency - this.inFlight - this.reserved;
-        if (capacity <= 0) {
+        const bytesLeft = this.maxBytes - this.inFlightBytes;
+        if (capacity <= 0 || bytesLeft <= 0) {
           this.saturated = true;
           return;
         }
         const limit = Math.min(this.batchSize, capacity);
-        const claimed = await this.claimBatch(limit);
+        const claimed = await this.claimBatch(limit, bytesLeft);
         if (claimed < limit) break;
       }
       if (this.stateValue !== 'running') return;
@@ -451,10 +460,10 @@ export class DeliveryWorker implements LocalDeliveryWorker {
    * endpoint gone or paused, inbound endpoint no longer forwarding), take rate-limit slots, mark the
    * rest `delivering` and commit; only then are requests sent. Returns the number of jobs claimed.
    */
-  private async claimBatch(limit: number): Promise<number> {
+  private async claimBatch(limit: number, maxBytes: number): Promise<number> {
     const leaseId = newUuidv7();
     const { claimed, prepared } = await this.sql.begin(async (tx) => {
-      const jobs = await claimDueJobs(tx, { workerId: this.workerId, leaseId, limit, leaseSeconds: this.leaseSeconds });
+      const jobs = await claimDueJobs(tx, { workerId: this.workerId, leaseId, limit, leaseSeconds: this.leaseSeconds, maxBytes });
       if (jobs.length === 0) return { claimed: 0, prepared: [] as Prepared[] };
       return { claimed: jobs.length, prepared: await this.prepare(tx, leaseId, jobs) };
     });
@@ -491,6 +500,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
       attemptInDelivery: Math.max(1, attemptNumber - job.attempt_base),
       notBefore,
       traceContext: isOutbound(c) ? null : c.trace_context,
+      bytes: body.length,
       build: isOutbound(c) ? this.outboundRequest(outboundDeliveryOf(c, body)) : this.forwardRequest(c, body),
     };
   }
@@ -610,7 +620,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
   }
 
   reserveHandoff(max: number): EnqueueLease | undefined {
-    if (this.stateValue !== 'running') return undefined;
+    if (this.stateValue !== 'running' || this.inFlightBytes >= this.maxBytes) return undefined;
     const slots = Math.min(max, this.concurrency - this.inFlight - this.reserved);
     if (slots <= 0) return undefined;
     this.reserved += slots;
@@ -630,6 +640,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
         attemptInDelivery: 1,
         notBefore: 0,
         traceContext: null,
+        bytes: d.body.length,
         build: this.outboundRequest(d),
       }),
     );
@@ -653,9 +664,11 @@ export class DeliveryWorker implements LocalDeliveryWorker {
   private dispatch(p: Prepared): Active {
     const entry: Active = { controller: new AbortController(), sending: false };
     this.inFlight++;
+    this.inFlightBytes += p.bytes;
     const run = this.execute(p, entry).finally(() => {
       this.active.delete(entry);
       this.inFlight--;
+      this.inFlightBytes -= p.bytes;
       this.wakeIfRoomAgain();
     });
     this.active.set(entry, run);
@@ -664,7 +677,9 @@ export class DeliveryWorker implements LocalDeliveryWorker {
 
   /** After a full claim loop stopped, claims again once a useful batch fits. */
   private wakeIfRoomAgain(): void {
-    if (this.saturated && this.concurrency - this.inFlight - this.reserved >= Math.min(this.batchSize, Math.ceil(this.concurrency / 4))) {
+    const room = this.concurrency - this.inFlight - this.reserved >= Math.min(this.batchSize, Math.ceil(this.concurrency / 4));
+    // Below the byte budget again: one more payload of any size may go.
+    if (this.saturated && room && this.inFlightBytes < this.maxBytes) {
       this.saturated = false;
       this.wake();
     }

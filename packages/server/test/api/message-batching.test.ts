@@ -382,3 +382,59 @@ describe('hand-over to the worker of the same process', () => {
     }
   });
 });
+
+describe('the worker\'s byte budget', () => {
+  let receiver: Receiver;
+  let t: TestApp;
+  beforeAll(async () => {
+    receiver = await Receiver.start();
+    t = await createTestApp({
+      env: { HOOKRELAY_ALLOW_PRIVATE_NETWORKS: 'true', HOOKRELAY_TLS_CA_FILE: receiver.caFile },
+      // Room for ten deliveries by count, for three of these payloads by bytes.
+      worker: { concurrency: 10, maxBytes: 2500, requestTimeoutMs: 5000, pollIntervalMs: 60_000 },
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await receiver?.close();
+  });
+
+  it('holds no more payload bytes in flight than the budget: a claim stops before the payload that would pass it', async () => {
+    const route = receiver.route(() => ({ status: 200, body: 'ok', delayMs: 400 }));
+    const created = await t.request('POST', '/v1/endpoints', { body: { url: route.url } });
+    const endpointId = created.body.data.id as string;
+    // Paused, so that all six wait for one claim instead of being handed over one by one.
+    await t.request('POST', `/v1/endpoints/${endpointId}/pause`);
+    const ids: string[] = [];
+    for (let n = 0; n < 6; n++) {
+      const res = await t.request('POST', '/v1/messages', { body: { endpoint_id: endpointId, payload: { n, pad: 'x'.repeat(980) } } });
+      expect(res.status, res.raw).toBe(202);
+      ids.push(res.body.data.message_id);
+    }
+    const [size] = await t.db.sql<{ min: number; max: number }>`SELECT min(size_bytes) AS min, max(size_bytes) AS max FROM outbound_messages WHERE endpoint_id = ${endpointId}`;
+    expect(size!.min).toBeGreaterThan(2500 / 3);
+    expect(size!.max).toBeLessThan(2500 / 2);
+    expect((await t.request('POST', `/v1/endpoints/${endpointId}/resume`)).status).toBe(200);
+    for (const id of ids) expect(await waitForMessage(t, id, settled)).toMatchObject({ status: 'succeeded', attempt_count: 1 });
+    const received = receiver.received(route.path);
+    expect(received.map((r) => String(r.headers['webhook-id'])).sort()).toEqual([...ids].sort());
+    // Three at once: a fourth request starts only after one of the three before it was answered.
+    const arrivals = received.map((r) => r.at).sort((a, b) => a - b);
+    for (let i = 3; i < arrivals.length; i++) expect(arrivals[i]! - arrivals[i - 3]!).toBeGreaterThanOrEqual(395);
+    expect(arrivals[2]! - arrivals[0]!).toBeLessThan(395);
+  });
+
+  it('a payload larger than the whole budget still goes, alone', async () => {
+    const route = receiver.route(() => ({ status: 200, body: 'ok' }));
+    const created = await t.request('POST', '/v1/endpoints', { body: { url: route.url } });
+    // Paused, then resumed: the message goes through a claim.
+    await t.request('POST', `/v1/endpoints/${created.body.data.id}/pause`);
+    const res = await t.request('POST', '/v1/messages', { body: { endpoint_id: created.body.data.id, payload: { pad: 'x'.repeat(5000) } } });
+    expect(res.status, res.raw).toBe(202);
+    const claimedBefore = t.worker!.stats().claimed;
+    expect((await t.request('POST', `/v1/endpoints/${created.body.data.id}/resume`)).status).toBe(200);
+    expect(await waitForMessage(t, res.body.data.message_id, settled)).toMatchObject({ status: 'succeeded', attempt_count: 1 });
+    expect(receiver.received(route.path)).toHaveLength(1);
+    expect(t.worker!.stats().claimed - claimedBefore).toBe(1);
+  });
+});

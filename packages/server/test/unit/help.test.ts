@@ -68,6 +68,7 @@ describe('hookrelay-server --help', () => {
     // A bad value given by flag is refused as a configuration error naming the variable: the flag was read.
     expect(refused(['migrate', '--port', 'x'])).toContain('HOOKRELAY_PORT must be a port number');
     expect(refused(['migrate', '--delivery-lease-seconds', '5'])).toContain('HOOKRELAY_DELIVERY_LEASE_SECONDS must be at least 20');
+    expect(refused(['migrate', '--delivery-max-bytes', '0'])).toContain('HOOKRELAY_DELIVERY_MAX_BYTES must be positive');
     expect(refused(['migrate', '--log-level', 'loud'])).toContain('HOOKRELAY_LOG_LEVEL');
   });
 });
