@@ -431,6 +431,15 @@ describe('the worker\'s byte budget', () => {
     await t.request('POST', `/v1/endpoints/${created.body.data.id}/pause`);
     const res = await t.request('POST', '/v1/messages', { body: { endpoint_id: created.body.data.id, payload: { pad: 'x'.repeat(5000) } } });
     expect(res.status, res.raw).toBe(202);
+    // A claim parks the paused endpoint's job first; the one that counts comes after the resume.
+    const deadline = Date.now() + 5000;
+    let parked = false;
+    while (!parked && Date.now() < deadline) {
+      const [job] = await t.db.sql<{ parked: boolean }>`SELECT run_at = 'infinity' AND lease_id IS NULL AS parked FROM delivery_jobs WHERE message_id = ${res.body.data.message_id}`;
+      parked = job?.parked === true;
+      if (!parked) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(parked).toBe(true);
     const claimedBefore = t.worker!.stats().claimed;
     expect((await t.request('POST', `/v1/endpoints/${created.body.data.id}/resume`)).status).toBe(200);
     expect(await waitForMessage(t, res.body.data.message_id, settled)).toMatchObject({ status: 'succeeded', attempt_count: 1 });
