@@ -21,7 +21,7 @@ const alias = [
  */
 const UNIT_PROJECTS: Record<string, string[]> = {
   shared: ['test/**/*.test.ts'],
-  'server-unit': ['test/unit/{delivery,listen-filter,ordered-id,samples,ssrf,ssrf-lookup,verify,verify-refusals,verify-details}.test.ts'],
+  'server-unit': ['test/unit/{delivery,listen-filter,ordered-id,samples,ssrf,ssrf-lookup,verify,verify-refusals}.test.ts'],
   cli: ['test/listen-{cursor-store,duration,forwarder,listener,project-file,routes}.test.ts'],
 };
 const projects = (base.test?.projects ?? []).flatMap((project) => {

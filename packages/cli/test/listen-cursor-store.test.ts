@@ -135,11 +135,15 @@ describe('cursor files', () => {
     expect(await next.read()).toEqual({ cursor: CURSOR_B, results: [result(1), result(4)], unreadableResults: 2 });
   });
 
-  it('a run whose first save has nothing pending removes the journal a previous run left', async () => {
+  it('a run that stops before its first save leaves the journal it found; one whose first save has nothing pending removes it', async () => {
     alive.add(100);
     const previous = await open(100);
     await previous.save(CURSOR_A, pending(range(0, 2)));
     alive.delete(100);
+    const stopped = await open(200);
+    expect((await stopped.read())?.results).toEqual(range(0, 2));
+    await stopped.release();
+    expect((await readFile(previous.journalFile, 'utf8')).trim().split('\n')).toHaveLength(2);
     const next = await open(200);
     expect((await next.read())?.results).toEqual(range(0, 2));
     await next.save(CURSOR_B, pending([]));
@@ -238,17 +242,6 @@ describe('cursor files', () => {
     expect(existsSync(store.journalFile)).toBe(false);
     expect(await store.read()).toEqual({ cursor: CURSOR_A, results: [], unreadableResults: 0 });
     await store.release();
-  });
-
-  it('a run that stops before its first save leaves the journal it found as it was', async () => {
-    alive.add(100);
-    const previous = await open(100);
-    await previous.save(CURSOR_A, pending(range(0, 2)));
-    alive.delete(100);
-    const next = await open(200);
-    expect((await next.read())?.results).toEqual(range(0, 2));
-    await next.release();
-    expect((await readFile(previous.journalFile, 'utf8')).trim().split('\n')).toHaveLength(2);
   });
 
   it('a journal that cannot be read is an error naming it, not an empty one', async () => {
