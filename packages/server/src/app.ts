@@ -201,8 +201,8 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   // Every role: each process reports its own counters; outside /v1 and its API keys, as Prometheus expects.
   await app.register(metricsRoutes);
   const { api, ingest } = engines;
-  if (ingest) await app.register(ingestRoutes, { batcher: ingest.inbound, rejections: ingest.rejections });
-  if (ingest) await app.register(pullIngestRoutes, { batcher: ingest.pull, rejections: ingest.rejections });
+  if (ingest) await app.register(ingestRoutes, { batcher: ingest.inbound, rejections: ingest.rejections, guards: ingest.guards });
+  if (ingest) await app.register(pullIngestRoutes, { batcher: ingest.pull, rejections: ingest.rejections, guards: ingest.guards });
   if (api) await app.register(async (v1) => {
     registerApiKeyAuth(v1);
     await registerApiRateLimit(v1, { perSecond: config.apiRateLimit, burst: config.apiRateBurst });

@@ -35,6 +35,14 @@ export const DEFAULT_MAX_SOCKETS_PER_PROJECT = 500;
 export const DEFAULT_MAX_SOCKETS = 10_000;
 /** 25 MiB: what providers such as GitHub send at most. */
 export const DEFAULT_MAX_INGEST_BODY_BYTES = 25 * 1024 * 1024;
+/**
+ * Ingest body bytes being received at once in one process, and one source address's share: room for
+ * seventeen bodies at the ingest limit from several senders, five from one (docs/operating.md,
+ * Body limits and memory). A large body streams to the payload store as it arrives, so what this
+ * bounds is mostly partial uploads on disk; a small one is held in memory.
+ */
+export const DEFAULT_INGEST_MAX_INFLIGHT_BYTES = 512 * 1024 * 1024;
+export const DEFAULT_INGEST_MIN_UPLOAD_BYTES_PER_SECOND = 64 * 1024;
 /** Ten bodies at the ingest limit: a hundred deliveries of 25 MiB would hold 2.5 GB. */
 export const DEFAULT_DELIVERY_MAX_BYTES = 256 * 1024 * 1024;
 
@@ -178,6 +186,18 @@ const EnvSchema = z.object({
     positiveInt('HOOKRELAY_MAX_INGEST_BODY_BYTES')
       .max(MAX_INGEST_BODY_BYTES_CEILING, `HOOKRELAY_MAX_INGEST_BODY_BYTES must be at most ${MAX_INGEST_BODY_BYTES_CEILING}`)
       .default(DEFAULT_MAX_INGEST_BODY_BYTES),
+  ),
+  HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES: documented(
+    'webhook body bytes this process receives at once (a request past it is answered 503 with Retry-After before its body is read)',
+    positiveInt('HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES').max(2 ** 40).default(DEFAULT_INGEST_MAX_INFLIGHT_BYTES),
+  ),
+  HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES_PER_SOURCE: documented(
+    { description: "one source address's share of HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES (an IPv6 address counts by its /64)", shownDefault: 'a quarter of HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES' },
+    unsetWhenEmpty(positiveInt('HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES_PER_SOURCE').max(2 ** 40).optional()),
+  ),
+  HOOKRELAY_INGEST_MIN_UPLOAD_BYTES_PER_SECOND: documented(
+    'rate a webhook body must keep arriving at past its first MiB, judged every 5 s (408 when slower); 0 = no minimum',
+    unsetWhenEmpty(nonNegativeInt('HOOKRELAY_INGEST_MIN_UPLOAD_BYTES_PER_SECOND').default(DEFAULT_INGEST_MIN_UPLOAD_BYTES_PER_SECOND)),
   ),
   HOOKRELAY_LOG_LEVEL: documented('fatal, error, warn, info, debug, trace or silent', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   HOOKRELAY_DB_POOL_SIZE: documented('PostgreSQL connections of this process', positiveInt('HOOKRELAY_DB_POOL_SIZE').default(10)),
@@ -372,6 +392,10 @@ export interface Config {
   maxBodyBytes: number;
   /** The body limit of ingestion (`/in/...`, `/pull/...`); an endpoint's `max_body_bytes` may lower it. */
   maxIngestBodyBytes: number;
+  /** Ingest body bytes being received at once: in all, and per source address. */
+  ingestInflight: { maxBytes: number; perSourceBytes: number };
+  /** The rate a body must keep arriving at past its first MiB; 0 = no minimum. */
+  ingestMinUploadBytesPerSecond: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   dbPoolSize: number;
   tlsCaFile: string | undefined;
@@ -422,6 +446,11 @@ export interface S3PayloadStoreConfig {
 
 export type PayloadStoreConfig = { kind: 'database' } | S3PayloadStoreConfig;
 
+/** The part of the ingest budget only small bodies (at most 1 MiB) may use: an eighth. */
+export function smallBodyReserve(maxBytes: number): number {
+  return Math.floor(maxBytes / 8);
+}
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
@@ -445,6 +474,17 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
   if (e.HOOKRELAY_HEADERS_TIMEOUT_SECONDS > e.HOOKRELAY_REQUEST_TIMEOUT_SECONDS) {
     throw new ConfigError('invalid configuration:\n  HOOKRELAY_HEADERS_TIMEOUT_SECONDS must not be more than HOOKRELAY_REQUEST_TIMEOUT_SECONDS (the headers are part of the request)');
   }
+  const ingestInflight = {
+    maxBytes: e.HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES,
+    perSourceBytes: e.HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES_PER_SOURCE ?? Math.max(e.HOOKRELAY_MAX_INGEST_BODY_BYTES, Math.floor(e.HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES / 4)),
+  };
+  // A body at the ingest limit must fit in both, beside the part kept for small bodies.
+  const largestAdmitted = ingestInflight.maxBytes - smallBodyReserve(ingestInflight.maxBytes);
+  if (largestAdmitted < e.HOOKRELAY_MAX_INGEST_BODY_BYTES || ingestInflight.perSourceBytes < e.HOOKRELAY_MAX_INGEST_BODY_BYTES) {
+    throw new ConfigError(
+      `invalid configuration:\n  HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES (less its eighth kept for small bodies) and HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES_PER_SOURCE must each hold a body of HOOKRELAY_MAX_INGEST_BODY_BYTES (${e.HOOKRELAY_MAX_INGEST_BODY_BYTES})`,
+    );
+  }
   return {
     host: e.HOOKRELAY_HOST,
     port: e.HOOKRELAY_PORT,
@@ -460,6 +500,8 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     retryScheduleSeconds: e.HOOKRELAY_RETRY_SCHEDULE ?? DEFAULT_RETRY_SCHEDULE_SECONDS,
     maxBodyBytes: e.HOOKRELAY_MAX_BODY_BYTES,
     maxIngestBodyBytes: e.HOOKRELAY_MAX_INGEST_BODY_BYTES,
+    ingestInflight,
+    ingestMinUploadBytesPerSecond: e.HOOKRELAY_INGEST_MIN_UPLOAD_BYTES_PER_SECOND,
     logLevel: e.HOOKRELAY_LOG_LEVEL,
     dbPoolSize: e.HOOKRELAY_DB_POOL_SIZE,
     tlsCaFile: e.HOOKRELAY_TLS_CA_FILE,

@@ -1,5 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from './config.js';
+import { smallBodyReserve, type Config } from './config.js';
+import { BodyBudget } from './ingest/body-budget.js';
+import { MIN_RATE_GRACE_BYTES, type IngestGuards } from './ingest/body-limit.js';
 import {
   INBOUND_ENDPOINT_CHANGED_CHANNEL,
   INBOUND_MESSAGES_CHANNEL,
@@ -76,6 +78,8 @@ export interface IngestEngines {
   pull: PullIngestBatcher;
   /** Requests refused at ingest URLs, recorded in group commits of their own. */
   rejections: RejectionRecorder;
+  /** The bounds on bodies being received, shared by every ingest URL of the process. */
+  guards: IngestGuards;
 }
 
 /**
@@ -163,7 +167,15 @@ export class Engines {
               ),
           }
         : {}) };
+      const budget = new BodyBudget({
+        maxBytes: config.ingestInflight.maxBytes,
+        perSourceBytes: config.ingestInflight.perSourceBytes,
+        smallBodyBytes: MIN_RATE_GRACE_BYTES,
+        smallReserveBytes: smallBodyReserve(config.ingestInflight.maxBytes),
+      });
+      metrics.trackIngestInflight(() => budget.bytesInFlight);
       this.ingest = {
+        guards: { budget, minBytesPerSecond: config.ingestMinUploadBytesPerSecond, onBudgetRefusal: (bound) => metrics.countBudgetRefusal(bound) },
         inbound: new IngestBatcher(db, payloadStore, handOff),
         pull: new PullIngestBatcher(db, payloadStore, undefined, undefined, tracing),
         // Every process's streams and watch sockets hear of stored refusals by NOTIFY, this one's too.

@@ -1,7 +1,8 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import type { FastifyRequest, RequestPayload } from 'fastify';
+import type { FastifyReply, FastifyRequest, RequestPayload } from 'fastify';
 import type { Config } from '../config.js';
 import { AppError, bodyTooLarge } from '../errors.js';
+import type { BodyBudget, BodyReservation, BudgetRefusal } from './body-budget.js';
 
 /** The declared Content-Length, or null when the request has none (chunked) or an unreadable one. */
 export function declaredLength(request: FastifyRequest): number | null {
@@ -23,36 +24,145 @@ export function effectiveBodyLimit(config: Pick<Config, 'maxIngestBodyBytes'>, e
   return endpointLimit === null ? config.maxIngestBodyBytes : Math.min(endpointLimit, config.maxIngestBodyBytes);
 }
 
-/** Passes chunks through by reference and fails once more than `limit` bytes went by. */
-class LimitedBody extends Transform {
-  private received = 0;
+/** What bounds the bodies being received (docs/operating.md, Body limits and memory). */
+export interface IngestGuards {
+  budget: BodyBudget;
+  /** Bytes a second a body must keep arriving at once past its first MiB; 0 = no minimum. */
+  minBytesPerSecond: number;
+  /** The window over which that rate is judged. */
+  rateWindowMs?: number;
+  /** Counts a refusal of the budget, by the bound it would have passed. */
+  onBudgetRefusal?: (why: BudgetRefusal) => void;
+}
 
-  constructor(private readonly limit: number) {
+/** A body may start slowly: the rate is judged only past this many bytes. */
+export const MIN_RATE_GRACE_BYTES = 1024 * 1024;
+const DEFAULT_RATE_WINDOW_MS = 5000;
+export const BUDGET_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The 503 of a body the process has no room for now: a provider retries it later. A state of the
+ * load, not an outage of a dependency: counted (`over_budget`), not logged as one.
+ */
+export class IngestBudgetError extends AppError {
+  constructor(readonly bound: BudgetRefusal) {
+    const whose = bound === 'source' ? "this sender's share of" : "this server's";
+    super('SERVICE_UNAVAILABLE', `${whose} budget of webhook bodies being received at once is spent; retry later`, {
+      retryAfterSeconds: BUDGET_RETRY_AFTER_SECONDS,
+    });
+  }
+}
+
+export const overBudget = (why: BudgetRefusal): AppError => new IngestBudgetError(why);
+
+/** The 408 of a body that stopped arriving at the minimum rate. */
+export function uploadTooSlow(minBytesPerSecond: number, windowMs: number): AppError {
+  return new AppError(
+    'REQUEST_TIMEOUT',
+    `the request body arrived at less than ${minBytesPerSecond} bytes per second over ${windowMs / 1000} s (HOOKRELAY_INGEST_MIN_UPLOAD_BYTES_PER_SECOND)`,
+  );
+}
+
+/**
+ * Passes chunks through by reference while it counts them: fails once more than `limit` bytes went
+ * by (a chunked body), grows the body's budget reservation by what arrives beyond what was reserved,
+ * and cuts a body past its first MiB that arrives slower than the minimum rate.
+ */
+class GuardedBody extends Transform {
+  private received = 0;
+  private receivedAtTick = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly limit: number,
+    private readonly reservation: BodyReservation,
+    private reserved: number,
+    private readonly guards: IngestGuards,
+    private readonly onCut: () => void,
+  ) {
     super();
+    const windowMs = guards.rateWindowMs ?? DEFAULT_RATE_WINDOW_MS;
+    if (guards.minBytesPerSecond > 0) {
+      const least = (guards.minBytesPerSecond * windowMs) / 1000;
+      this.timer = setInterval(() => {
+        const past = this.received - this.receivedAtTick;
+        this.receivedAtTick = this.received;
+        if (this.received >= MIN_RATE_GRACE_BYTES && past < least) this.cut(uploadTooSlow(guards.minBytesPerSecond, windowMs));
+      }, windowMs);
+      this.timer.unref();
+    }
+  }
+
+  private cut(error: AppError): void {
+    this.stopTimer();
+    this.onCut();
+    this.destroy(error);
+  }
+
+  private stopTimer(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.received += chunk.length;
-    if (this.received > this.limit) callback(bodyTooLarge(this.limit, null));
-    else callback(null, chunk);
+    if (this.received > this.limit) {
+      this.stopTimer();
+      callback(bodyTooLarge(this.limit, null));
+      return;
+    }
+    if (this.received > this.reserved) {
+      const why = this.reservation.grow(this.received - this.reserved);
+      if (why !== null) {
+        this.guards.onBudgetRefusal?.(why);
+        this.stopTimer();
+        this.onCut();
+        callback(overBudget(why));
+        return;
+      }
+      this.reserved = this.received;
+    }
+    callback(null, chunk);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    this.stopTimer();
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.stopTimer();
+    callback(error);
   }
 }
 
 /**
  * A preParsing step of the ingest routes, once the endpoint (and so its limit) is known and before
- * any of the body is read: a declared length over the limit is refused at once; a chunked body is
- * counted as it arrives and refused as it passes the limit. What is left of a refused body is read
- * and dropped by Node after the answer, so the connection stays usable.
+ * any of the body is read: a declared length over the limit is refused at once (413), and so is one
+ * the process has no room for (503, its connection closed after the answer); then the body is
+ * counted as it arrives (a chunked one refused as it passes the limit or the budget) and cut with
+ * 408 when it stops arriving at the minimum rate. The reservation is returned when the answer is
+ * sent or the connection closes.
  */
-export function limitIngestBody(request: FastifyRequest, payload: RequestPayload, limit: number): RequestPayload {
+export function guardIngestBody(request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, limit: number, guards: IngestGuards): RequestPayload {
   const size = declaredLength(request);
-  if (size !== null) {
-    // The HTTP parser hands over no more than the declared length.
-    if (size > limit) throw bodyTooLarge(limit, size);
-    return payload;
+  // The HTTP parser hands over no more than the declared length.
+  if (size !== null && size > limit) throw bodyTooLarge(limit, size);
+  const chunked = size === null && request.headers['transfer-encoding'] !== undefined;
+  if (size === 0 || (size === null && !chunked)) return payload;
+  const reserved = size ?? 0;
+  const reservation = guards.budget.reserve(request.clientAddress, reserved);
+  // Past the budget nothing of the body is read, and the connection is not kept for the rest of it.
+  const closeAfterAnswer = () => {
+    reply.header('connection', 'close');
+  };
+  if (typeof reservation === 'string') {
+    guards.onBudgetRefusal?.(reservation);
+    closeAfterAnswer();
+    throw overBudget(reservation);
   }
-  if (request.headers['transfer-encoding'] === undefined) return payload;
-  const limited = new LimitedBody(limit);
-  payload.on('error', (error: Error) => limited.destroy(error));
-  return payload.pipe(limited);
+  reply.raw.once('close', () => reservation.release());
+  const guarded = new GuardedBody(limit, reservation, reserved, guards, closeAfterAnswer);
+  payload.on('error', (error: Error) => guarded.destroy(error));
+  return payload.pipe(guarded);
 }

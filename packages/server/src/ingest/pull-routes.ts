@@ -9,7 +9,7 @@ import type { PullIngestBatcher } from './pull-batcher.js';
 import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, refusalOf, type RefusalBase } from './refusals.js';
 import type { RejectionRecorder } from './rejections.js';
 import { traceIngestRequests } from '../tracing/ingest-spans.js';
-import { effectiveBodyLimit, limitIngestBody } from './body-limit.js';
+import { effectiveBodyLimit, guardIngestBody, type IngestGuards } from './body-limit.js';
 
 /** Methods whose requests are stored as events; HEAD and OPTIONS are answered without storing. */
 const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
@@ -37,7 +37,7 @@ function rawQuery(url: string): string {
  * after the commit that holds the event. An unknown endpoint and a wrong token are the same 404;
  * the endpoint's state (410 deleted, 503 paused) is told only to a caller holding the token.
  */
-export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejections }: { batcher: PullIngestBatcher; rejections: RejectionRecorder }): Promise<void> {
+export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejections, guards }: { batcher: PullIngestBatcher; rejections: RejectionRecorder; guards: IngestGuards }): Promise<void> {
   const { services } = app;
   services.metrics.registerIngestHooks(app, 'pull');
   const spanOf = traceIngestRequests(app, services.tracing, 'pull');
@@ -75,10 +75,10 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
   // The endpoint is found before its body is read, so that its own limit refuses a body too large
   // without reading it; the handler takes it from here.
   const foundBefore = new WeakMap<FastifyRequest, PullIngestEndpointRow>();
-  const limitBody: preParsingHookHandler = async (request, _reply, payload) => {
+  const limitBody: preParsingHookHandler = async (request, reply, payload) => {
     const endpoint = await lookup(request);
     foundBefore.set(request, endpoint);
-    return limitIngestBody(request, payload, effectiveBodyLimit(services.config, endpoint.max_body_bytes));
+    return guardIngestBody(request, reply, payload, effectiveBodyLimit(services.config, endpoint.max_body_bytes), guards);
   };
 
   const record: RouteHandlerMethod = async (request: FastifyRequest, reply: FastifyReply) => {

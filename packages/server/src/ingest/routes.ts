@@ -8,7 +8,7 @@ import { inboundEventType } from './event-type.js';
 import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, refusalOf, type RefusalBase } from './refusals.js';
 import type { RejectionRecorder } from './rejections.js';
 import { traceIngestRequests } from '../tracing/ingest-spans.js';
-import { effectiveBodyLimit, limitIngestBody } from './body-limit.js';
+import { effectiveBodyLimit, guardIngestBody, type IngestGuards } from './body-limit.js';
 
 const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
 const PAUSED_RETRY_AFTER_SECONDS = 60;
@@ -45,7 +45,7 @@ function idempotencyKeyOf(request: FastifyRequest, headerNames: readonly string[
  * exact bytes, verification before anything is stored, idempotency, and an answer only after the
  * commit that holds the message. Delivery happens elsewhere and is never waited for.
  */
-export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }: { batcher: IngestBatcher; rejections: RejectionRecorder }): Promise<void> {
+export async function ingestRoutes(app: FastifyInstance, { batcher, rejections, guards }: { batcher: IngestBatcher; rejections: RejectionRecorder; guards: IngestGuards }): Promise<void> {
   const { services } = app;
   services.metrics.registerIngestHooks(app, 'inbound');
   const spanOf = traceIngestRequests(app, services.tracing, 'inbound');
@@ -92,12 +92,12 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections }
   // The endpoint is found before its body is read, so that its own limit refuses a body too large
   // without reading it; the handler takes it from here.
   const foundBefore = new WeakMap<FastifyRequest, Found>();
-  const limitBody: preParsingHookHandler = (request, _reply, payload, done) => {
+  const limitBody: preParsingHookHandler = (request, reply, payload, done) => {
     const admit = (f: Found): void => {
       foundBefore.set(request, f);
       let limited;
       try {
-        limited = limitIngestBody(request, payload, effectiveBodyLimit(services.config, f.target.maxBodyBytes));
+        limited = guardIngestBody(request, reply, payload, effectiveBodyLimit(services.config, f.target.maxBodyBytes), guards);
       } catch (error) {
         done(error as Error);
         return;

@@ -3,6 +3,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Sql } from '../db/database.js';
 import { deliveryQueueStats, type DeliveryKind, type DeliveryStatus } from '../db/deliveries.js';
 import { AppError } from '../errors.js';
+import type { BudgetRefusal } from '../ingest/body-budget.js';
+import { IngestBudgetError } from '../ingest/body-limit.js';
+import { clientWentAway } from '../lib/client-abort.js';
 import type { VerificationCheck } from '../ingest/verify.js';
 import { SOCKET_LIMIT_NAMES, type SocketLimitName } from '../stream/sockets.js';
 import { droppedLogLines } from '../logging.js';
@@ -15,7 +18,7 @@ import { SERVER_COMMIT, SERVER_VERSION } from '../version.js';
  */
 
 export type IngestKind = 'inbound' | 'pull';
-export const INGEST_OUTCOMES = ['accepted', 'duplicate', 'rejected_verification', 'not_found', 'gone', 'paused', 'too_large', 'error'] as const;
+export const INGEST_OUTCOMES = ['accepted', 'duplicate', 'rejected_verification', 'not_found', 'gone', 'paused', 'too_large', 'over_budget', 'timeout', 'aborted', 'error'] as const;
 export type IngestOutcome = (typeof INGEST_OUTCOMES)[number];
 
 export type DeliveryMetricKind = 'outbound' | 'inbound_forward' | 'cli';
@@ -89,6 +92,8 @@ export class Metrics {
   private readonly queueDepth: Gauge<string>;
   private readonly queueOldestAge: Gauge<string>;
   private readonly connectedClisSources = new Set<() => number>();
+  private readonly inflightSources = new Set<() => number>();
+  private readonly budgetRefusals: Record<BudgetRefusal, CounterChild>;
   private readonly socketRefusals: Record<SocketLimitName, CounterChild>;
   private openSockets: () => number = () => 0;
 
@@ -132,6 +137,25 @@ export class Metrics {
       registers,
     });
     this.rejections = { recorded: boundCounter(rejections, 'recorded'), dropped: boundCounter(rejections, 'dropped') };
+
+    const budgetRefusals = new Counter({
+      name: 'hookrelay_ingest_budget_refusals_total',
+      help: 'Ingest requests answered 503 because the bytes of bodies being received would pass a bound: the process\'s (HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES) or the source address\'s share.',
+      labelNames: ['bound'],
+      registers,
+    });
+    this.budgetRefusals = { process: boundCounter(budgetRefusals, 'process'), source: boundCounter(budgetRefusals, 'source') };
+    const inflight = this.inflightSources;
+    new Gauge({
+      name: 'hookrelay_ingest_inflight_bytes',
+      help: 'Bytes of webhook bodies this process is receiving now, as its ingest budget counts them.',
+      registers,
+      collect() {
+        let total = 0;
+        for (const bytes of inflight) total += bytes();
+        this.set(total);
+      },
+    });
 
     const deliveries = new Counter({
       name: 'hookrelay_deliveries_total',
@@ -200,14 +224,27 @@ export class Metrics {
   registerIngestHooks(app: FastifyInstance, kind: IngestKind): void {
     const counts = this.ingestCounts[kind];
     const duration = this.ingestDurations[kind];
-    // 503 means paused or a database outage: only the error tells them apart.
-    const paused = new WeakSet<FastifyRequest>();
+    // 503 means paused, over the body budget or a database outage; 408 a slow body or a timeout:
+    // only the error tells them apart.
+    const outcomeOf = new WeakMap<FastifyRequest, IngestOutcome>();
     app.addHook('onError', (request, _reply, error, done) => {
-      if (error instanceof AppError && error.code === 'ENDPOINT_PAUSED') paused.add(request);
+      if (error instanceof AppError && error.code === 'ENDPOINT_PAUSED') outcomeOf.set(request, 'paused');
+      else if (error instanceof IngestBudgetError) outcomeOf.set(request, 'over_budget');
+      else if (clientWentAway(request)) outcomeOf.set(request, 'aborted');
+      done();
+    });
+    // A sender that closes its connection mid-body gets no answer: counted once, whichever hook comes.
+    const counted = new WeakSet<FastifyRequest>();
+    app.addHook('onRequestAbort', (request, done) => {
+      if (!counted.has(request) && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
+        counted.add(request);
+        counts.aborted.inc();
+      }
       done();
     });
     app.addHook('onResponse', (request, reply, done) => {
-      if (request.method === 'HEAD' || request.method === 'OPTIONS') return done();
+      if (request.method === 'HEAD' || request.method === 'OPTIONS' || counted.has(request)) return done();
+      counted.add(request);
       const status = reply.statusCode;
       if (status < 300) {
         if (reply.hasHeader('hookrelay-duplicate')) counts.duplicate.inc();
@@ -219,10 +256,23 @@ export class Metrics {
       else if (status === 404) counts.not_found.inc();
       else if (status === 410) counts.gone.inc();
       else if (status === 413) counts.too_large.inc();
-      else if (status === 503 && paused.has(request)) counts.paused.inc();
-      else counts.error.inc();
+      else if (status === 408) counts.timeout.inc();
+      else {
+        const outcome = outcomeOf.get(request);
+        counts[outcome ?? 'error'].inc();
+      }
       done();
     });
+  }
+
+  /** An ingest request answered 503 by the body budget. */
+  countBudgetRefusal(bound: BudgetRefusal): void {
+    this.budgetRefusals[bound].inc();
+  }
+
+  /** Adds a source of the bytes being received (an ingest budget of this app). */
+  trackIngestInflight(bytes: () => number): void {
+    this.inflightSources.add(bytes);
   }
 
   countVerificationFailure(check: VerificationCheck): void {

@@ -4,6 +4,8 @@ import { HTTP_STATUS_BY_ERROR_CODE, RETRY_AFTER_ERROR_CODES, type ErrorCode, typ
 import { AppError, bodyTooLarge } from '../errors.js';
 import { declaredLength } from '../ingest/body-limit.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
+import { IngestBudgetError } from '../ingest/body-limit.js';
+import { clientWentAway } from '../lib/client-abort.js';
 
 const CONTEXT_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
@@ -76,9 +78,15 @@ function send(reply: FastifyReply, request: FastifyRequest, code: ErrorCode, mes
 export function registerErrorHandling(app: FastifyInstance): void {
   const outageLog = new OutageLog();
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // The client closed the connection before its body was complete: nobody reads an answer, and
+    // its ECONNRESET is not the database's.
+    if (!(error instanceof AppError) && clientWentAway(request)) {
+      request.log.info({ err: { message: error.message, code: error.code } }, 'client closed the connection before its request body was complete');
+      return send(reply, request, 'INVALID_REQUEST', 'the request body was not complete: the client closed the connection');
+    }
     if (error instanceof AppError) {
       // 503s (a dependency down, a paused endpoint) are states, not faults: each is in the access log.
-      if (error.code === 'SERVICE_UNAVAILABLE') {
+      if (error.code === 'SERVICE_UNAVAILABLE' && !(error instanceof IngestBudgetError)) {
         const cause = databaseUnavailableCause(error.cause) ?? { message: error.cause instanceof Error ? error.cause.message : error.message, code: error.code };
         outageLog.record(request, error.message, cause);
       } else if (HTTP_STATUS_BY_ERROR_CODE[error.code] >= 500 && error.code !== 'ENDPOINT_PAUSED') {
