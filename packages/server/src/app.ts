@@ -4,7 +4,8 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Config } from './config.js';
 import type { AppDeps, AppServices } from './services.js';
-import { openPayloadStore } from './storage/payload-store.js';
+import { openPayloadStore, withBlobStore } from './storage/payload-store.js';
+import { openBlobStore } from './storage/open-blob-store.js';
 import { IngestEndpointCache } from './ingest/endpoint-cache.js';
 import { Metrics } from './metrics/index.js';
 import { metricsRoutes } from './metrics/routes.js';
@@ -129,7 +130,8 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   // First: a server configured for tracing without the OpenTelemetry packages stops here.
   const tracing = deps.tracing ?? (await openTracing(config.tracing, SERVER_VERSION, app.log));
   const ingestCache = new IngestEndpointCache(deps.db.sql, deps.secretBox);
-  const payloadStore = deps.payloadStore ?? (await openPayloadStore(config.payloadStore));
+  const openedStore = deps.payloadStore ?? (await openPayloadStore(config.payloadStore));
+  const payloadStore = openedStore.blobs ? openedStore : withBlobStore(openedStore, openBlobStore(deps.db, config, app.log));
   const metrics = new Metrics(deps.db.sql, app.log);
   const engines = new Engines(
     { ...deps, config, payloadStore, ingestCache, metrics, tracing, log: app.log },
@@ -167,7 +169,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   // those it had. A payload store the caller handed in stays open for the caller.
   app.addHook('onClose', async () => {
     await engines.close();
-    if (payloadStore !== deps.payloadStore) await payloadStore.close?.();
+    if (openedStore !== deps.payloadStore) await openedStore.close?.();
     // Last: the spans of the stop itself (the final commits, deliveries and results) are exported too.
     if (tracing !== deps.tracing) await tracing.shutdown();
   });

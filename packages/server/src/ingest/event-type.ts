@@ -1,4 +1,5 @@
 import type { EventTypeSource } from '@hookrelay/shared';
+import { JsonPathScanner, type ScannedValue } from './json-scan.js';
 
 /** Longest event type stored: the list's `event_type` filter takes at most this many characters. */
 export const MAX_EVENT_TYPE_LENGTH = 255;
@@ -116,4 +117,46 @@ export interface EventTypeRule {
 /** The event type of an inbound webhook under `rule` (see `extractEventType`, `detectEventType`). */
 export function inboundEventType(rule: EventTypeRule, body: Buffer, rawHeaders: readonly [string, string][]): string | null {
   return rule.source !== null && rule.path !== null ? extractEventType(rule.source, rule.path, body, rawHeaders) : detectEventType(body, rawHeaders);
+}
+
+/**
+ * The event type of a body that streams by in pieces (one too large to hold whole), under the same
+ * rules as `inboundEventType`, read by a JsonPathScanner as the bytes arrive: `write` each piece,
+ * then `end`. A rule that reads a header, or a provider told by its headers, reads no byte.
+ */
+export function streamedEventType(rule: EventTypeRule, rawHeaders: readonly [string, string][]): { write(chunk: Uint8Array): void; end(): string | null } {
+  const fixed = (value: string | null) => ({ write() {}, end: () => value });
+  if (rule.source !== null && rule.path !== null) {
+    if (rule.source === 'header') return fixed(extractEventType(rule.source, rule.path, Buffer.alloc(0), rawHeaders));
+    const scanner = new JsonPathScanner([rule.path.split('.')]);
+    return {
+      write: (chunk) => scanner.write(chunk),
+      end: () => scalarText(scanner.end().get(0)),
+    };
+  }
+  const github = headerValue(rawHeaders, 'x-github-event');
+  if (github !== undefined) return fixed(usable(github));
+  const shopify = headerValue(rawHeaders, 'x-shopify-topic');
+  if (shopify !== undefined) return fixed(usable(shopify));
+  const scanner = new JsonPathScanner([['type'], ['event', 'type']]);
+  const slackHeader = headerValue(rawHeaders, 'x-slack-signature') !== undefined;
+  return {
+    write: (chunk) => scanner.write(chunk),
+    end: () => {
+      const found = scanner.end();
+      if (scanner.topLevelObject !== true) return null;
+      const string = (v: ScannedValue | undefined) => (v?.kind === 'string' ? usable(v.value) : null);
+      const type = string(found.get(0));
+      const slack = slackHeader || (type !== null && SLACK_BODY_TYPES.has(type));
+      return slack ? (string(found.get(1)) ?? type) : type;
+    },
+  };
+}
+
+/** A scanned value as `extractEventType` stores it: strings as they are, numbers and booleans as their JSON text. */
+function scalarText(value: ScannedValue | undefined): string | null {
+  if (value === undefined || value.kind === 'other') return null;
+  if (value.kind === 'string') return usable(value.value);
+  const parsed: unknown = JSON.parse(value.text);
+  return (typeof parsed === 'number' && Number.isFinite(parsed)) || typeof parsed === 'boolean' ? usable(String(parsed)) : null;
 }

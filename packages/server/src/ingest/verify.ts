@@ -55,8 +55,13 @@ export interface VerificationSettings {
 }
 
 export interface InboundRequest {
-  /** The exact bytes received. */
+  /** The exact bytes received (empty when the body streamed to storage: `macOf` has its HMACs). */
   rawBody: Buffer;
+  /**
+   * The HMAC-SHA256 under `key` of `prefix` (latin1) and then the body, when the body was not kept
+   * whole: computed as it arrived, for the inputs `macInputs` named before it did.
+   */
+  macOf?: (key: KeyObject, prefix: string | null) => Buffer;
   /** Node's IncomingHttpHeaders: names lowercased. */
   headers: Readonly<Record<string, string | string[] | undefined>>;
   query: URLSearchParams;
@@ -156,10 +161,37 @@ function digestEquals(expected: Buffer, given: Buffer | null): boolean {
  * holds header text; Node decodes header bytes as latin1, so encoding it back as latin1 gives the
  * exact bytes the sender signed.
  */
-function mac(key: KeyObject, prefix: string | null, body: Buffer): Buffer {
+function mac(key: KeyObject, prefix: string | null, request: InboundRequest): Buffer {
+  if (request.macOf !== undefined) return request.macOf(key, prefix);
   const hmac = createHmac('sha256', key);
   if (prefix !== null) hmac.update(prefix, 'latin1');
-  return hmac.update(body).digest();
+  return hmac.update(request.rawBody).digest();
+}
+
+/** An HMAC a verifier will compute over a request's body: its key and what precedes the body. */
+export interface MacInput {
+  key: KeyObject;
+  prefix: string | null;
+}
+
+/**
+ * The HMACs `verify` will ask of a request's body, found before the body arrives: the checks read
+ * the key and the signed prefix from the settings and the headers alone, so a run over the headers
+ * with a body that records what it is asked (and answers a digest no signature matches) names them.
+ * The body can then stream to storage while those HMACs are computed over it.
+ */
+export function macInputs(verify: Verifier, request: Omit<InboundRequest, 'rawBody' | 'macOf'>): MacInput[] {
+  const inputs: MacInput[] = [];
+  const none = Buffer.alloc(32);
+  verify({
+    ...request,
+    rawBody: Buffer.alloc(0),
+    macOf: (key, prefix) => {
+      inputs.push({ key, prefix });
+      return none;
+    },
+  });
+  return inputs;
 }
 
 /** `value` without `prefix` (matched case-insensitively), or null when it does not start with it. */
@@ -374,11 +406,11 @@ function compileHmac(settings: VerificationSettings): Check {
           return malformed(`malformed signature header ${signatureHeader}`, scheme === 'hex' ? '64 hex digits, optionally after sha256=' : 'a base64 SHA-256 digest, optionally after sha256=');
         }
         if (configuredTimestampHeader === null) {
-          return digestEquals(mac(key, null, request.rawBody), given) ? null : mismatch('the body');
+          return digestEquals(mac(key, null, request), given) ? null : mismatch('the body');
         }
         const timestamp = readTimestamp(request, configuredTimestampHeader, rule);
         if (isFailure(timestamp)) return timestamp;
-        if (!digestEquals(mac(key, `${timestamp.text}.`, request.rawBody), given)) {
+        if (!digestEquals(mac(key, `${timestamp.text}.`, request), given)) {
           return mismatch(`the ${configuredTimestampHeader} value, ".", and the body`);
         }
         return checkTolerance(timestamp.seconds, request.now, rule);
@@ -391,7 +423,7 @@ function compileHmac(settings: VerificationSettings): Check {
         if (typeof text !== 'string') return text;
         const given = hexDigest(withoutPrefix(text, 'sha256=') ?? '');
         if (given === null) return malformed(`malformed signature header ${signatureHeader} (expected sha256=<hex>)`, 'sha256= followed by 64 hex digits');
-        return digestEquals(mac(key, null, request.rawBody), given) ? null : mismatch('the body');
+        return digestEquals(mac(key, null, request), given) ? null : mismatch('the body');
       };
 
     case 'stripe':
@@ -423,7 +455,7 @@ function compileHmac(settings: VerificationSettings): Check {
         if (seconds === null) {
           return fail('timestamp', `malformed signature header ${signatureHeader} (bad t=)`, 'timestamp_malformed', `the t= value of the ${signatureHeader} header is not a unix time in seconds`);
         }
-        const expected = mac(key, `${timestampText}.`, request.rawBody);
+        const expected = mac(key, `${timestampText}.`, request);
         // No early exit: every candidate is compared, so timing does not say which one matched.
         let matched = false;
         for (const signature of signatures) {
@@ -442,7 +474,7 @@ function compileHmac(settings: VerificationSettings): Check {
         if (given === null) return malformed(`malformed signature header ${signatureHeader} (expected v0=<hex>)`, 'v0= followed by 64 hex digits');
         const timestamp = readTimestamp(request, timestampHeader, presetRule);
         if (isFailure(timestamp)) return timestamp;
-        if (!digestEquals(mac(key, `v0:${timestamp.text}:`, request.rawBody), given)) {
+        if (!digestEquals(mac(key, `v0:${timestamp.text}:`, request), given)) {
           return mismatch(`"v0:", the ${timestampHeader} value, ":", and the body`);
         }
         return checkTolerance(timestamp.seconds, request.now, presetRule);
@@ -462,7 +494,7 @@ function compileHmac(settings: VerificationSettings): Check {
         if (id === null) return fail('hmac', `repeated id header ${idHeader}`, 'signature_malformed', `the ${idHeader} header is sent more than once, so which id was signed is ambiguous`);
         const timestamp = readTimestamp(request, timestampHeader, presetRule);
         if (isFailure(timestamp)) return timestamp;
-        const expected = mac(key, `${id}.${timestamp.text}.`, request.rawBody);
+        const expected = mac(key, `${id}.${timestamp.text}.`, request);
         let matched = false;
         let sawV1 = false;
         for (const part of text.split(' ')) {

@@ -1,22 +1,11 @@
 import type { PayloadStoreConfig } from '../config.js';
 import type { Sql } from '../db/database.js';
 import { deletePayloads, getPayload, getPayloads, insertPayloads } from '../db/payloads.js';
-import { AppError } from '../errors.js';
+import { Readable } from 'node:stream';
+import { isBlobKey, readBlob, type BlobStore, type ByteRange } from './blob-store.js';
+import { PayloadUnavailableError } from './errors.js';
 
-/** The store could not be read (not: the payload is gone on purpose). Answered as `body_error`. */
-export class PayloadUnavailableError extends Error {
-  override readonly name = 'PayloadUnavailableError';
-}
-
-/**
- * An object store refused or did not answer a write. Answered 503 SERVICE_UNAVAILABLE with
- * Retry-After; like a database outage, retrying the same batch item by item would not help.
- */
-export class PayloadStoreUnavailableError extends AppError {
-  constructor(cause: unknown) {
-    super('SERVICE_UNAVAILABLE', 'payload storage is unavailable; retry later', { retryAfterSeconds: 5, cause });
-  }
-}
+export { PayloadStoreUnavailableError, PayloadUnavailableError } from './errors.js';
 
 /**
  * Payload bytes by key (docs/architecture.md, Storage). `sql` is the caller's transaction, so the
@@ -32,6 +21,49 @@ export interface PayloadStore {
   deleteMany(sql: Sql, keys: readonly string[]): Promise<void>;
   /** Releases connections; called once the app that opened the store has closed. */
   close?(): Promise<void>;
+  /** Where large bodies stream to as they arrive (`blob/…` keys), when the store has such a place. */
+  readonly blobs?: BlobStore;
+}
+
+/**
+ * The payload store with a blob store beside it: `blob/…` keys are the blob store's (read whole
+ * by get/getMany for the readers that need one buffer; `openPayload` streams them), every other key
+ * the payload store's.
+ */
+export function withBlobStore(inner: PayloadStore, blobs: BlobStore): PayloadStore {
+  const split = (keys: readonly string[]) => ({ blob: keys.filter(isBlobKey), other: keys.filter((k) => !isBlobKey(k)) });
+  return {
+    kind: inner.kind,
+    blobs,
+    putMany: (sql, items) => inner.putMany(sql, items),
+    async get(sql, key) {
+      return isBlobKey(key) ? readBlob(blobs, key) : inner.get(sql, key);
+    },
+    async getMany(sql, keys) {
+      const { blob, other } = split(keys);
+      const found = other.length > 0 ? await inner.getMany(sql, other) : new Map<string, Buffer>();
+      for (const key of blob) found.set(key, await readBlob(blobs, key));
+      return found;
+    },
+    async deleteMany(sql, keys) {
+      const { blob, other } = split(keys);
+      if (other.length > 0) await inner.deleteMany(sql, other);
+      if (blob.length > 0) await blobs.deleteMany(sql, blob);
+    },
+    ...(inner.close ? { close: () => inner.close!() } : {}),
+  };
+}
+
+/**
+ * A payload as a stream of at most BLOB_CHUNK_BYTES pieces: a blob read from its store, anything
+ * else from the buffer the payload store answers. Undefined when no payload is stored under the key;
+ * a store that cannot be read fails (the promise, or the stream) with PayloadUnavailableError.
+ */
+export async function openPayload(store: PayloadStore, sql: Sql, key: string, size?: number, range?: ByteRange): Promise<Readable | undefined> {
+  if (isBlobKey(key) && store.blobs) return store.blobs.read(key, size, range);
+  const bytes = await store.get(sql, key);
+  if (bytes === undefined) return undefined;
+  return Readable.from([range ? bytes.subarray(range.start, range.end + 1) : bytes], { objectMode: false });
 }
 
 /** The configured store (HOOKRELAY_PAYLOAD_STORE). The S3 client is loaded only when it is used. */

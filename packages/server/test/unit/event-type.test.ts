@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectEventType, extractEventType, inboundEventType } from '../../src/ingest/event-type.js';
+import { detectEventType, extractEventType, inboundEventType, streamedEventType } from '../../src/ingest/event-type.js';
 
 const body = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
 
@@ -82,5 +82,44 @@ describe('detectEventType and inboundEventType', () => {
     expect(inboundEventType({ source: 'body', path: 'kind' }, payload, headers(['X-GitHub-Event', 'push']))).toBe('own');
     expect(inboundEventType({ source: 'header', path: 'X-Kind' }, payload, headers(['x-kind', 'h']))).toBe('h');
     expect(inboundEventType({ source: null, path: null }, payload, [])).toBe('provider');
+  });
+});
+
+describe('streamedEventType', () => {
+  const rules = [
+    { source: null, path: null },
+    { source: 'body' as const, path: 'type' },
+    { source: 'body' as const, path: 'a.b' },
+    { source: 'body' as const, path: 'items.1.kind' },
+    { source: 'body' as const, path: 'n' },
+    { source: 'header' as const, path: 'X-Event' },
+  ];
+  const headerSets: [string, string][][] = [[], [['X-GitHub-Event', 'push']], [['x-shopify-topic', 'orders/create']], [['X-Slack-Signature', 'v0=1']], [['X-Event', 'from-header']]];
+  const bodies = [
+    { type: 'a' },
+    { type: 'event_callback', event: { type: 'message' } },
+    { type: 'url_verification' },
+    { type: 'x', event: ['type'] },
+    { a: { b: 'deep' }, type: 7 },
+    { items: [{ kind: 'x' }, { kind: 'y' }], n: 1e3 },
+    { n: true, type: 'y'.repeat(256) },
+    [{ type: 'in-array' }],
+    'not json',
+    '{"type":"cut"',
+    '\ufeff{"type":"bom"}',
+    '  {"type":"spaced"} ',
+  ];
+
+  it('gives what inboundEventType gives for the whole body, for every rule, header set and body, cut into pieces', () => {
+    for (const rule of rules) {
+      for (const headers of headerSets) {
+        for (const value of bodies) {
+          const bytes = body(value);
+          const streamed = streamedEventType(rule, headers);
+          for (let at = 0; at < bytes.length; at += 5) streamed.write(bytes.subarray(at, at + 5));
+          expect(streamed.end(), `${JSON.stringify(rule)} ${JSON.stringify(headers)} ${bytes.toString()}`).toBe(inboundEventType(rule, bytes, headers));
+        }
+      }
+    }
   });
 });

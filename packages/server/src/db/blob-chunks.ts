@@ -1,0 +1,17 @@
+import type { Sql } from './database.js';
+
+/** One piece of a blob of the chunk store, in its own autocommit statement (storage/blob-store.ts). */
+export async function insertBlobChunk(sql: Sql, key: string, seq: number, data: Buffer): Promise<void> {
+  await sql`INSERT INTO payload_chunks (key, seq, data) VALUES (${key}, ${seq}, ${data}::bytea)`;
+}
+
+/** Up to `limit` pieces of a blob from piece `fromSeq` on, in order. */
+export async function readBlobChunks(sql: Sql, key: string, fromSeq: number, limit: number): Promise<{ seq: number; data: Buffer }[]> {
+  const rows = await sql<{ seq: number; data: Uint8Array }>`
+    SELECT seq, data FROM payload_chunks WHERE key = ${key} AND seq >= ${fromSeq} ORDER BY seq LIMIT ${limit}`;
+  return rows.map((r) => ({ seq: r.seq, data: Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength) }));
+}
+
+export async function deleteBlobChunks(sql: Sql, keys: readonly string[]): Promise<void> {
+  await sql`DELETE FROM payload_chunks WHERE key = ANY(${[...keys]}::text[])`;
+}
