@@ -9,9 +9,11 @@
 -- n: 0, 1, 2, … in array order; ord: the caller's own reference, returned as given; id: proposed by
 -- the caller, growing per endpoint in arrival order; at most one item per (endpoint, idempotency
 -- key); event_type (text or null), verified (a JSON array of check names) and trace_context (the
--- W3C traceparent of the request's span) may be absent, as processes of older versions send none. The payload key is `inbound/<proposed id>`. p_bodies:
--- the bodies concatenated (item bytes at body_offset, size_bytes long), or NULL when the payloads
--- live in an object store and were written before this call. Returns one row per item: 'stored'
+-- W3C traceparent of the request's span) may be absent, as processes of older versions send none.
+-- payload_key, when given, names a body already written to the blob store (src/storage/blob-store.ts),
+-- whose pending upload the commit ends; otherwise the payload key is `inbound/<proposed id>`. p_bodies:
+-- the other bodies concatenated (item bytes at body_offset, size_bytes long), or NULL when the
+-- payloads live in an object store and were written before this call. Returns one row per item: 'stored'
 -- (message_id = its id), 'duplicate' (message_id = the message that holds the live idempotency
 -- key), 'paused' or 'gone'; previous_last_id is the endpoint's last id before this commit.
 --
@@ -38,7 +40,8 @@ BEGIN
   WITH items AS MATERIALIZED (
     SELECT t.* FROM jsonb_to_recordset(p_items) AS t (n integer, ord integer, id uuid, endpoint_id uuid,
       project_id uuid, method text, path text, query text, content_type text, size_bytes integer, sha256 text,
-      raw_headers jsonb, idempotency_key text, received_at timestamptz, body_offset integer, event_type text, verified jsonb, trace_context text)
+      raw_headers jsonb, idempotency_key text, received_at timestamptz, body_offset integer, event_type text, verified jsonb, trace_context text,
+      payload_key text)
   ),
   endpoints AS MATERIALIZED (
     SELECT e.id, e.mode, e.paused, e.last_message_id,
@@ -72,14 +75,17 @@ BEGIN
     INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes,
       payload_sha256, raw_headers, payload_key, idempotency_key, received_at, updated_at, event_type, verified, trace_context)
     SELECT d.final_id, d.project_id, d.endpoint_id, d.method, d.path, d.query, d.content_type, d.size_bytes,
-      d.sha256, d.raw_headers, 'inbound/' || d.id, d.idempotency_key, d.received_at, d.received_at,
+      d.sha256, d.raw_headers, coalesce(d.payload_key, 'inbound/' || d.id), d.idempotency_key, d.received_at, d.received_at,
       d.event_type, coalesce(d.verified, '[]'::jsonb), d.trace_context
     FROM decided d WHERE d.accepted
   ),
   stored_payloads AS (
     INSERT INTO payloads (key, data)
     SELECT 'inbound/' || d.id, substring(p_bodies FROM d.body_offset + 1 FOR d.size_bytes)
-    FROM decided d WHERE d.accepted AND p_bodies IS NOT NULL
+    FROM decided d WHERE d.accepted AND p_bodies IS NOT NULL AND d.payload_key IS NULL
+  ),
+  uploads_ended AS (
+    DELETE FROM payload_uploads u USING decided d WHERE d.accepted AND u.key = d.payload_key
   ),
   jobs AS (
     INSERT INTO delivery_jobs (message_id, kind, destination, run_at)

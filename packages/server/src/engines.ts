@@ -33,6 +33,7 @@ import { ResultBatcher } from './stream/result-batcher.js';
 import { SocketRegistry } from './stream/sockets.js';
 import { WatchHub } from './stream/watch.js';
 import { DEFAULT_SWEEPERS, startSweepers, type SweeperHandle } from './sweepers/runner.js';
+import { abandonedUploadsSweeper } from './sweepers/blob-uploads.js';
 import type { Tracing } from './tracing/tracing.js';
 
 /** What the engines are built from: the app's services that exist before them. */
@@ -93,7 +94,7 @@ function committedRow(id: string, item: IngestItem, frame?: string): CommittedIn
     path: item.path,
     query: item.query,
     content_type: item.contentType,
-    size_bytes: item.body.length,
+    size_bytes: item.streamed?.size ?? item.body.length,
     payload_sha256: item.sha256,
     raw_headers: item.rawHeaders,
     received_at: item.receivedAt,
@@ -248,7 +249,7 @@ export class Engines {
   async startBackground(): Promise<void> {
     const { config, db, payloadStore, tracing, log } = this.deps;
     if (!config.roles.has('worker')) return;
-    this.sweepers = startSweepers(db, { payloadStore, tracing }, log, config.sweepIntervalSeconds * 1000, [...DEFAULT_SWEEPERS, ...DELIVERY_SWEEPERS]);
+    this.sweepers = startSweepers(db, { payloadStore, tracing }, log, config.sweepIntervalSeconds * 1000, [...DEFAULT_SWEEPERS, abandonedUploadsSweeper(config.requestTimeoutSeconds), ...DELIVERY_SWEEPERS]);
     await this.worker?.start();
   }
 

@@ -77,6 +77,8 @@ export interface IngestBatchItem {
   verified: readonly string[];
   /** The `traceparent` of the request's span (docs/operating.md, Tracing); null without tracing. */
   trace_context: string | null;
+  /** A body already in the blob store: its key, and the commit ends its pending upload. Null: inline. */
+  payload_key: string | null;
 }
 
 /** `previous_last_id`: the endpoint's last committed id before this call. */
@@ -148,6 +150,12 @@ export async function storeInboundOne(sql: Sql, item: IngestBatchItem, body: Buf
   const announced = forward
     ? sql.fragment`, (SELECT count(pg_notify(${DELIVERIES_CHANNEL}, '')) FROM (SELECT 1 FROM job LIMIT 1) AS any_job) AS announced`
     : sql.fragment``;
+  const uploadEnded = item.payload_key === null
+    ? sql.fragment``
+    : sql.fragment`,
+    upload_ended AS (
+      DELETE FROM payload_uploads WHERE key = ${item.payload_key}::text AND EXISTS (SELECT 1 FROM placed)
+    )`;
   const [row] = await sql<IngestBatchResultRow>`
     WITH placed AS (
       UPDATE inbound_endpoints e
@@ -163,14 +171,14 @@ export async function storeInboundOne(sql: Sql, item: IngestBatchItem, body: Buf
         payload_sha256, raw_headers, payload_key, received_at, updated_at, event_type, verified, trace_context)
       SELECT p.final_id, ${item.project_id}::uuid, p.endpoint_id, ${item.method}::text, ${item.path}::text, ${item.query}::text,
              ${item.content_type}::text, ${item.size_bytes}::integer, ${item.sha256}::text, ${item.raw_headers as unknown as object}::jsonb,
-             'inbound/' || ${item.id}::text, r.at, r.at, ${item.event_type ?? null}::text, coalesce(${item.verified as unknown as object}::jsonb, '[]'),
+             coalesce(${item.payload_key}::text, 'inbound/' || ${item.id}::text), r.at, r.at, ${item.event_type ?? null}::text, coalesce(${item.verified as unknown as object}::jsonb, '[]'),
              ${item.trace_context}::text
       FROM placed p, (SELECT ${receivedAt}::text::timestamptz AS at) AS r
     ),
     stored_payload AS (
       INSERT INTO payloads (key, data)
       SELECT 'inbound/' || ${item.id}::text, b.data FROM placed, (SELECT ${body}::bytea AS data) AS b WHERE b.data IS NOT NULL
-    )${job}
+    )${uploadEnded}${job}
     SELECT ${item.ord}::integer AS ord, 'stored' AS outcome, p.final_id AS message_id, p.endpoint_id, p.previous_last_id
     FROM placed p${announced}`;
   if (row !== undefined) return row;

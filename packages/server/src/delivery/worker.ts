@@ -36,6 +36,7 @@ import { Backoff } from '../lib/backoff.js';
 import type { EnqueueLease } from '../db/messages.js';
 import type { SecretBox } from '../security/crypto.js';
 import { createGuardedAgent, type Resolver } from '../security/ssrf.js';
+import { isBlobKey } from '../storage/blob-store.js';
 import { PayloadUnavailableError, type PayloadStore } from '../storage/payload-store.js';
 import type { HandedOverDelivery, LocalDeliveryWorker } from './local-worker.js';
 import { reserveSlots } from './rate-limit.js';
@@ -518,15 +519,19 @@ export class DeliveryWorker implements LocalDeliveryWorker {
    * fault, so it costs no attempt: every delivery is postponed instead.
    */
   private async fetchPayloads(tx: Sql, ready: DeliveryContext[], inlinePayloads: boolean): Promise<{ payloads: Map<string, Buffer>; postponed: Release[] }> {
-    if (inlinePayloads) {
-      const payloads = new Map<string, Buffer>();
-      for (const c of ready) {
-        if (c.payload_key !== null && c.payload) payloads.set(c.payload_key, Buffer.from(c.payload.buffer, c.payload.byteOffset, c.payload.byteLength));
-      }
-      return { payloads, postponed: [] };
+    const payloads = new Map<string, Buffer>();
+    const fromStore: string[] = [];
+    for (const c of ready) {
+      if (c.payload_key === null) continue;
+      // A streamed body is in the blob store, whichever store holds the others.
+      if (inlinePayloads && !isBlobKey(c.payload_key)) {
+        if (c.payload) payloads.set(c.payload_key, Buffer.from(c.payload.buffer, c.payload.byteOffset, c.payload.byteLength));
+      } else fromStore.push(c.payload_key);
     }
+    if (fromStore.length === 0) return { payloads, postponed: [] };
     try {
-      return { payloads: await this.deps.payloadStore.getMany(tx, ready.map((c) => c.payload_key).filter((k): k is string => k !== null)), postponed: [] };
+      for (const [key, bytes] of await this.deps.payloadStore.getMany(tx, fromStore)) payloads.set(key, bytes);
+      return { payloads, postponed: [] };
     } catch (error) {
       if (!(error instanceof PayloadUnavailableError)) throw error;
       this.deps.log.warn({ err: error }, 'delivery worker: payload store unavailable; deliveries postponed');

@@ -28,7 +28,13 @@ export interface IngestItem {
   query: string;
   contentType: string;
   rawHeaders: [string, string][];
+  /** The body's bytes; empty when it is `streamed` to the blob store. */
   body: Buffer;
+  /**
+   * A body already written to the blob store (ingest/body-intake.ts): its key and size, and how to
+   * remove it when no message keeps it (a duplicate, an endpoint paused or gone meanwhile).
+   */
+  streamed: { key: string; size: number; abort(): Promise<void> } | null;
   sha256: string;
   idempotencyKey: string | null;
   receivedAt: Date;
@@ -165,8 +171,15 @@ export class IngestBatcher {
       sent.push(i);
     });
 
-    // The bodies concatenated, as the batch's call takes them (one webhook's own body needs no copy).
-    const bodies = this.payloadStore.kind !== 'database' ? null : sent.length === 1 ? items[sent[0]!]!.body : Buffer.concat(sent.map((i) => items[i]!.body));
+    // A body no message of this batch will hold is removed now (its blob's pending record would
+    // otherwise wait for the sweeper).
+    const abandon = (item: IngestItem) => {
+      if (item.streamed) void item.streamed.abort();
+    };
+    // The bodies concatenated, as the batch's call takes them (one webhook's own body needs no copy);
+    // streamed ones are in the blob store already.
+    const inline = sent.filter((i) => items[i]!.streamed === null);
+    const bodies = this.payloadStore.kind !== 'database' || inline.length === 0 ? null : inline.length === 1 ? items[inline[0]!]!.body : Buffer.concat(inline.map((i) => items[i]!.body));
     let offset = 0;
     const batchItems: IngestBatchItem[] = sent.map((i, n) => {
       const item = items[i]!;
@@ -180,7 +193,7 @@ export class IngestBatcher {
         path: item.path,
         query: item.query,
         content_type: item.contentType,
-        size_bytes: item.body.length,
+        size_bytes: item.streamed?.size ?? item.body.length,
         sha256: item.sha256,
         raw_headers: item.rawHeaders,
         idempotency_key: item.idempotencyKey,
@@ -189,19 +202,20 @@ export class IngestBatcher {
         event_type: item.eventType,
         verified: item.verified,
         trace_context: item.traceContext,
+        payload_key: item.streamed?.key ?? null,
       };
-      offset += item.body.length;
+      if (item.streamed === null) offset += item.body.length;
       return row;
     });
     this.proposeIds(batchItems);
-    if (bodies === null) {
+    if (this.payloadStore.kind !== 'database') {
       // An object store is written before the commit, so a committed message always has its payload.
-      await this.payloadStore.putMany(this.db.sql, batchItems.map((b) => ({ key: `inbound/${b.id}`, data: items[b.ord]!.body })));
+      await this.payloadStore.putMany(this.db.sql, batchItems.filter((b) => b.payload_key === null).map((b) => ({ key: `inbound/${b.id}`, data: items[b.ord]!.body })));
     }
 
     const alone = batchItems.length === 1 && batchItems[0]!.idempotency_key === null ? batchItems[0]! : undefined;
     const storing = alone
-      ? storeInboundOne(this.db.sql, alone, bodies, items[alone.ord]!.endpointMode).then((row) => [row])
+      ? storeInboundOne(this.db.sql, alone, alone.payload_key === null ? bodies : null, items[alone.ord]!.endpointMode).then((row) => [row])
       : storeInboundBatch(this.db.sql, batchItems, bodies, new Date(Date.now() + IDEMPOTENCY_WINDOW_MS));
     const rendering = this.renderWhileStoring(batchItems, items);
     let rows: Awaited<typeof storing>;
@@ -211,6 +225,9 @@ export class IngestBatcher {
       rendering.settled = true;
     }
 
+    // A streamed body is not in hand: its endpoint's streams read the commit back (on its NOTIFY)
+    // rather than get part of it from here.
+    const readBack = new Set(batchItems.filter((b) => b.payload_key !== null).map((b) => b.endpoint_id));
     const outcomes: (IngestOutcome | undefined)[] = new Array(items.length);
     let committed: Map<string, CommittedMessages> | undefined;
     for (const row of rows) {
@@ -222,7 +239,8 @@ export class IngestBatcher {
         const announced = this.unannounced.get(row.endpoint_id);
         if (announced === undefined || announced < row.message_id) this.unannounced.set(row.endpoint_id, row.message_id);
       }
-      if (row.outcome === 'stored' && this.options.onCommitted && this.options.wantsCommitted?.(row.endpoint_id)) {
+      if (row.outcome !== 'stored') abandon(items[row.ord]!);
+      if (row.outcome === 'stored' && this.options.onCommitted && !readBack.has(row.endpoint_id) && this.options.wantsCommitted?.(row.endpoint_id)) {
         committed ??= new Map();
         let commit = committed.get(row.endpoint_id);
         if (!commit) committed.set(row.endpoint_id, (commit = { endpointId: row.endpoint_id, previousLastId: row.previous_last_id, messages: [] }));
@@ -240,14 +258,15 @@ export class IngestBatcher {
         }
       }
     }
-    items.forEach((_, i) => {
+    items.forEach((item, i) => {
       const first = sameAs[i];
       if (first === undefined) return;
+      abandon(item);
       const outcome = outcomes[first]!;
       outcomes[i] = outcome.kind === 'stored' ? { kind: 'duplicate', messageId: outcome.messageId } : outcome;
     });
-    if (bodies === null) {
-      const unused = batchItems.filter((b) => outcomes[b.ord]?.kind !== 'stored').map((b) => `inbound/${b.id}`);
+    if (this.payloadStore.kind !== 'database') {
+      const unused = batchItems.filter((b) => b.payload_key === null && outcomes[b.ord]?.kind !== 'stored').map((b) => `inbound/${b.id}`);
       if (unused.length > 0) await this.payloadStore.deleteMany(this.db.sql, unused).catch(() => undefined);
     }
     this.announceSoon(committed !== undefined);
@@ -285,7 +304,7 @@ export class IngestBatcher {
       setImmediate(() => {
         for (const b of batchItems) {
           if (rendering.settled) return;
-          if (!wantsCommitted(b.endpoint_id)) continue;
+          if (b.payload_key !== null || !wantsCommitted(b.endpoint_id)) continue;
           try {
             const text = renderCommitted({ id: b.id, item: items[b.ord]! });
             if (text !== undefined) rendering.byOrd.set(b.ord, { id: b.id, text });

@@ -3,7 +3,7 @@ import { AppError } from '../errors.js';
 import type { Refusal } from './rejections.js';
 
 /** What a refusal keeps of its request and endpoint, whatever the reason. */
-export type RefusalBase = Omit<Refusal, 'reason' | 'detail' | 'status' | 'verification' | 'body' | 'unreadSize'>;
+export type RefusalBase = Omit<Refusal, 'reason' | 'detail' | 'status' | 'verification' | 'body' | 'unreadSize' | 'whole'>;
 type Reasoned = Pick<Refusal, 'reason' | 'detail' | 'status' | 'verification'>;
 
 /**
@@ -12,7 +12,7 @@ type Reasoned = Pick<Refusal, 'reason' | 'detail' | 'status' | 'verification'>;
  * V8's old generation (`node --trace-gc` under bench/rejections.mjs), so a flood kept the old
  * generation's collector running, and its pauses held up every endpoint's requests.
  */
-export function refusalOf(base: RefusalBase, why: Reasoned, read: Pick<Refusal, 'body' | 'unreadSize'>): Refusal {
+export function refusalOf(base: RefusalBase, why: Reasoned, read: Pick<Refusal, 'body' | 'unreadSize' | 'whole'>): Refusal {
   return {
     endpointKind: base.endpointKind,
     endpointId: base.endpointId,
@@ -30,6 +30,7 @@ export function refusalOf(base: RefusalBase, why: Reasoned, read: Pick<Refusal, 
     status: why.status,
     verification: why.verification,
     body: read.body,
+    whole: read.whole,
     unreadSize: read.unreadSize,
   };
 }

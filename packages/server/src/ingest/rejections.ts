@@ -39,6 +39,8 @@ export interface Refusal {
   body: Buffer | undefined;
   /** The size to report when the body was not read (its Content-Length, or what was read). */
   unreadSize?: number | undefined;
+  /** A body that streamed to storage: `body` is its start, these are what the whole had. */
+  whole?: { size: number; sha256: string } | undefined;
   sourceAddress: string;
   /** The endpoint's static token: its header (lowercase) and query parameter, redacted from what is kept. */
   secretHeader?: string | null;
@@ -239,10 +241,10 @@ export class RejectionRecorder {
       path: refusal.path,
       query: redactQuery(refusal.query, refusal.secretQueryParam),
       rawHeaders: redactHeaders(refusal.rawHeaders, refusal.secretHeader),
-      sizeBytes: body === undefined ? (refusal.unreadSize ?? 0) : body.length,
-      bodySha256: body === undefined ? null : createHash('sha256').update(body).digest('hex'),
+      sizeBytes: refusal.whole?.size ?? (body === undefined ? (refusal.unreadSize ?? 0) : body.length),
+      bodySha256: refusal.whole?.sha256 ?? (body === undefined ? null : createHash('sha256').update(body).digest('hex')),
       bodyPrefix: prefix,
-      bodyTruncated: body === undefined ? (refusal.unreadSize ?? 0) > 0 : body.length > prefix.length,
+      bodyTruncated: refusal.whole !== undefined ? refusal.whole.size > prefix.length : body === undefined ? (refusal.unreadSize ?? 0) > 0 : body.length > prefix.length,
       sourceAddress: refusal.sourceAddress,
     };
   }

@@ -2,14 +2,19 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandl
 import { SECRET_TOKEN_PATTERN } from '@hookrelay/shared';
 import { AppError } from '../errors.js';
 import { sha256Hex } from '../security/crypto.js';
-import type { IngestBatcher, IngestOutcome } from './batcher.js';
+import type { IngestBatcher, IngestItem, IngestOutcome } from './batcher.js';
+import { isIngestBody, takeBody, type IngestBody, type IntakePlan } from './body-intake.js';
+import { STREAMED_BODY_MIN_BYTES } from '../storage/blob-store.js';
+import { macInputs } from './verify.js';
 import type { IngestTarget } from './endpoint-cache.js';
-import { inboundEventType } from './event-type.js';
+import { inboundEventType, streamedEventType } from './event-type.js';
 import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, refusalOf, type RefusalBase } from './refusals.js';
 import type { RejectionRecorder } from './rejections.js';
 import { traceIngestRequests } from '../tracing/ingest-spans.js';
-import { effectiveBodyLimit, guardIngestBody, type IngestGuards } from './body-limit.js';
+import { declaredLength, effectiveBodyLimit, guardIngestBody, type IngestGuards } from './body-limit.js';
 
+const EMPTY = Buffer.alloc(0);
+const EMPTY_BODY: IngestBody = { kind: 'inline', bytes: EMPTY };
 const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
 const PAUSED_RETRY_AFTER_SECONDS = 60;
 
@@ -50,9 +55,33 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections, 
   services.metrics.registerIngestHooks(app, 'inbound');
   const spanOf = traceIngestRequests(app, services.tracing, 'inbound');
 
-  // Every content type arrives as raw bytes: what is stored is exactly what was sent.
+  // Every content type arrives as raw bytes: what is stored is exactly what was sent. A body larger
+  // than STREAMED_BODY_MIN_BYTES streams to the blob store as it arrives (docs/architecture.md,
+  // Storage); the endpoint, found before the body, says which HMACs and event type to compute on the way.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  const blobs = services.payloadStore.blobs;
+  const planFor = (request: FastifyRequest): IntakePlan | null => {
+    const at = foundBefore.get(request);
+    if (blobs === undefined || at === undefined) return null;
+    const size = declaredLength(request);
+    if (size !== null && size <= STREAMED_BODY_MIN_BYTES) return null;
+    const { target, query } = at;
+    return {
+      blobs,
+      streamAbove: STREAMED_BODY_MIN_BYTES,
+      macInputs: target.verify ? macInputs(target.verify, { headers: request.headers, query: new URLSearchParams(query), remoteAddress: request.clientAddress, now: new Date() }) : [],
+      eventType: streamedEventType(target.eventTypeRule, rawHeaderPairs(request.raw.rawHeaders)),
+    };
+  };
+  app.addContentTypeParser('*', (request, payload, done) => {
+    takeBody(payload, planFor(request)).then(
+      (body) => done(null, body),
+      (error: Error) => done(error),
+    );
+  });
+  const bodyOf = (request: FastifyRequest): IngestBody => (isIngestBody(request.body) ? request.body : EMPTY_BODY);
+  /** What a refusal keeps of a body: the bytes, or the start of a streamed one with the whole's size and hash. */
+  const readOf = (body: IngestBody) => (body.kind === 'inline' ? { body: body.bytes } : { body: body.head, whole: { size: body.size, sha256: body.sha256 } });
 
   type Found = { target: IngestTarget; path: string; query: string };
   const found = (target: IngestTarget | null, path: string, query: string): Found => {
@@ -84,8 +113,8 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections, 
     secretHeader: target.staticTokenHeader,
     secretQueryParam: target.staticTokenQueryParam,
   });
-  const paused = (request: FastifyRequest, at: Found, receivedAt: Date, body: Buffer): AppError => {
-    rejections.refuse(refusalOf(refusalBase(request, at, receivedAt), pausedRefusal(PAUSED_RETRY_AFTER_SECONDS), { body }));
+  const paused = (request: FastifyRequest, at: Found, receivedAt: Date, body: IngestBody): AppError => {
+    rejections.refuse(refusalOf(refusalBase(request, at, receivedAt), pausedRefusal(PAUSED_RETRY_AFTER_SECONDS), readOf(body)));
     return new AppError('ENDPOINT_PAUSED', 'this inbound endpoint is paused; retry later', { retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS });
   };
 
@@ -122,42 +151,54 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections, 
     const { target, path, query } = at;
     const span = spanOf(request);
     span?.setAttribute('hookrelay.inbound_endpoint.id', target.id);
-    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    if (target.paused) throw paused(request, at, receivedAt, body);
-    if (target.verify) {
-      const result = target.verify({
-        rawBody: body,
-        headers: request.headers,
-        query: new URLSearchParams(query),
-        remoteAddress: request.clientAddress,
-        now: receivedAt,
-      });
-      if (!result.ok) {
-        services.metrics.countVerificationFailure(result.check);
-        const recorded = rejections.refuse(refusalOf(refusalBase(request, at, receivedAt), { reason: result.code, detail: result.detail, status: 401, verification: true }, { body }));
-        // Logged as far as recorded: a flood of bad signatures is counted, not written out line by line.
-        if (recorded) request.log.info({ inbound_endpoint_id: target.id, check: result.check, reason: result.reason }, 'inbound verification failed');
-        throw new AppError('UNAUTHORIZED', 'unauthorized');
-      }
-    }
+    const body = bodyOf(request);
     const rawHeaders = rawHeaderPairs(request.raw.rawHeaders);
-    const outcome: IngestOutcome = await batcher.submit({
-      endpointId: target.id,
-      endpointMode: target.mode,
-      projectId: target.projectId,
-      method: request.method,
-      path,
-      query,
-      contentType: request.headers['content-type'] ?? '',
-      rawHeaders,
-      body,
-      sha256: sha256Hex(body),
-      idempotencyKey: idempotencyKeyOf(request, target.idempotencyHeaderNames),
-      receivedAt,
-      eventType: inboundEventType(target.eventTypeRule, body, rawHeaders),
-      verified: target.verified,
-      traceContext: span?.traceparent ?? null,
-    });
+    let item: IngestItem;
+    try {
+      if (target.paused) throw paused(request, at, receivedAt, body);
+      if (target.verify) {
+        const result = target.verify({
+          rawBody: body.kind === 'inline' ? body.bytes : EMPTY,
+          ...(body.kind === 'stored' ? { macOf: body.macOf } : {}),
+          headers: request.headers,
+          query: new URLSearchParams(query),
+          remoteAddress: request.clientAddress,
+          now: receivedAt,
+        });
+        if (!result.ok) {
+          services.metrics.countVerificationFailure(result.check);
+          const recorded = rejections.refuse(refusalOf(refusalBase(request, at, receivedAt), { reason: result.code, detail: result.detail, status: 401, verification: true }, readOf(body)));
+          // Logged as far as recorded: a flood of bad signatures is counted, not written out line by line.
+          if (recorded) request.log.info({ inbound_endpoint_id: target.id, check: result.check, reason: result.reason }, 'inbound verification failed');
+          throw new AppError('UNAUTHORIZED', 'unauthorized');
+        }
+      }
+      item = {
+        endpointId: target.id,
+        endpointMode: target.mode,
+        projectId: target.projectId,
+        method: request.method,
+        path,
+        query,
+        contentType: request.headers['content-type'] ?? '',
+        rawHeaders,
+        body: body.kind === 'inline' ? body.bytes : EMPTY,
+        streamed: body.kind === 'stored' ? { key: body.upload.key, size: body.size, abort: () => body.upload.abort() } : null,
+        sha256: body.kind === 'inline' ? sha256Hex(body.bytes) : body.sha256,
+        idempotencyKey: idempotencyKeyOf(request, target.idempotencyHeaderNames),
+        receivedAt,
+        eventType: body.kind === 'inline' ? inboundEventType(target.eventTypeRule, body.bytes, rawHeaders) : body.eventType,
+        verified: target.verified,
+        traceContext: span?.traceparent ?? null,
+      };
+    } catch (error) {
+      // Refused before the commit: no message will hold a streamed body.
+      if (body.kind === 'stored') void body.upload.abort();
+      throw error;
+    }
+    // From here the batcher owns a streamed body: a commit that fails may still have stored it,
+    // so what no message holds is left to the sweeper of abandoned uploads.
+    const outcome: IngestOutcome = await batcher.submit(item);
     if (outcome.kind === 'stored' || outcome.kind === 'duplicate') span?.setAttribute('hookrelay.message.id', outcome.messageId);
     switch (outcome.kind) {
       case 'gone':
@@ -186,8 +227,9 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections, 
   const refuseMethod: RouteHandlerMethod = async (request, reply) => {
     const receivedAt = new Date();
     const at = await lookup(request);
-    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    rejections.refuse(refusalOf(refusalBase(request, at, receivedAt), methodRefusal(request.method), { body }));
+    const body = bodyOf(request);
+    if (body.kind === 'stored') void body.upload.abort();
+    rejections.refuse(refusalOf(refusalBase(request, at, receivedAt), methodRefusal(request.method), readOf(body)));
     reply.header('allow', [...RECORDED_METHODS, 'HEAD', 'OPTIONS'].join(', '));
     throw methodNotAllowed(request.method);
   };

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -35,7 +36,8 @@ import { INBOUND_REPLAY_CHANNEL, replayNotice } from '../db/channels.js';
 import type { Sql } from '../db/database.js';
 import { requeueInboundDelivery } from '../db/deliveries.js';
 import { AppError, endpointNotFound, notFound } from '../errors.js';
-import { PayloadUnavailableError } from '../storage/payload-store.js';
+import { openPayload, PayloadUnavailableError } from '../storage/payload-store.js';
+import { startedStream } from '../lib/streams.js';
 import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
 import { ID_KEYSET, readPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
@@ -181,26 +183,31 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
       const row = await findInboundMessage(sql, principalOf(request).project_id, id);
       if (!row) throw notFound('inbound message', id);
       if (row.deleted_at || row.payload_key === null) throw new AppError('NOT_FOUND', `inbound message ${id} has no body: it was deleted`);
-      let bytes: Buffer | undefined;
+      const size = row.size_bytes;
+      const range = byteRange(request.headers.range, size);
+      let body: Readable | undefined;
       try {
-        bytes = await services.payloadStore.get(sql, row.payload_key);
+        // Read as a stream (a blob never whole in memory); its first piece is read before the
+        // answer starts, so that a store that cannot be read is answered 503, not a cut 200.
+        const opened = await openPayload(services.payloadStore, sql, row.payload_key, size, range ?? undefined);
+        body = opened === undefined ? undefined : await startedStream(opened);
       } catch (error) {
         if (error instanceof PayloadUnavailableError) throw new AppError('SERVICE_UNAVAILABLE', 'the payload store is unavailable; retry later', { retryAfterSeconds: 10 });
         throw error;
       }
-      if (bytes === undefined) throw new AppError('NOT_FOUND', `inbound message ${id} has no body: it was deleted`);
+      if (body === undefined) throw new AppError('NOT_FOUND', `inbound message ${id} has no body: it was deleted`);
       reply
         .header('content-type', row.content_type === '' ? 'application/octet-stream' : row.content_type)
         .header('content-disposition', `attachment; filename="${bodyFileName(row.id, row.content_type)}"`)
         .header('content-security-policy', "default-src 'none'; sandbox")
         .header('accept-ranges', 'bytes')
         .header('x-payload-sha256', row.payload_sha256);
-      const range = byteRange(request.headers.range, bytes.length);
-      if (range === null) return reply.status(200).send(bytes);
+      if (range === null) return reply.status(200).header('content-length', String(size)).send(body);
       return reply
         .status(206)
-        .header('content-range', `bytes ${range.start}-${range.end}/${bytes.length}`)
-        .send(bytes.subarray(range.start, range.end + 1));
+        .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
+        .header('content-length', String(range.end - range.start + 1))
+        .send(body);
     },
   );
 

@@ -41,6 +41,7 @@ function item(endpointId: string, n: number): IngestItem {
     contentType: 'application/json',
     rawHeaders: [['content-type', 'application/json']],
     body,
+    streamed: null,
     sha256: sha256Hex(body),
     idempotencyKey: null,
     receivedAt: new Date(),
@@ -284,6 +285,7 @@ describe('storeInboundOne from several connections at once', () => {
             event_type: null,
             verified: [],
             trace_context: null,
+            payload_key: null,
           },
           body,
           'cli',
@@ -346,6 +348,7 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
     event_type: 'order.created',
     verified: ['hmac'],
     trace_context: TRACE_CONTEXT,
+    payload_key: null,
   });
 
   /**
@@ -356,7 +359,7 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
     const body = Buffer.from('a=1&b=%20two');
     const items = [batchItem(0, endpointId, id, body, 0)];
     if (previous) {
-      const { event_type: _eventType, verified: _verified, trace_context: _traceContext, ...older } = items[0]!;
+      const { event_type: _eventType, verified: _verified, trace_context: _traceContext, payload_key: _payloadKey, ...older } = items[0]!;
       items[0] = older as IngestBatchItem;
     }
     let bodies = body;

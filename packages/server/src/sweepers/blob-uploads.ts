@@ -1,0 +1,24 @@
+import { claimAbandonedBlobUploads } from '../db/blob-uploads.js';
+import type { Sweeper } from './runner.js';
+
+/** Past the request timeout, how much longer an upload's commit may take before its blob counts as abandoned. */
+export const UPLOAD_COMMIT_MARGIN_MS = 5 * 60 * 1000;
+
+/**
+ * Blobs of uploads that never became a message (a crash mid-upload or before the commit, a sender
+ * cut off, a commit that failed): pending longer than a request may take to arrive plus a wide
+ * margin for its commit, `batch` per run. The pending rows go in the run's transaction; the blobs
+ * with them (a chunk store's rows in the same transaction; files just before it commits, so a
+ * failed run leaves rows that point at no file, which the next run removes again).
+ */
+export function abandonedUploadsSweeper(requestTimeoutSeconds: number, batch = 200): Sweeper {
+  return {
+    name: 'abandoned-uploads',
+    lockKey: 0x73770005,
+    async run(tx, now, deps) {
+      const keys = await claimAbandonedBlobUploads(tx, new Date(now.getTime() - requestTimeoutSeconds * 1000 - UPLOAD_COMMIT_MARGIN_MS), batch);
+      if (keys.length > 0) await deps.payloadStore.deleteMany(tx, keys);
+      return keys.length;
+    },
+  };
+}
