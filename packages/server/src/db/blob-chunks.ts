@@ -15,3 +15,8 @@ export async function readBlobChunks(sql: Sql, key: string, fromSeq: number, lim
 export async function deleteBlobChunks(sql: Sql, keys: readonly string[]): Promise<void> {
   await sql`DELETE FROM payload_chunks WHERE key = ANY(${[...keys]}::text[])`;
 }
+
+export async function countBlobChunks(sql: Sql, key: string): Promise<number> {
+  const [row] = await sql<{ n: number }>`SELECT count(*)::int AS n FROM payload_chunks WHERE key = ${key}`;
+  return row!.n;
+}

@@ -62,10 +62,11 @@ export async function loadBody(
   payloadKey: string | null,
   contentType: string,
   forceBase64: boolean,
+  size?: number,
 ): Promise<RenderedBody> {
   if (payloadKey === null) return {};
   try {
-    const bytes = await store.get(sql, payloadKey);
+    const bytes = await store.get(sql, payloadKey, size);
     return bytes === undefined ? {} : renderBody(bytes, contentType, forceBase64);
   } catch (error) {
     if (error instanceof PayloadUnavailableError) return { body_error: 'payload_unavailable' };

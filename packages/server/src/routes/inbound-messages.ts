@@ -168,7 +168,7 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
       if (!row) throw notFound('inbound message', request.params.id);
       // A deleted message answers its metadata only: its payload is unreachable at once.
       const omitted = request.query.body_max_bytes !== undefined && row.size_bytes > request.query.body_max_bytes;
-      const body = row.deleted_at || omitted ? {} : await loadBody(services.payloadStore, sql, row.payload_key, row.content_type, request.query.body_encoding === 'base64');
+      const body = row.deleted_at || omitted ? {} : await loadBody(services.payloadStore, sql, row.payload_key, row.content_type, request.query.body_encoding === 'base64', row.size_bytes);
       return { data: toInboundMessageOut(row, body, await loadAnswers(sql, row.id, row.deleted_at !== null)), meta: { request_id: request.id } };
     },
   );

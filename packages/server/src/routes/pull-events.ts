@@ -182,7 +182,7 @@ export async function pullEventRoutes(fastify: FastifyInstance): Promise<void> {
       if (!row) throw notFound('event', request.params.event_id);
       // A deleted event answers its metadata only: its payload is unreachable at once.
       if (row.deleted_at) return { data: toPullEventDetailOut(row, {}), meta: { request_id: request.id } };
-      const body = await loadBody(services.payloadStore, sql, row.payload_key, row.content_type, request.query.body_encoding === 'base64');
+      const body = await loadBody(services.payloadStore, sql, row.payload_key, row.content_type, request.query.body_encoding === 'base64', row.size_bytes);
       // The first fetch that hands the payload over moves the event on; a failed read does not.
       if (row.status === 'stored' && !('body_error' in body)) {
         row = (await markPullEventFetched(sql, endpointId, row.id, new Date())) ?? (await findPullEvent(sql, endpointId, row.id)) ?? row;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Sql } from '../db/database.js';
-import { deleteBlobChunks, insertBlobChunk, readBlobChunks } from '../db/blob-chunks.js';
+import { countBlobChunks, deleteBlobChunks, insertBlobChunk, readBlobChunks } from '../db/blob-chunks.js';
 import { beginBlobUpload, endBlobUploads } from '../db/blob-uploads.js';
 import { PayloadUnavailableError } from './errors.js';
 
@@ -235,6 +235,17 @@ export class ChunkBlobStore implements BlobStore {
     };
     return Readable.from(
       (async function* () {
+        // A blob that lost pieces is refused before its first byte goes out, not cut short midway.
+        if (size !== undefined) {
+          let pieces: number;
+          try {
+            pieces = await countBlobChunks(sql, key);
+          } catch (error) {
+            throw unavailable('could not be read', error);
+          }
+          const expected = Math.ceil(size / BLOB_CHUNK_BYTES);
+          if (pieces !== expected) throw unavailable(pieces === 0 ? 'is missing' : `has ${pieces} of its ${expected} pieces`);
+        }
         let seq = Math.floor(start / BLOB_CHUNK_BYTES);
         let at = seq * BLOB_CHUNK_BYTES;
         while (at <= end) {

@@ -14,8 +14,11 @@ export { PayloadStoreUnavailableError, PayloadUnavailableError } from './errors.
 export interface PayloadStore {
   readonly kind: string;
   putMany(sql: Sql, items: readonly { key: string; data: Uint8Array }[]): Promise<void>;
-  /** The bytes, or undefined when no payload is stored under the key; throws PayloadUnavailableError. */
-  get(sql: Sql, key: string): Promise<Buffer | undefined>;
+  /**
+   * The bytes, or undefined when no payload is stored under the key; throws PayloadUnavailableError.
+   * `size`, the size its message has, lets a blob that was cut short be told from a whole one.
+   */
+  get(sql: Sql, key: string, size?: number): Promise<Buffer | undefined>;
   /** Several payloads at once (a listen page); missing keys are absent from the map. */
   getMany(sql: Sql, keys: readonly string[]): Promise<Map<string, Buffer>>;
   deleteMany(sql: Sql, keys: readonly string[]): Promise<void>;
@@ -36,8 +39,8 @@ export function withBlobStore(inner: PayloadStore, blobs: BlobStore): PayloadSto
     kind: inner.kind,
     blobs,
     putMany: (sql, items) => inner.putMany(sql, items),
-    async get(sql, key) {
-      return isBlobKey(key) ? readBlob(blobs, key) : inner.get(sql, key);
+    async get(sql, key, size) {
+      return isBlobKey(key) ? readBlob(blobs, key, size) : inner.get(sql, key);
     },
     async getMany(sql, keys) {
       const { blob, other } = split(keys);
