@@ -1,21 +1,24 @@
 #!/usr/bin/env node
-// Large-body benchmark: the server's memory with --webhooks webhooks of --size bytes (default 10 of
-// 25 MiB, the default ingest limit) in flight at once, on the embedded database (PGlite) and on
-// PostgreSQL (a durable throwaway cluster).
+// Large-body benchmark, on the embedded database (PGlite) and on PostgreSQL (a durable throwaway
+// cluster), with webhooks of --size bytes (default 25 MiB, the default ingest limit).
 //
 //   pnpm bench:bigbody [--webhooks 10] [--size 26214400] [--backend both|pglite|postgres]
-//                      [--mode cli|forward] [--no-build]
+//                      [--mode cli|forward] [--singles 5] [--settle 60] [--no-build]
 //
-// Per backend: one server process (the bundled program), a cli-mode inbound endpoint (or, with
-// --mode forward, a forward-mode one whose worker delivers to a local HTTPS app), then all the
-// webhooks posted at once. It prints the server's RSS at rest before them, its peak RSS while they
-// were stored (and, in forward mode, delivered; sampled from /proc every 20 ms), its VmHWM (the
-// peak since it started, PGlite's start included), the time until every sender had its answer,
-// and whether each was answered 200.
+// Per backend: one server process (the bundled program) and a cli-mode inbound endpoint (or, with
+// --mode forward, a forward-mode one whose worker delivers to a local HTTPS app). First --singles
+// webhooks one after another: the p50 of the time until the sender has its 200, and, while they
+// are stored, the slowest answer to a 1 KiB webhook of another endpoint and to GET /v1/whoami
+// (each asked every 50 ms). Then --webhooks webhooks at once, each from its own loopback address
+// (127.0.0.2, .3, …: a provider's senders are many addresses, and one address gets a share of the
+// ingest budget): the server's RSS at rest before them, its peak RSS while they were stored (and,
+// in forward mode, delivered; sampled from /proc every 20 ms), the time until every sender had its
+// answer, whether each was answered 200, and the RSS --settle seconds after the last one.
 // Builds first (tsc -b and the bundle) unless --no-build. Exit code 1 when a webhook is not answered
 // 200 or, in forward mode, not delivered whole.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,15 +31,19 @@ const { values: args } = parseArgs({
     size: { type: 'string', default: String(25 * 1024 * 1024) },
     backend: { type: 'string', default: 'both' },
     mode: { type: 'string', default: 'cli' },
+    singles: { type: 'string', default: '5' },
+    settle: { type: 'string', default: '60' },
     'no-build': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 15));
+  process.stdout.write(usageText(import.meta.url, 18));
   process.exit(0);
 }
 const WEBHOOKS = Number(args.webhooks);
+const SINGLES = Number(args.singles);
+const SETTLE_S = Number(args.settle);
 const SIZE = Number(args.size);
 const backends = args.backend === 'both' ? ['pglite', 'postgres'] : [args.backend];
 if (!Number.isInteger(WEBHOOKS) || WEBHOOKS < 1 || !Number.isInteger(SIZE) || SIZE < 1) await fail('--webhooks and --size must be positive integers');
@@ -50,6 +57,34 @@ function memoryOf(pid) {
   const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
   return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
 }
+
+/** POSTs `body` from `localAddress`; resolves to the answer's status and text and how long it took. */
+function post(url, body, localAddress = '127.0.0.1', headers = {}) {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const req = http.request(url, { method: 'POST', localAddress, agent: false, headers: { 'content-type': 'application/octet-stream', 'content-length': body.length, ...headers }, timeout: 600_000 }, (res) => {
+      const parts = [];
+      res.on('data', (c) => parts.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(parts).toString(), ms: performance.now() - started }));
+    });
+    req.on('error', (error) => resolve({ status: 0, text: String(error), ms: performance.now() - started }));
+    req.end(body);
+  });
+}
+
+/** Asks `ask` every 50 ms until `stop()` is true; resolves to the slowest answer in ms. */
+async function slowestWhile(ask, stop) {
+  let slowest = 0;
+  while (!stop()) {
+    const started = performance.now();
+    await ask();
+    slowest = Math.max(slowest, performance.now() - started);
+    await delay(50);
+  }
+  return slowest;
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 
 /** The body of webhook `n`: distinct bytes per webhook, so each is stored and checked on its own. */
 function bodyOf(n) {
@@ -97,6 +132,39 @@ async function run(backend) {
   });
   if (created.status !== 201) await fail(`create endpoint: ${created.status} ${await created.text()}`);
   const { secret_token: token } = (await created.json()).data;
+  const other = await fetch(`${server.url}/v1/inbound-endpoints`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'small', mode: 'cli' }),
+  });
+  const { secret_token: smallToken } = (await other.json()).data;
+  const small = Buffer.from(JSON.stringify({ type: 'ping', pad: 'x'.repeat(1000) }));
+
+  // One at a time: what a sender waits for, and what everyone else waits for meanwhile.
+  const singleMs = [];
+  let slowSmall = 0;
+  let slowWhoami = 0;
+  for (let n = 0; n < SINGLES; n++) {
+    // Made before the probes start: building it holds this process's own event loop.
+    const body = bodyOf(1000 + n);
+    let done = false;
+    const probes = [
+      slowestWhile(() => post(`${server.url}/in/${smallToken}`, small), () => done),
+      slowestWhile(() => fetch(`${server.url}/v1/whoami`, { headers: { authorization: `Bearer ${server.apiKey}` } }).then((r) => r.text()), () => done),
+    ];
+    const answer = await post(`${server.url}/in/${token}`, body);
+    done = true;
+    const [s1, s2] = await Promise.all(probes);
+    slowSmall = Math.max(slowSmall, s1);
+    slowWhoami = Math.max(slowWhoami, s2);
+    if (answer.status !== 200) await fail(`single webhook answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+    singleMs.push(answer.ms);
+  }
+  if (receiver) {
+    const deadline = Date.now() + 600_000;
+    while (receiver.received.length < SINGLES && Date.now() < deadline) await delay(50);
+    receiver.received.length = 0;
+  }
 
   const bodies = Array.from({ length: WEBHOOKS }, (_, n) => bodyOf(n));
   const hashes = bodies.map((b) => createHash('sha256').update(b).digest('hex'));
@@ -111,13 +179,7 @@ async function run(backend) {
     }
   }, 20);
   const started = performance.now();
-  const answers = await Promise.all(
-    bodies.map((body) =>
-      fetch(`${server.url}/in/${token}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body, signal: AbortSignal.timeout(600_000) })
-        .then(async (res) => ({ status: res.status, text: await res.text() }))
-        .catch((error) => ({ status: 0, text: String(error) })),
-    ),
-  );
+  const answers = await Promise.all(bodies.map((body, n) => post(`${server.url}/in/${token}`, body, `127.0.0.${2 + (n % 250)}`)));
   const answeredMs = performance.now() - started;
   let deliveredMs = NaN;
   if (receiver) {
@@ -127,10 +189,12 @@ async function run(backend) {
   }
   clearInterval(sampler);
   const end = memoryOf(server.child.pid);
+  await delay(SETTLE_S * 1000);
+  const settled = memoryOf(server.child.pid);
   const refused = answers.filter((a) => a.status !== 200);
   const lost = receiver ? hashes.filter((h) => !receiver.received.some((r) => r.sha256 === h)).length : 0;
   await server.stop();
-  return { backend, atRest: atRest.rss, peak: Math.max(peakRss, end.rss), hwm: end.hwm, answeredMs, deliveredMs, refused, lost };
+  return { backend, singleP50: median(singleMs), slowSmall, slowWhoami, atRest: atRest.rss, peak: Math.max(peakRss, end.rss), hwm: end.hwm, answeredMs, deliveredMs, settled: settled.rss, refused, lost };
 }
 
 if (!args['no-build']) build(['packages/shared', 'packages/server']);
@@ -142,16 +206,20 @@ try {
 }
 
 process.stdout.write(
-  `bigbody: ${WEBHOOKS} webhooks of ${fmt(SIZE)} bytes at once, ${args.mode} mode; ${revision()}; ${machine().nproc} cores, ${machine().cpu}, node ${machine().node}\n\n` +
+  `bigbody: webhooks of ${fmt(SIZE)} bytes, ${SINGLES} one at a time, then ${WEBHOOKS} at once; ${args.mode} mode; ${revision()}; ${machine().nproc} cores, ${machine().cpu}, node ${machine().node}\n\n` +
     table([
-      ['backend', 'RSS at rest MB', 'peak RSS MB', 'VmHWM MB', 'all answered ms', ...(args.mode === 'forward' ? ['all delivered ms'] : []), 'not 200'],
+      ['backend', 'one: 200 p50 ms', 'meanwhile: small webhook max ms', 'whoami max ms', 'RSS at rest MB', 'peak RSS MB', 'VmHWM MB', 'all answered ms', ...(args.mode === 'forward' ? ['all delivered ms'] : []), `RSS ${SETTLE_S} s later MB`, 'not 200'],
       ...results.map((r) => [
         r.backend,
+        fmt(r.singleP50),
+        fmt(r.slowSmall),
+        fmt(r.slowWhoami),
         fmt(r.atRest),
         fmt(r.peak),
         fmt(r.hwm),
         fmt(r.answeredMs),
         ...(args.mode === 'forward' ? [fmt(r.deliveredMs)] : []),
+        fmt(r.settled),
         String(r.refused.length),
       ]),
     ]),
