@@ -16,3 +16,6 @@ CREATE TABLE payload_chunks (
   data bytea NOT NULL,
   PRIMARY KEY (key, seq)
 );
+-- Out of line and uncompressed: compressing each piece costs more time on the ingest path than the
+-- disk it saves is worth for the bodies large enough to stream.
+ALTER TABLE payload_chunks ALTER COLUMN data SET STORAGE EXTERNAL;

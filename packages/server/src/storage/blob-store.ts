@@ -25,6 +25,8 @@ export const STREAMED_BODY_MIN_BYTES = 256 * 1024;
 export const BLOB_CHUNK_BYTES = 1024 * 1024;
 /** A blob key: `blob/<uuidv7>`. Other keys belong to the payload store. */
 export const BLOB_KEY_PREFIX = 'blob/';
+/** Pieces of one upload being inserted at once on PostgreSQL. */
+const CHUNKS_IN_FLIGHT = 2;
 
 export const isBlobKey = (key: string): boolean => key.startsWith(BLOB_KEY_PREFIX);
 
@@ -198,14 +200,24 @@ export class ChunkBlobStore implements BlobStore {
     let pending: Buffer[] = [];
     let pendingBytes = 0;
     let seq = 0;
+    // Two pieces in flight at once, on two connections: the next is sent while the last one's
+    // commit waits for its WAL flush.
+    const inFlight: Promise<void>[] = [];
+    const send = async (row: Buffer) => {
+      if (inFlight.length >= CHUNKS_IN_FLIGHT) await inFlight.shift();
+      const insert = insertBlobChunk(this.sql, key, seq++, row);
+      // A failure is raised by the await that takes it, never left unhandled meanwhile.
+      insert.catch(() => undefined);
+      inFlight.push(insert);
+    };
     const flush = async (all: boolean) => {
       while (pendingBytes >= BLOB_CHUNK_BYTES || (all && pendingBytes > 0)) {
         const joined = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
         const row = joined.subarray(0, BLOB_CHUNK_BYTES);
         const rest = joined.subarray(row.length);
-        await insertBlobChunk(this.sql, key, seq++, row);
         pending = rest.length > 0 ? [rest] : [];
         pendingBytes = rest.length;
+        await send(row);
       }
     };
     return {
@@ -215,10 +227,14 @@ export class ChunkBlobStore implements BlobStore {
         pendingBytes += chunk.length;
         if (pendingBytes >= BLOB_CHUNK_BYTES) await flush(false);
       },
-      finish: () => flush(true),
+      finish: async () => {
+        await flush(true);
+        while (inFlight.length > 0) await inFlight.shift();
+      },
       abort: async () => {
         pending = [];
         pendingBytes = 0;
+        await Promise.allSettled(inFlight.splice(0));
         await deleteBlobChunks(this.sql, [key]).catch(() => undefined);
         await endBlobUploads(this.sql, [key]).catch(() => undefined);
       },
