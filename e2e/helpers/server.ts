@@ -12,6 +12,8 @@ export interface RunningServer {
   /** The bootstrap key of project `default`. */
   apiKey: string;
   dataDir: string;
+  /** The server process's pid (its memory is read from /proc). */
+  pid: number;
   /** The server's stdout and stderr so far (the tail), for failure messages. */
   logs(): string;
   /**
@@ -182,5 +184,5 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     throw error;
   });
 
-  return { url, apiKey, dataDir, logs: () => output, stop, kill };
+  return { url, apiKey, dataDir, pid: child.pid!, logs: () => output, stop, kill };
 }

@@ -126,6 +126,7 @@ export class Engines {
   private sweepers: SweeperHandle | undefined;
   private unlisten: (() => Promise<void>)[] = [];
   private closing: Promise<void> | undefined;
+  private readonly builtAt = new Date();
 
   constructor(
     private readonly deps: EngineDeps,
@@ -249,7 +250,7 @@ export class Engines {
   async startBackground(): Promise<void> {
     const { config, db, payloadStore, tracing, log } = this.deps;
     if (!config.roles.has('worker')) return;
-    this.sweepers = startSweepers(db, { payloadStore, tracing }, log, config.sweepIntervalSeconds * 1000, [...DEFAULT_SWEEPERS, abandonedUploadsSweeper(config.requestTimeoutSeconds), ...DELIVERY_SWEEPERS]);
+    this.sweepers = startSweepers(db, { payloadStore, tracing }, log, config.sweepIntervalSeconds * 1000, [...DEFAULT_SWEEPERS, abandonedUploadsSweeper(config.requestTimeoutSeconds, db.backend === 'pglite' ? { onlyProcessSince: this.builtAt } : {}), ...DELIVERY_SWEEPERS]);
     await this.worker?.start();
   }
 

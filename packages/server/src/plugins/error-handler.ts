@@ -86,7 +86,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     if (error instanceof AppError) {
       // 503s (a dependency down, a paused endpoint) are states, not faults: each is in the access log.
-      if (error.code === 'SERVICE_UNAVAILABLE' && !(error instanceof IngestBudgetError)) {
+      if (error instanceof IngestBudgetError) {
+        // A state of the load, counted in /metrics (hookrelay_ingest_budget_refusals_total) and in the access log.
+      } else if (error.code === 'SERVICE_UNAVAILABLE') {
         const cause = databaseUnavailableCause(error.cause) ?? { message: error.cause instanceof Error ? error.cause.message : error.message, code: error.code };
         outageLog.record(request, error.message, cause);
       } else if (HTTP_STATUS_BY_ERROR_CODE[error.code] >= 500 && error.code !== 'ENDPOINT_PAUSED') {
