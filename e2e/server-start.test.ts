@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -184,5 +184,35 @@ describe('the data dir lock of the embedded database', () => {
     const opened = await start(dataDir);
     expect(opened.listening, opened.output).toBe(true);
     expect(exiting.exitCode).toBe(0);
+  });
+
+  it('a lock copied with the data dir (a hot cp -a of a running server) does not hold a start on the copy', async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-lock-'));
+    const original = join(workDir, 'original');
+    const running = await start(original);
+    expect(running.listening, running.output).toBe(true);
+    const copy = join(workDir, 'copy');
+    execFileSync('cp', ['-a', original, copy]);
+    expect(readFileSync(join(copy, 'hookrelay.pid'), 'utf8').split('\n')[0]).toBe(String(running.child.pid));
+
+    const second = await start(copy);
+    expect(second.listening, second.output).toBe(true);
+    expect(second.output).not.toContain('in use by');
+    expect(readFileSync(join(copy, 'hookrelay.pid'), 'utf8').split('\n')[0]).toBe(String(second.child.pid));
+    // The original's lock is its own still.
+    expect(readFileSync(join(original, 'hookrelay.pid'), 'utf8').split('\n')[0]).toBe(String(running.child.pid));
+  });
+
+  it('a lock whose pid now belongs to a process that started at another time is stale', async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-lock-'));
+    const dataDir = join(workDir, 'data');
+    await mkdir(dataDir, { mode: 0o700 });
+    const other = holder(120_000);
+    const stat = statSync(dataDir);
+    // This directory, a live pid, and a start time that is not that process's: the pid was reused.
+    await writeFile(join(dataDir, 'hookrelay.pid'), `${other.pid}\nhookrelay-server start\n${stat.dev}:${stat.ino}\n1\n`);
+    const opened = await start(dataDir);
+    expect(opened.listening, opened.output).toBe(true);
+    expect(other.exitCode).toBe(null);
   });
 });

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -65,18 +65,39 @@ async function stillRunningAfter(pid: number, waitMs: number): Promise<boolean> 
   return false;
 }
 
+/** The clock tick at which `pid` started (Linux, from /proc), or undefined where it cannot be read. */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 22 of `pid (comm) state …`; the fields after the last `)` start with the state (field 3).
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The data dir as the file system knows it: a copy is another directory, a rename or a symlink the same. */
+function identityOf(dataDir: string): string {
+  const stat = statSync(dataDir);
+  return `${stat.dev}:${stat.ino}`;
+}
+
 /**
  * PGlite is one process's database: a pid file keeps a second process (a second server, or an
- * admin command while the server runs) from opening the same data dir. A lock whose process is gone
- * (or a zombie) is stale and taken over; one whose process still runs is waited for, briefly, since
- * a process killed a moment ago is still being torn down.
+ * admin command while the server runs) from opening the same data dir. Besides the pid and the
+ * command it names the data dir (device and inode) and when the process started. A lock is stale,
+ * and taken over, when it names another directory (a data dir copied with its lock, as a hot
+ * `cp -a` does), when its process is gone or a zombie, or when its pid now belongs to a process that
+ * started at another time (the pid was reused). One whose process still runs is waited for,
+ * briefly, since a process killed a moment ago is still being torn down.
  */
-async function lockDataDir(dataDir: string, holder: string): Promise<() => void> {
+export async function lockDataDir(dataDir: string, holder: string): Promise<() => void> {
   const file = path.join(dataDir, LOCK_FILE);
+  const identity = identityOf(dataDir);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(file, 'wx', 0o600);
-      writeSync(fd, `${process.pid}\n${holder}\n`);
+      writeSync(fd, `${process.pid}\n${holder}\n${identity}\n${startTimeOf(process.pid) ?? ''}\n`);
       closeSync(fd);
       return () => {
         try {
@@ -87,15 +108,22 @@ async function lockDataDir(dataDir: string, holder: string): Promise<() => void>
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const [pidText, owner] = readFileSync(file, 'utf8').split('\n');
+      // A lock written before it named the directory and the start time has two lines: it counts as this directory's.
+      const [pidText, owner, lockedIdentity, startTime] = readFileSync(file, 'utf8').split('\n');
       const pid = Number(pidText);
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && (await stillRunningAfter(pid, LOCK_HOLDER_EXIT_WAIT_MS))) {
+      const held =
+        Number.isInteger(pid) &&
+        pid > 0 &&
+        pid !== process.pid &&
+        (!lockedIdentity || lockedIdentity === identity) &&
+        (!startTime || startTimeOf(pid) === undefined || startTimeOf(pid) === startTime);
+      if (held && (await stillRunningAfter(pid, LOCK_HOLDER_EXIT_WAIT_MS))) {
         throw new DataDirLockedError(
           `the data dir ${dataDir} is in use by ${owner || 'hookrelay-server'} (pid ${pid}); stop it first, ` +
             'or point DATABASE_URL at PostgreSQL to run several processes',
         );
       }
-      unlinkSync(file); // stale lock of a process that is gone
+      unlinkSync(file); // stale: a process that is gone, or a lock copied from another directory
     }
   }
   throw new DataDirLockedError(`could not lock the data dir ${dataDir}`);
