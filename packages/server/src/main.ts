@@ -22,6 +22,8 @@ import {
   type AdminOutput,
 } from './admin/commands.js';
 import { rotateEncryptionKeyCommand } from './admin/encryption-key.js';
+import { backupCommand, restoreCommand } from './admin/backup.js';
+import { listenBackupSocket, type BackupSocket } from './admin/backup-socket.js';
 
 /** Each configuration variable that has a flag, by flag: a flag wins over its variable. */
 const CONFIG_FLAGS: ReadonlyMap<string, ConfigVariable> = new Map(
@@ -40,6 +42,9 @@ Usage:
   hookrelay-server keys revoke ID
   hookrelay-server encryption rotate-key         seal every stored secret again under the current key
                                                  (embedded: under a new key it writes to the data dir)
+  hookrelay-server backup --to FILE              embedded: a consistent copy of the data dir, taken by
+                                                 the running server (or by this command if none runs)
+  hookrelay-server restore --from FILE --data-dir DIR   embedded: unpack a backup into a new data dir
   hookrelay-server --version                     print the version
 
 Other flags:
@@ -141,6 +146,7 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
   let closing = false;
   // Closed with the database when the start fails after building it.
   let builtApp: { close(): Promise<unknown> } | undefined;
+  let backupSocket: BackupSocket | undefined;
   try {
     checkStop();
     const { buildApp, bootstrapProject, listenIngestOnly } = await modules;
@@ -169,6 +175,8 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
       writeStdoutLine(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}`);
     }
     checkStop();
+    // Before the listening line: a backup asked for once the server listens finds the socket.
+    if (config.databaseUrl === undefined) backupSocket = await listenBackupSocket(config.dataDir, db, app.log);
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     // Before the main listener: its line is the one a supervisor waits for, and by then both answer.
     if (config.ingestPort !== undefined) {
@@ -205,6 +213,7 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
       force.unref();
       try {
         if (backgroundTimer !== undefined) clearTimeout(backgroundTimer);
+        await backupSocket?.close();
         await background;
         // The app's close stops its engines in order (see Engines.close); the database goes last.
         await app.close();
@@ -221,6 +230,7 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
     const pending = onListening();
     if (pending !== undefined) void shutdown(pending);
   } catch (error) {
+    await backupSocket?.close().catch(() => {});
     await builtApp?.close().catch(() => {});
     await db.close().catch(() => {});
     throw error;
@@ -247,6 +257,8 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
       ...options,
       name: { type: 'string' },
       project: { type: 'string' },
+      to: { type: 'string' },
+      from: { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
@@ -297,6 +309,14 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
     case 'keys revoke':
       if (!arg) throw new AdminError('keys revoke needs the key id: hookrelay-server keys revoke ID');
       await withDatabase(config, holder, (db) => revokeKeyCommand(db, out, arg));
+      return 0;
+    case 'backup':
+      if (!values.to) throw new AdminError('backup needs --to FILE: hookrelay-server backup --to FILE');
+      await backupCommand(config, out, values.to);
+      return 0;
+    case 'restore':
+      if (!values.from) throw new AdminError('restore needs --from FILE: hookrelay-server restore --from FILE --data-dir DIR');
+      await restoreCommand(config, out, values.from);
       return 0;
     default:
       process.stderr.write(`unknown command: ${positionals.join(' ')}\n\n${helpText()}`);
