@@ -105,7 +105,7 @@ describe('hookrelay-server backup and restore of the embedded data dir', () => {
     const restored = await run(['restore', '--from', file, '--data-dir', restoredDir]);
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.stdout).toContain(`into ${restoredDir}`);
-    expect(readdirSync(restoredDir).sort()).toEqual(['encryption-key', 'pgdata']);
+    expect(readdirSync(restoredDir).sort()).toEqual(['encryption-key', 'payloads', 'pgdata']);
 
     const copy = await startServer({ dataDir: restoredDir, apiKey: server.apiKey });
     servers.push(copy);
@@ -169,19 +169,41 @@ describe('hookrelay-server backup and restore of the embedded data dir', () => {
     expect([...(await messageIds(copy, endpoint.id))]).toEqual([data.message_id]);
   });
 
-  it('takes payload files beside the database into the backup', async () => {
+  it('takes the large bodies, files in payloads/ beside the database, into the backup', async () => {
     workDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-backup-'));
     const server = await startServer();
     servers.push(server);
-    await mkdir(join(server.dataDir, 'payloads', 'ab'), { recursive: true });
-    await writeFile(join(server.dataDir, 'payloads', 'ab', 'cdef'), 'a large body');
+    const endpoint = await createEndpoint(server);
+    const large = Buffer.alloc(300 * 1024, 'large body ');
+    const ingested = await fetch(`${server.url}/in/${endpoint.token}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: large });
+    expect(ingested.status).toBe(200);
+    const { data } = (await ingested.json()) as { data: { message_id: string } };
+    expect(readdirSync(join(server.dataDir, 'payloads')).length).toBe(1);
+
     const file = join(workDir, 'backup.tar.gz');
     const backup = await run(['backup', '--to', file, '--data-dir', server.dataDir]);
     expect(backup.code, backup.stderr).toBe(0);
     const restoredDir = join(workDir, 'restored');
     expect((await run(['restore', '--from', file, '--data-dir', restoredDir])).code).toBe(0);
-    expect(readdirSync(join(restoredDir, 'payloads', 'ab'))).toEqual(['cdef']);
-    expect(statSync(join(restoredDir, 'payloads', 'ab', 'cdef')).size).toBe('a large body'.length);
+    expect(readdirSync(join(restoredDir, 'payloads'))).toEqual(readdirSync(join(server.dataDir, 'payloads')));
+    const copy = await startServer({ dataDir: restoredDir, apiKey: server.apiKey });
+    servers.push(copy);
+    const body = await fetch(`${copy.url}/v1/inbound-messages/${data.message_id}/body`, { headers: { authorization: `Bearer ${copy.apiKey}` } });
+    expect(body.status).toBe(200);
+    expect(Buffer.from(await body.arrayBuffer()).equals(large)).toBe(true);
+  });
+
+  it('a server whose data dir path is too long for a Unix socket says so, and a backup beside it is refused with the reason', async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-backup-'));
+    const dataDir = join(workDir, 'd'.repeat(Math.max(1, 110 - workDir.length)));
+    const server = await startServer({ dataDir, env: { HOOKRELAY_LOG_LEVEL: 'warn' } });
+    servers.push(server);
+    expect(server.logs()).toContain('online backup is unavailable: the data dir has no backup socket');
+    const refused = await run(['backup', '--to', join(workDir, 'b.tar.gz'), '--data-dir', dataDir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`is in use by hookrelay-server (pid `);
+    expect(refused.stderr).toContain(`it cannot take the backup itself: it has no backup socket (its path ${join(dataDir, 'hookrelay.sock')} is longer than the 107 bytes a Unix socket allows)`);
+    expect(existsSync(join(workDir, 'b.tar.gz'))).toBe(false);
   });
 
   it('refuses with DATABASE_URL, pointing to pg_dump', async () => {
