@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SERVER_MAIN } from './helpers/paths.js';
@@ -204,6 +205,28 @@ describe('hookrelay-server backup and restore of the embedded data dir', () => {
     expect(refused.stderr).toContain(`is in use by hookrelay-server (pid `);
     expect(refused.stderr).toContain(`it cannot take the backup itself: it has no backup socket (its path ${join(dataDir, 'hookrelay.sock')} is longer than the 107 bytes a Unix socket allows)`);
     expect(existsSync(join(workDir, 'b.tar.gz'))).toBe(false);
+  });
+
+  it('a command that goes away in the middle of a backup leaves the server ready for the next one', async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-backup-'));
+    const server = await startServer();
+    servers.push(server);
+    // The first bytes of the archive, then the connection is dropped.
+    const firstBytes = await new Promise<number>((resolve, reject) => {
+      const req = request({ socketPath: join(server.dataDir, 'hookrelay.sock'), method: 'POST', path: '/backup' }, (res) => {
+        res.once('data', (chunk: Buffer) => {
+          req.destroy();
+          resolve(chunk.length);
+        });
+      });
+      req.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
+      req.end();
+    });
+    expect(firstBytes).toBeGreaterThan(0);
+    const file = join(workDir, 'after.tar.gz');
+    const backup = await run(['backup', '--to', file, '--data-dir', server.dataDir]);
+    expect(backup.code, backup.stderr).toBe(0);
+    expect(existsSync(file)).toBe(true);
   });
 
   it('refuses with DATABASE_URL, pointing to pg_dump', async () => {

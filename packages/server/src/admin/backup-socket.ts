@@ -68,6 +68,11 @@ export async function listenBackupSocket(dataDir: string, db: Database, log: Bac
     res.setHeader('trailer', [SHA256_TRAILER, START_LSN_TRAILER, STOP_LSN_TRAILER].join(', '));
     const digest = digestingStream();
     digest.stream.pipe(res, { end: false });
+    // A command that goes away mid-backup: the backup ends (and ends the database's backup) instead of
+    // waiting for a reader that never comes.
+    res.once('close', () => {
+      if (!res.writableFinished) digest.stream.destroy(new Error('the command that asked for the backup went away'));
+    });
     const sent = new Promise<void>((resolve) => digest.stream.once('end', resolve));
     writeBackup(db, dataDir, digest.stream).then(
       async (result) => {
