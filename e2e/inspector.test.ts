@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,7 +12,7 @@ import { launchBrowser, seriousA11yViolations, type TestBrowser } from './helper
 import { runCli } from './helpers/cli.js';
 import { testResources } from './helpers/fixture.js';
 import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.js';
-import { api, sendWebhook, until } from './helpers/listen.js';
+import { api, LocalApp, sendWebhook, until } from './helpers/listen.js';
 import { REPO_ROOT, SERVER_MAIN } from './helpers/paths.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
@@ -102,6 +103,28 @@ interface Created {
 
 async function createInbound(body: Record<string, unknown>): Promise<Created> {
   return api<Created>(server.url, key, 'POST', '/v1/inbound-endpoints', body);
+}
+
+/** A POST with the request target exactly as given (no URL parsing: `{`, `[` and `/../` are sent as they are); resolves to the status. */
+function postRaw(path: string, body: string, headers: Record<string, string> = {}): Promise<number> {
+  const { hostname, port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, path, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, agent: false, timeout: 15_000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('timeout', () => req.destroy(new Error('ingest timed out')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * Runs a copied curl command with the real curl, every connection taken to `capture` instead
+ * (`--connect-to`, so the command's URL stays as copied), and waits until curl has exited.
+ */
+async function runCopiedCurl(command: string, capture: LocalApp): Promise<void> {
+  await execFileAsync('sh', ['-c', `${command} --connect-to ::127.0.0.1:${capture.port} -s -o /dev/null --max-time 10`], { timeout: 20_000 });
 }
 
 describe('sign-in', () => {
@@ -254,6 +277,26 @@ describe('inbound', () => {
     await expect.poll(() => listed.locator('td').nth(4).textContent()).toBe('3');
     await expect.poll(() => listed.locator('code.url').textContent()).toMatch(/\/in\/[0-9a-f]{32}$/);
     await page.screenshot({ path: join(SCREENSHOTS, 'endpoints.png') });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('a message\'s "copy as curl" sends exactly one request, to the path and query as received', async () => {
+    const endpoint = await createInbound({ name: 'plain (curl)', mode: 'cli' });
+    const pathAndQuery = "/g{1,2,3}/../z'$(id)?q=[1-4]&r={a,b}";
+    expect(await postRaw(`/in/${endpoint.secret_token}${pathAndQuery}`, '{"n":1}')).toBe(200);
+    const [message] = await api<{ id: string }[]>(server.url, key, 'GET', `/v1/inbound-endpoints/${endpoint.id}/messages`);
+    const capture = await LocalApp.start();
+    const { page, context, errors } = await openPage();
+    await signIn(page, key, `&endpoint=${endpoint.id}`);
+    await page.goto(`${server.url}/#/inbound-messages/${message!.id}`);
+    await page.getByRole('heading', { name: `POST ${pathAndQuery}` }).waitFor();
+    await page.getByText('Copy as curl').click();
+    await page.getByLabel('Local URL').fill(capture.url);
+    const command = (await page.getByTestId('curl').textContent())!;
+    await runCopiedCurl(command, capture);
+    expect(capture.requests.map((r) => [r.method, r.url, r.body.toString()])).toEqual([['POST', pathAndQuery, '{"n":1}']]);
+    await capture.stop();
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -422,6 +465,51 @@ describe('serving', () => {
 });
 
 describe('refused requests', () => {
+  it('"copy as curl" sends exactly one request, to the path and query as refused: no globbing, no dot segments resolved, a redacted token kept literal', async () => {
+    const endpoint = await createInbound({ name: 'token (curl)', mode: 'cli', verify_static_token: true, static_token_query_param: 'token', static_token: 'the-right-static-token-0123' });
+    const glob = `/in/${endpoint.secret_token}/g{1,2,3}/z?q=[1-4]&token=wrong&x={a,b}`;
+    const dots = `/in/${endpoint.secret_token}/../../v1/inbound-endpoints`;
+    expect(await postRaw(glob, '{"glob":true}')).toBe(401);
+    expect(await postRaw(dots, '{"dots":true}', { 'x-odd': 'caf\u00e9' })).toBe(401);
+    let listed: { id: string; path: string; query: string }[] = [];
+    for (let i = 0; i < 50 && listed.length < 2; i++) {
+      listed = await api<typeof listed>(server.url, key, 'GET', `/v1/inbound-endpoints/${endpoint.id}/rejections`);
+      if (listed.length < 2) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(listed.map((r) => [r.path, r.query])).toEqual([
+      ['/../../v1/inbound-endpoints', ''],
+      ['/g{1,2,3}/z', 'q=[1-4]&token=[redacted]&x={a,b}'],
+    ]);
+    const capture = await LocalApp.start();
+    const { page, context, errors } = await openPage();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    await signIn(page);
+    const cases = [
+      { rejection: listed[1]!, sent: `/in/${endpoint.secret_token}/g{1,2,3}/z?q=[1-4]&token=[redacted]&x={a,b}`, body: '{"glob":true}' },
+      { rejection: listed[0]!, sent: dots, body: '{"dots":true}' },
+    ];
+    for (const [i, { rejection, sent, body }] of cases.entries()) {
+      await page.goto(`${server.url}/#/inbound/${endpoint.id}/rejections/${rejection.id}`);
+      await page.getByRole('heading', { name: `Refused: POST ${rejection.path}${rejection.query ? `?${rejection.query}` : ''}` }).waitFor();
+      await page.getByRole('button', { name: 'Copy as curl' }).click();
+      await page.getByRole('button', { name: 'Copy as curl' }).getByText('Copied').waitFor();
+      const command = (await page.evaluate('navigator.clipboard.readText()')) as string;
+      expect(command).toMatch(/^[\x20-\x7e\n]*$/u);
+      await runCopiedCurl(command, capture);
+      expect(capture.requests.length, `requests after the command of ${sent}`).toBe(i + 1);
+      expect(capture.requests[i]).toMatchObject({ method: 'POST', url: sent });
+      expect(capture.requests[i]!.body.toString()).toBe(body);
+    }
+    // The header line with bytes outside printable ASCII arrives as the same bytes as refused.
+    const detail = await api<{ raw_headers: [string, string][] }>(server.url, key, 'GET', `/v1/inbound-endpoints/${endpoint.id}/rejections/${listed[0]!.id}`);
+    const odd = detail.raw_headers.find(([name]) => name === 'x-odd')!;
+    expect(odd[1]).toMatch(/^caf[^\x20-\x7e]+$/u);
+    expect(capture.requests[1]!.headers).toContainEqual(odd);
+    await capture.stop();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('appear live beside the messages; the detail says what to check, shows the request, and "copy as curl" sends it again', async () => {
     const endpoint = await createInbound({ name: 'github (refusals)', mode: 'cli', verify_hmac: true, hmac_scheme: 'github', hmac_secret: GITHUB_SECRET });
     const { page, context, errors } = await openPage();

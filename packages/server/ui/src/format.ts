@@ -70,19 +70,64 @@ const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 /** Headers curl sets itself, or that belong to the hop the webhook arrived on. */
 const CURL_SKIPS = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect', 'te', 'trailer', 'proxy-connection']);
 
-/**
- * A shell command that sends the exact bytes: the body goes through `printf` with every byte that
- * is not plain printable ASCII written as an octal escape (POSIX printf, so sh, bash and zsh agree,
- * NUL bytes included), piped to curl's `--data-binary @-`.
- */
-export function curlCommand(method: string, url: string, headers: readonly [string, string][], body: Uint8Array): string {
-  const parts = [`curl -X ${method}`, shellQuote(url)];
-  for (const [name, value] of headers) if (!CURL_SKIPS.has(name.toLowerCase())) parts.push(`-H ${shellQuote(`${name}: ${value}`)}`);
-  if (body.length === 0) return parts.join(' \\\n  ');
+/** Printable ASCII: the only characters a copied command holds, so a paste cannot carry terminal controls. */
+const PRINTABLE = /^[\x20-\x7e]*$/u;
+
+/** The bytes of received text: a character up to U+00FF is the one byte Node read it from (latin1), any other its UTF-8. */
+function receivedBytes(text: string): number[] {
+  const bytes: number[] = [];
+  for (const c of text) {
+    const code = c.codePointAt(0)!;
+    if (code <= 0xff) bytes.push(code);
+    else bytes.push(...new TextEncoder().encode(c));
+  }
+  return bytes;
+}
+
+/** A POSIX `printf` format that writes the bytes: plain printable ASCII as is, every other byte as an octal escape. */
+function printfFormat(bytes: Iterable<number>): string {
   let escaped = '';
-  for (const b of body) {
+  for (const b of bytes) {
     const c = String.fromCharCode(b);
     escaped += b >= 0x20 && b < 0x7f && c !== "'" && c !== '\\' && c !== '%' ? c : `\\${b.toString(8).padStart(3, '0')}`;
   }
-  return `printf '${escaped}' | ${parts.join(' \\\n  ')} \\\n  --data-binary @-`;
+  return `'${escaped}'`;
+}
+
+/**
+ * The URL as curl sends it unchanged: `#` would end the URL there (a fragment is not sent), so it
+ * is written `%23`; a byte outside printable ASCII is percent-encoded, as curl would send it.
+ */
+function curlUrl(url: string): string {
+  let out = '';
+  for (const c of url) {
+    if (c === '#') out += '%23';
+    else if (PRINTABLE.test(c)) out += c;
+    else for (const b of receivedBytes(c)) out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return shellQuote(out);
+}
+
+/**
+ * One `-H` argument. curl drops a header given as `name:` with nothing after it, and sends
+ * `name;` as the empty header; a line with bytes outside printable ASCII goes through `printf`.
+ */
+function curlHeader(name: string, value: string): string {
+  const line = value === '' ? `${name};` : `${name}: ${value}`;
+  return PRINTABLE.test(line) ? `-H ${shellQuote(line)}` : `-H "$(printf ${printfFormat(receivedBytes(line))})"`;
+}
+
+/**
+ * A shell command that sends the exact request, once: `--globoff` keeps a sender's `{a,b}` and
+ * `[1-9]` in the path or query (and a redacted `[redacted]`) as text rather than a list of URLs,
+ * and `--path-as-is` keeps `/../` as received rather than a step to another path of the server.
+ * Every argument is single-quoted, and the whole command is printable ASCII. The body goes through
+ * `printf` with every byte that is not plain printable ASCII written as an octal escape (POSIX
+ * printf, so sh, bash and zsh agree, NUL bytes included), piped to curl's `--data-binary @-`.
+ */
+export function curlCommand(method: string, url: string, headers: readonly [string, string][], body: Uint8Array): string {
+  const parts = [`curl --globoff --path-as-is -X ${shellQuote(method)}`, curlUrl(url)];
+  for (const [name, value] of headers) if (!CURL_SKIPS.has(name.toLowerCase())) parts.push(curlHeader(name, value));
+  if (body.length === 0) return parts.join(' \\\n  ');
+  return `printf ${printfFormat(body)} | ${parts.join(' \\\n  ')} \\\n  --data-binary @-`;
 }
