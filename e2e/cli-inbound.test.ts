@@ -497,6 +497,8 @@ describe('inbound logs', () => {
     const page = await cli<Page<LogRow>>('inbound', 'logs', '--endpoint', endpoint.id);
     expect(page.data.map((row) => row.message_id)).toEqual([...ids].reverse());
     expect(page.next_cursor).toBeNull();
+    // `inbound messages get` names the id as the log rows do (and keeps `id`).
+    expect(await cli<{ id: string; message_id: string }>('inbound', 'messages', 'get', ids[0]!)).toMatchObject({ id: ids[0], message_id: ids[0] });
     expect(page.data.every((row) => row.inbound_endpoint_id === endpoint.id && row.status === 'queued')).toBe(true);
   });
 

@@ -104,6 +104,7 @@ export async function loadAnswers(sql: Sql, messageId: string, deleted = false):
 export function toInboundMessageOut(row: InboundMessageRow, body: RenderedBody, answers: InboundAnswerOut[]): InboundMessageOut {
   return {
     id: row.id,
+    message_id: row.id,
     project_id: row.project_id,
     inbound_endpoint_id: row.inbound_endpoint_id,
     status: row.status,

@@ -5,6 +5,7 @@ import type { EndpointMessageRow } from '../db/inbound-messages.js';
 export function toEndpointMessage(row: EndpointMessageRow, answers: InboundAnswerSummaryOut[]): InboundEndpointMessageOut {
   return {
     id: row.id,
+    message_id: row.id,
     inbound_endpoint_id: row.inbound_endpoint_id,
     status: row.status,
     method: row.method,

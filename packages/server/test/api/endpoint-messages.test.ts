@@ -53,6 +53,7 @@ describe('GET /v1/inbound-endpoints/{id}/messages', () => {
     const row = res.body.data[1];
     expect(row).toMatchObject({
       id: first,
+      message_id: first,
       inbound_endpoint_id: id,
       status: 'succeeded',
       method: 'POST',

@@ -43,6 +43,7 @@ describe('GET /v1/inbound-messages/{id}', () => {
     const m = res.body.data;
     expect(m).toMatchObject({
       id,
+      message_id: id,
       project_id: t.main.projectId,
       inbound_endpoint_id: endpointId,
       status: 'queued',
@@ -204,6 +205,9 @@ describe('GET /v1/inbound-logs', () => {
     expect(succeeded.body.data.map((r: { message_id: string }) => r.message_id)).toEqual([ids[1]]);
     const record = succeeded.body.data[0];
     expect(record).toMatchObject({ inbound_endpoint_id: second.body.data.id, endpoint: '', status: 'succeeded', attempt_count: 0 });
+    // The log row and the message record name the id alike.
+    const message = await t.request('GET', `/v1/inbound-messages/${ids[1]}`);
+    expect(message.body.data.message_id).toBe(record.message_id);
 
     const future = new Date(Date.now() + 60_000).toISOString();
     const none = await t.request('GET', `/v1/inbound-logs?inbound_endpoint_id=${second.body.data.id}&received_after=${encodeURIComponent(future)}`);

@@ -325,6 +325,8 @@ export type InboundAnswerOut = z.infer<typeof InboundAnswerOut>;
  */
 export const InboundMessageOut = z.object({
   id: Uuid,
+  /** The same as `id`, under the name the logs, listen and batch answers give it. */
+  message_id: Uuid,
   project_id: z.string(),
   inbound_endpoint_id: Uuid,
   status: InboundMessageStatus,
@@ -367,6 +369,8 @@ export type InboundMessageOut = z.infer<typeof InboundMessageOut>;
 /** One row of GET /v1/inbound-endpoints/{id}/messages: the message without its request, answers without their content. */
 export const InboundEndpointMessageOut = z.object({
   id: Uuid,
+  /** The same as `id`, under the name the logs, listen and batch answers give it. */
+  message_id: Uuid,
   inbound_endpoint_id: Uuid,
   status: InboundMessageStatus,
   method: z.string(),
