@@ -110,6 +110,36 @@ describe('pull endpoints', () => {
     expect(url, human.stdout).toBeDefined();
     expect(human.stdout.split(url ?? '').length - 1).toBe(1);
     expect(human.stdout).toMatch(/shown only once/u);
+    // The record's ingest_url stops before the token: the output says so, and a webhook sent there is told what is missing.
+    const base = url!.slice(0, url!.lastIndexOf('/'));
+    expect(human.stdout).toContain(`Without the token (${base}, the ingest_url of the record) it stores nothing`);
+    const tokenless = await fetch(`${server.url}${new URL(created.ingest_url).pathname}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(tokenless.status).toBe(404);
+    const { error } = (await tokenless.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('NOT_FOUND');
+    expect(error.message).toContain("needs the pull endpoint's secret token");
+    expect(error.message).toContain('full_ingest_url');
+  });
+
+  it('create --ephemeral --ttl: the endpoint expires after the TTL, shown by get and list; --ttl alone is a usage error', async () => {
+    const started = Date.now();
+    const created = await json<PullCreated & { ephemeral: boolean; expires_at: string | null }>(['pull', 'create', '--name', 'ci-run', '--ephemeral', '--ttl', '5']);
+    expect(created.ephemeral).toBe(true);
+    expect(Math.abs(Date.parse(created.expires_at!) - started - 5 * 60_000)).toBeLessThan(30_000);
+    const plain = await json<PullCreated & { ephemeral: boolean; expires_at: string | null }>(['pull', 'create', '--name', 'kept']);
+    expect(plain).toMatchObject({ ephemeral: false, expires_at: null });
+    const got = await cli(['pull', 'get', created.id]);
+    expectSuccess(got);
+    expect(got.stdout).toMatch(/^Ephemeral:\s+yes$/mu);
+    expect(got.stdout).toMatch(/^Expires:\s+\S/mu);
+    const listed = await cli(['pull', 'list', '--limit', '2']);
+    expectSuccess(listed);
+    expect(listed.stdout).toMatch(/^ID\s+NAME\s+STATUS\s+RETENTION\s+EVENT TYPE\s+EXPIRES\s+CREATED$/mu);
+    expect(listed.stdout).toMatch(new RegExp(`^${created.id}\\s.*\\sin 5m\\s`, 'mu'));
+    const defaulted = await json<{ expires_at: string }>(['pull', 'create', '--name', 'ci-default', '--ephemeral']);
+    expect(Math.abs(Date.parse(defaulted.expires_at) - Date.now() - 30 * 60_000)).toBeLessThan(30_000);
+    expectJsonFailure(await cli(['pull', 'create', '--name', 'x', '--ttl', '5', '--json']), 2, 'INVALID_ARGUMENTS');
+    expectJsonFailure(await cli(['pull', 'create', '--name', 'x', '--ephemeral', '--ttl', '0', '--json']), 2, 'INVALID_REQUEST');
   });
 
   it('list pages with --limit/--cursor and --all; get adds the event counts', async () => {
@@ -132,7 +162,7 @@ describe('pull endpoints', () => {
 
     const human = await cli(['pull', 'list', '--limit', '1']);
     expectSuccess(human);
-    expect(human.stdout).toMatch(/^ID\s+NAME\s+STATUS\s+RETENTION\s+EVENT TYPE\s+CREATED$/mu);
+    expect(human.stdout).toMatch(/^ID\s+NAME\s+STATUS\s+RETENTION\s+EVENT TYPE\s+EXPIRES\s+CREATED$/mu);
     expect(human.stderr).toMatch(/hookrelay pull list --limit 1 --cursor \S+/u);
 
     const got = await json<PullEndpoint>(['pull', 'get', made[0]?.id ?? '']);

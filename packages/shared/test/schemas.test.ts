@@ -278,6 +278,7 @@ describe('output records', () => {
   it('inbound message and log record', () => {
     const inbound = {
       id: ID1,
+      message_id: ID1,
       project_id: ID2,
       inbound_endpoint_id: ID3,
       status: 'failed_permanent',
@@ -316,6 +317,7 @@ describe('output records', () => {
       ],
     };
     expect(accepts(InboundMessageOut, inbound)).toBe(true);
+    expect(accepts(InboundMessageOut, { ...inbound, message_id: undefined })).toBe(false);
     expect(accepts(InboundMessageOut, { ...inbound, answers: undefined })).toBe(false);
     expect(accepts(InboundMessageOut, { ...inbound, answers: [{ ...inbound.answers[0], response_headers: [['x']] }] })).toBe(false);
     expect(accepts(InboundMessageOut, { ...inbound, raw_headers: [['only-a-name']] })).toBe(false);
@@ -621,6 +623,12 @@ describe('pull endpoints', () => {
       'event_type_source is required when event_type_path is set',
     ]);
     expect(accepts(PullEndpointCreateIn, { name: 'p', active: true })).toBe(false);
+    // Ephemeral as the other endpoints: ttl_minutes 1..1440 whenever given; not updatable.
+    expect(accepts(PullEndpointCreateIn, { name: 'p', ephemeral: true, ttl_minutes: 1440 })).toBe(true);
+    expect(errors(PullEndpointCreateIn, { name: 'p', ephemeral: true, ttl_minutes: 0 })).toEqual(['ttl_minutes must be at least 1']);
+    expect(errors(PullEndpointCreateIn, { name: 'p', ephemeral: 'yes' })).toEqual(['ephemeral must be true or false']);
+    expect(accepts(PullEndpointUpdateIn, { ephemeral: true })).toBe(false);
+    expect(accepts(PullEndpointUpdateIn, { ttl_minutes: 5 })).toBe(false);
   });
 
   it("event_type_source '' clears on update but is refused on create", () => {
@@ -650,6 +658,8 @@ describe('pull endpoints', () => {
       ingest_url: `http://localhost:8787/pull/${ID1}`,
       active: true,
       paused: false,
+      ephemeral: false,
+      expires_at: null,
       rejections_dropped_count: 0,
       created_at: NOW,
       updated_at: NOW,
@@ -657,6 +667,8 @@ describe('pull endpoints', () => {
     expect(accepts(PullEndpointOut, record)).toBe(true);
     expect(accepts(PullEndpointOut, { ...record, event_counts: { stored: 1, fetched: 0, delivered: 0, deleted: 0 } })).toBe(true);
     expect(accepts(PullEndpointOut, { ...record, event_counts: { stored: 1 } })).toBe(false);
+    expect(accepts(PullEndpointOut, { ...record, ephemeral: true, expires_at: NOW })).toBe(true);
+    expect(accepts(PullEndpointOut, { ...record, ephemeral: undefined })).toBe(false);
     expect(accepts(PullEndpointCreateOut, record)).toBe(false);
     expect(accepts(PullEndpointCreateOut, { ...record, secret_token: 'c'.repeat(32), full_ingest_url: `${record.ingest_url}/${'c'.repeat(32)}` })).toBe(true);
   });

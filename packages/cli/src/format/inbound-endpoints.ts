@@ -15,7 +15,7 @@ function statusLabel(paused: boolean, style: Style): string {
   return paused ? style.yellow('paused') : style.green('active');
 }
 
-function expiryLabel(ephemeral: boolean, expiresAt: string | null | undefined, now: Date): string | undefined {
+export function expiryLabel(ephemeral: boolean, expiresAt: string | null | undefined, now: Date): string | undefined {
   if (!ephemeral) return undefined;
   return expiresAt ? formatTimestamp(expiresAt, now) : 'yes';
 }

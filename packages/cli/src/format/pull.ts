@@ -11,13 +11,13 @@ import type {
   PullEventOut,
 } from '@hookrelay/shared';
 import { formatBatchOutcomes } from './batch.js';
-import { bodyLimitLabel } from './inbound-endpoints.js';
+import { bodyLimitLabel, expiryLabel } from './inbound-endpoints.js';
 import { formatMessageBody } from './inbound-messages.js';
 import { formatKeyValues } from './key-value.js';
 import type { Style } from './style.js';
 import { formatTable } from './table.js';
 import { truncate } from './text.js';
-import { formatTimestamp } from './time.js';
+import { formatRelative, formatTimestamp } from './time.js';
 
 const NAME_COLUMN_MAX = 30;
 const TYPE_COLUMN_MAX = 30;
@@ -31,12 +31,14 @@ function extractionLabel(endpoint: Pick<PullEndpointOut, 'event_type_source' | '
   return endpoint.event_type_source === 'body' ? `body field ${endpoint.event_type_path}` : `header ${endpoint.event_type_path}`;
 }
 
-function endpointPairs(endpoint: PullEndpointOut | PullEndpointCreateOut, style: Style) {
+function endpointPairs(endpoint: PullEndpointOut | PullEndpointCreateOut, style: Style, now: Date) {
   return [
     ['ID', style.bold(endpoint.id)],
     ['Name', endpoint.name],
     ['Description', endpoint.description === '' ? '(none)' : endpoint.description],
     ['Status', pausedLabel(endpoint.paused, style)],
+    ['Ephemeral', endpoint.ephemeral ? 'yes' : 'no'],
+    ['Expires', expiryLabel(endpoint.ephemeral, endpoint.expires_at, now)],
     ['Retention', `${endpoint.retention_days} ${endpoint.retention_days === 1 ? 'day' : 'days'}`],
     ['Event type', extractionLabel(endpoint)],
     ['Body limit', bodyLimitLabel(endpoint.max_body_bytes)],
@@ -45,10 +47,11 @@ function endpointPairs(endpoint: PullEndpointOut | PullEndpointCreateOut, style:
 
 /**
  * The ingest URL with its token is shown once, on a line of its own so it can be copied whole,
- * with the warning beside it: only the token's hash is stored.
+ * with the warning beside it: only the token's hash is stored. The record's `ingest_url` (what
+ * `pull get` and `--json` also show) stops before the token, so the output says it stores nothing.
  */
-export function formatCreatedPullEndpoint(endpoint: PullEndpointCreateOut, style: Style): string {
-  const details = formatKeyValues([...endpointPairs(endpoint, style), ['Created', endpoint.created_at]], style);
+export function formatCreatedPullEndpoint(endpoint: PullEndpointCreateOut, style: Style, now: Date): string {
+  const details = formatKeyValues([...endpointPairs(endpoint, style, now), ['Created', endpoint.created_at]], style);
   return [
     `${style.green('Created pull endpoint')} ${endpoint.id}`,
     details,
@@ -56,6 +59,7 @@ export function formatCreatedPullEndpoint(endpoint: PullEndpointCreateOut, style
     style.bold('Ingest URL (send webhooks here; shown only once, store it now):'),
     `  ${style.cyan.bold(endpoint.full_ingest_url)}`,
     style.yellow('  It ends in the secret token, which hookrelay keeps only as a hash: it cannot be shown again.'),
+    style.yellow(`  Without the token (${endpoint.ingest_url}, the ingest_url of the record) it stores nothing: webhooks sent there get 404.`),
     style.dim(`Fetch what arrives: hookrelay pull events list ${endpoint.id}`),
   ].join('\n');
 }
@@ -64,7 +68,7 @@ export function formatPullEndpoint(endpoint: PullEndpointOut, style: Style, now:
   const counts = endpoint.event_counts;
   return formatKeyValues(
     [
-      ...endpointPairs(endpoint, style),
+      ...endpointPairs(endpoint, style, now),
       ['Ingest URL', `${endpoint.ingest_url}/<secret token>`],
       [
         'Events',
@@ -79,7 +83,7 @@ export function formatPullEndpoint(endpoint: PullEndpointOut, style: Style, now:
   );
 }
 
-export function formatPullEndpointTable(endpoints: readonly PullEndpointOut[], style: Style): string {
+export function formatPullEndpointTable(endpoints: readonly PullEndpointOut[], style: Style, now: Date): string {
   return formatTable<PullEndpointOut>(
     [
       { header: 'ID', value: (e) => e.id },
@@ -87,6 +91,7 @@ export function formatPullEndpointTable(endpoints: readonly PullEndpointOut[], s
       { header: 'STATUS', value: (e) => (e.paused ? 'paused' : 'active'), color: (text, e, s) => (e.paused ? s.yellow(text) : s.green(text)) },
       { header: 'RETENTION', value: (e) => `${e.retention_days}d` },
       { header: 'EVENT TYPE', value: (e) => truncate(extractionLabel(e), TYPE_COLUMN_MAX) },
+      { header: 'EXPIRES', value: (e) => (e.ephemeral && e.expires_at ? formatRelative(e.expires_at, now) : '-') },
       { header: 'CREATED', value: (e) => e.created_at },
     ],
     endpoints,

@@ -1,6 +1,7 @@
 import type { EventTypeSource } from '@hookrelay/shared';
 import type { Sql, SqlFragment } from './database.js';
 import { newestFirstBySeq } from './keyset.js';
+import { liveEndpoint, sweepExpiredEphemeralEndpoints } from './soft-delete.js';
 
 /** A pull endpoint as the API shows it; the secret token's hash never leaves this module's callers. */
 export interface PullEndpointRow {
@@ -14,6 +15,8 @@ export interface PullEndpointRow {
   event_type_path: string | null;
   max_body_bytes: number | null;
   paused: boolean;
+  ephemeral: boolean;
+  expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
   rejections_dropped_count: number;
@@ -28,7 +31,7 @@ export interface PullEventCounts {
 
 const COLUMNS = (sql: Sql) => sql.fragment`
   p.id, p.seq::text AS seq, p.project_id, p.name, p.description, p.retention_days,
-  p.event_type_source, p.event_type_path, p.max_body_bytes, p.paused, p.created_at, p.updated_at,
+  p.event_type_source, p.event_type_path, p.max_body_bytes, p.paused, p.ephemeral, p.expires_at, p.created_at, p.updated_at,
   LEAST(p.rejections_dropped_count, 2147483647)::int AS rejections_dropped_count`;
 
 export interface PullEndpointInsert {
@@ -41,22 +44,26 @@ export interface PullEndpointInsert {
   eventTypePath: string | null;
   maxBodyBytes: number | null;
   secretTokenHash: string;
+  /** Set for an ephemeral endpoint only. */
+  expiresAt: Date | null;
 }
 
 export async function insertPullEndpoint(sql: Sql, input: PullEndpointInsert): Promise<PullEndpointRow> {
   const [row] = await sql<PullEndpointRow>`
-    INSERT INTO pull_endpoints AS p (id, project_id, name, description, retention_days, event_type_source, event_type_path, max_body_bytes, secret_token_hash)
+    INSERT INTO pull_endpoints AS p (id, project_id, name, description, retention_days, event_type_source, event_type_path, max_body_bytes,
+                                     secret_token_hash, ephemeral, expires_at)
     VALUES (${input.id}::uuid, ${input.projectId}::uuid, ${input.name}, ${input.description}, ${input.retentionDays}::int,
-            ${input.eventTypeSource}::text, ${input.eventTypePath}::text, ${input.maxBodyBytes}::int, ${input.secretTokenHash})
+            ${input.eventTypeSource}::text, ${input.eventTypePath}::text, ${input.maxBodyBytes}::int, ${input.secretTokenHash},
+            ${input.expiresAt !== null}::boolean, ${input.expiresAt}::timestamptz)
     RETURNING ${COLUMNS(sql)}`;
   return row!;
 }
 
-/** A live (not deleted) endpoint of the project. */
+/** A live endpoint of the project: not deleted and, when ephemeral, not past its TTL. */
 export async function findPullEndpoint(sql: Sql, projectId: string, id: string): Promise<PullEndpointRow | undefined> {
   const [row] = await sql<PullEndpointRow>`
     SELECT ${COLUMNS(sql)} FROM pull_endpoints p
-    WHERE p.id = ${id}::uuid AND p.project_id = ${projectId}::uuid AND p.deleted_at IS NULL`;
+    WHERE p.id = ${id}::uuid AND p.project_id = ${projectId}::uuid AND ${liveEndpoint('p')}`;
   return row;
 }
 
@@ -64,7 +71,7 @@ export async function findPullEndpoint(sql: Sql, projectId: string, id: string):
 export async function lockPullEndpoint(sql: Sql, projectId: string, id: string): Promise<PullEndpointRow | undefined> {
   const [row] = await sql<PullEndpointRow>`
     SELECT ${COLUMNS(sql)} FROM pull_endpoints p
-    WHERE p.id = ${id}::uuid AND p.project_id = ${projectId}::uuid AND p.deleted_at IS NULL
+    WHERE p.id = ${id}::uuid AND p.project_id = ${projectId}::uuid AND ${liveEndpoint('p')}
     FOR UPDATE`;
   return row;
 }
@@ -73,7 +80,7 @@ export async function lockPullEndpoint(sql: Sql, projectId: string, id: string):
 export async function listPullEndpoints(sql: Sql, projectId: string, page: { limit: number; afterSeq?: string }): Promise<PullEndpointRow[]> {
   return sql<PullEndpointRow>`
     SELECT ${COLUMNS(sql)} FROM pull_endpoints p
-    ${newestFirstBySeq(sql, sql.fragment`p.seq`, [sql.fragment`p.project_id = ${projectId}::uuid`, sql.fragment`p.deleted_at IS NULL`], page)}`;
+    ${newestFirstBySeq(sql, sql.fragment`p.seq`, [sql.fragment`p.project_id = ${projectId}::uuid`, liveEndpoint('p')], page)}`;
 }
 
 /** Events of the endpoint by status among those not deleted, and the soft-deleted ones. */
@@ -113,7 +120,7 @@ export async function updatePullEndpoint(sql: Sql, projectId: string, id: string
   sets.push(sql.fragment`updated_at = now()`);
   const [row] = await sql<PullEndpointRow>`
     UPDATE pull_endpoints p SET ${sql.join(sets, ', ')}
-    WHERE p.id = ${id}::uuid AND p.project_id = ${projectId}::uuid AND p.deleted_at IS NULL
+    WHERE p.id = ${id}::uuid AND p.project_id = ${projectId}::uuid AND ${liveEndpoint('p')}
     RETURNING ${COLUMNS(sql)}`;
   return row;
 }
@@ -122,7 +129,7 @@ export async function updatePullEndpoint(sql: Sql, projectId: string, id: string
 export async function softDeletePullEndpoint(sql: Sql, projectId: string, id: string): Promise<{ id: string } | undefined> {
   const [row] = await sql<{ id: string }>`
     UPDATE pull_endpoints p SET deleted_at = now(), updated_at = now()
-    WHERE p.id = ${id}::uuid AND p.project_id = ${projectId}::uuid AND p.deleted_at IS NULL
+    WHERE p.id = ${id}::uuid AND p.project_id = ${projectId}::uuid AND ${liveEndpoint('p')}
     RETURNING p.id`;
   return row;
 }
@@ -133,6 +140,7 @@ export interface PullIngestEndpointRow {
   project_id: string;
   secret_token_hash: string;
   paused: boolean;
+  /** Deleted, or ephemeral past its TTL: the ingest URL answers 410. */
   gone: boolean;
   event_type_source: EventTypeSource | null;
   event_type_path: string | null;
@@ -141,7 +149,7 @@ export interface PullIngestEndpointRow {
 
 export async function findPullIngestEndpoint(sql: Sql, id: string): Promise<PullIngestEndpointRow | undefined> {
   const [row] = await sql<PullIngestEndpointRow>`
-    SELECT p.id, p.project_id, p.secret_token_hash, p.paused, (p.deleted_at IS NOT NULL) AS gone,
+    SELECT p.id, p.project_id, p.secret_token_hash, p.paused, (NOT ${liveEndpoint('p')}) AS gone,
            p.event_type_source, p.event_type_path, p.max_body_bytes
     FROM pull_endpoints p WHERE p.id = ${id}::uuid`;
   return row;
@@ -153,7 +161,12 @@ export async function findPullIngestEndpoint(sql: Sql, id: string): Promise<Pull
  */
 export async function lockPullEndpointsForIngest(sql: Sql, ids: readonly string[]): Promise<{ id: string; paused: boolean; gone: boolean }[]> {
   return sql<{ id: string; paused: boolean; gone: boolean }>`
-    SELECT p.id, p.paused, (p.deleted_at IS NOT NULL) AS gone
+    SELECT p.id, p.paused, (NOT ${liveEndpoint('p')}) AS gone
     FROM pull_endpoints p WHERE p.id = ANY(${[...ids]}::uuid[])
     ORDER BY p.id FOR SHARE`;
+}
+
+/** Marks ephemeral endpoints whose TTL has elapsed as deleted (at their expiry); returns their ids. */
+export async function sweepExpiredPullEndpoints(sql: Sql, now: Date, batchSize = 500): Promise<string[]> {
+  return sweepExpiredEphemeralEndpoints(sql, 'pull_endpoints', now, batchSize);
 }

@@ -1,7 +1,7 @@
 import { uuidv7AtTime, type PullEventStatus } from '@hookrelay/shared';
 import type { Sql, SqlFragment } from './database.js';
 import { timeWindow } from './keyset.js';
-import { claimDeletedPayloads, clearPayloadKeys, type SoftDeleteResult } from './soft-delete.js';
+import { claimDeletedPayloads, clearPayloadKeys, liveEndpoint, type SoftDeleteResult } from './soft-delete.js';
 
 /** A list row: metadata only. */
 export interface PullEventRow {
@@ -139,7 +139,7 @@ export async function listPullEvents(
 ): Promise<PullEventRow[]> {
   const guard = scope
     ? sql.fragment`WHERE EXISTS (SELECT 1 FROM pull_endpoints p
-        WHERE p.id = ${endpointId}::uuid AND p.project_id = ${scope.projectId}::uuid AND p.deleted_at IS NULL)`
+        WHERE p.id = ${endpointId}::uuid AND p.project_id = ${scope.projectId}::uuid AND ${liveEndpoint('p')})`
     : undefined;
   return sql<PullEventRow>`${pagedSelect(sql, LIST_COLUMNS(sql), endpointId, filters, limit, guard)}`;
 }

@@ -10,7 +10,7 @@ export type MessageTable = 'inbound_messages' | 'outbound_messages';
 /** Tables whose deleted rows keep a payload key until the payload sweeper clears it. */
 export type PayloadTable = MessageTable | 'pull_events';
 /** Tables of endpoints that can be ephemeral. */
-export type EphemeralEndpointTable = 'endpoints' | 'inbound_endpoints';
+export type EphemeralEndpointTable = 'endpoints' | 'inbound_endpoints' | 'pull_endpoints';
 
 function table(sql: Sql, name: PayloadTable | EphemeralEndpointTable): SqlFragment {
   switch (name) {
@@ -24,14 +24,16 @@ function table(sql: Sql, name: PayloadTable | EphemeralEndpointTable): SqlFragme
       return sql.fragment`endpoints`;
     case 'inbound_endpoints':
       return sql.fragment`inbound_endpoints`;
+    case 'pull_endpoints':
+      return sql.fragment`pull_endpoints`;
   }
 }
 
-/** How a statement names an endpoint row: the alias `e`, or the table's own name. */
-export type EndpointRef = 'e' | EphemeralEndpointTable;
+/** How a statement names an endpoint row: the alias `e` (`p` for a pull endpoint), or the table's own name. */
+export type EndpointRef = 'e' | 'p' | EphemeralEndpointTable;
 
 const LIVE_ENDPOINT = new Map<EndpointRef, SqlFragment>(
-  (['e', 'endpoints', 'inbound_endpoints'] as const).map((ref) => [
+  (['e', 'p', 'endpoints', 'inbound_endpoints', 'pull_endpoints'] as const).map((ref) => [
     ref,
     new SqlFragment([`(${ref}.deleted_at IS NULL AND (${ref}.expires_at IS NULL OR ${ref}.expires_at > now()))`], []),
   ]),
@@ -40,8 +42,8 @@ const LIVE_ENDPOINT = new Map<EndpointRef, SqlFragment>(
 /**
  * The endpoint named `ref` is live: not deleted and, when ephemeral, not past its TTL. From its
  * expiry on an endpoint answers as deleted, before the sweeper marks it deleted, so every statement
- * that serves, stores for or delivers to an endpoint asks this, of an outbound endpoint and of an
- * inbound one alike.
+ * that serves, stores for or delivers to an endpoint asks this, of an outbound, inbound or pull
+ * endpoint alike.
  */
 export function liveEndpoint(ref: EndpointRef): SqlFragment {
   return LIVE_ENDPOINT.get(ref)!;

@@ -16,6 +16,9 @@ const RECORDED_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'] as const;
 const PAUSED_RETRY_AFTER_SECONDS = 60;
 
 const noEndpoint = () => new AppError('NOT_FOUND', 'no pull endpoint at this URL');
+/** The same for every id, so that it tells nothing of whether the endpoint exists. */
+const tokenMissing = () =>
+  new AppError('NOT_FOUND', "this URL needs the pull endpoint's secret token after it: send webhooks to the full_ingest_url of the endpoint's create answer ({ingest_url}/{secret_token}); nothing was stored");
 const gone = () => new AppError('GONE', 'this pull endpoint has been deleted');
 const paused = () =>
   new AppError('ENDPOINT_PAUSED', 'this pull endpoint is paused; retry later', { retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS });
@@ -158,4 +161,16 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
   });
   app.route({ method: ['HEAD', 'OPTIONS'], url: '/pull/:id/:token', handler: answerProbe });
   app.route({ method: [...METHOD_NOT_ALLOWED_METHODS], url: '/pull/:id/:token', handler: refuseMethod });
+  // The record's ingest_url stops before the token: a sender given it is told what is missing,
+  // before its body is read.
+  const refuseTokenless = async () => {
+    throw tokenMissing();
+  };
+  app.route({
+    method: [...RECORDED_METHODS, 'HEAD', 'OPTIONS', ...METHOD_NOT_ALLOWED_METHODS],
+    url: '/pull/:id',
+    exposeHeadRoute: false,
+    onRequest: refuseTokenless,
+    handler: refuseTokenless,
+  });
 }

@@ -39,6 +39,8 @@ import { assertEndpointBodyLimit } from '../ingest/body-limit.js';
 
 /** retention_days when none is given (1–90 may be; docs/api.md, Pull endpoints and events). */
 export const DEFAULT_RETENTION_DAYS = 7;
+/** ttl_minutes of an ephemeral endpoint when none is given, as for the other endpoints. */
+const DEFAULT_TTL_MINUTES = 30;
 
 const CreateBody = refuseNul(PullEndpointCreateIn);
 const UpdateBody = refuseNul(PullEndpointUpdateIn);
@@ -61,6 +63,8 @@ function toPullEndpointOut(row: PullEndpointRow, services: AppServices, counts?:
     // A deleted endpoint is never read back (404), so whatever is shown is active.
     active: true,
     paused: row.paused,
+    ephemeral: row.ephemeral,
+    expires_at: row.expires_at ? row.expires_at.toISOString() : null,
     rejections_dropped_count: row.rejections_dropped_count,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
@@ -80,6 +84,7 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
       const body = request.body;
       assertEndpointBodyLimit(services.config, body.max_body_bytes);
       const secretToken = newSecretToken();
+      const expiresAt = body.ephemeral ? new Date(Date.now() + (body.ttl_minutes ?? DEFAULT_TTL_MINUTES) * 60_000) : null;
       const row = await insertPullEndpoint(sql, {
         id: newUuidv7(),
         projectId: principalOf(request).project_id,
@@ -90,6 +95,7 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
         eventTypePath: body.event_type_path ?? null,
         maxBodyBytes: body.max_body_bytes ?? null,
         secretTokenHash: sha256Hex(secretToken),
+        expiresAt,
       });
       const record = toPullEndpointOut(row, services);
       reply.status(201);

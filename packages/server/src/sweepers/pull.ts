@@ -1,3 +1,4 @@
+import { sweepExpiredPullEndpoints } from '../db/pull-endpoints.js';
 import { claimDeletedPullPayloads, clearPullPayloadKeys, deleteExpiredPullEvents } from '../db/pull-events.js';
 import { deletedPayloadsSweeper } from './payloads.js';
 import type { Sweeper } from './runner.js';
@@ -22,3 +23,16 @@ export const expiredPullEventsSweeper: Sweeper = {
 
 /** Payloads of soft-deleted pull events: already unreachable, now removed from the store. */
 export const deletedPullPayloadsSweeper = deletedPayloadsSweeper('deleted-pull-payloads', 0x73770602, claimDeletedPullPayloads, clearPullPayloadKeys, BATCH);
+
+/**
+ * Records the deletion of ephemeral pull endpoints whose TTL has elapsed. The API and ingestion
+ * already treat them as gone from `expires_at` on (404 / 410); once marked deleted, their events
+ * go with the next run of expired-pull-events.
+ */
+export const expiredPullEndpointsSweeper: Sweeper = {
+  name: 'expired-pull-endpoints',
+  lockKey: 0x73770603,
+  async run(tx, now) {
+    return (await sweepExpiredPullEndpoints(tx, now)).length;
+  },
+};

@@ -11,7 +11,7 @@ import type { Span, Tracing } from '../tracing/tracing.js';
 import { EMBEDDED_VACUUM, runEmbeddedUpkeep } from './embedded.js';
 import { expiredInboundEndpointsSweeper } from './inbound-endpoints.js';
 import { deletedPayloadsSweeper } from './payloads.js';
-import { deletedPullPayloadsSweeper, expiredPullEventsSweeper } from './pull.js';
+import { deletedPullPayloadsSweeper, expiredPullEndpointsSweeper, expiredPullEventsSweeper } from './pull.js';
 
 /** What sweepers may need besides their transaction. */
 export interface SweeperDeps {
@@ -51,6 +51,7 @@ export const DEFAULT_SWEEPERS: readonly Sweeper[] = [
   expiredInboundEndpointsSweeper,
   deletedInboundPayloadsSweeper,
   expiredIdempotencyKeysSweeper,
+  expiredPullEndpointsSweeper,
   expiredPullEventsSweeper,
   deletedPullPayloadsSweeper,
 ];

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 import { createPull, ingestEvent, ingestPull } from '../helpers/pull.js';
+import { expiredPullEndpointsSweeper } from '../../src/sweepers/pull.js';
+import { runSweeperOnce } from '../../src/sweepers/runner.js';
 
 /** Pull endpoints: CRUD, pause/resume, delete and the state table through the ingestion URL. */
 
@@ -256,5 +258,60 @@ describe('state table through the ingestion URL', () => {
       const list = await t.request('GET', '/v1/pull-endpoints?limit=200');
       expect(list.body.data.map((e: { id: string }) => e.id)).not.toContain(ep.id);
     }
+  });
+});
+
+describe('ephemeral pull endpoints', () => {
+  const MINUTE = 60_000;
+  const ms = (iso: string) => Date.parse(iso);
+  const create = (body: Record<string, unknown>) => t.request('POST', '/v1/pull-endpoints', { body: { name: 'ephemeral', ...body } });
+
+  it('expire 30 minutes after creation by default, ttl_minutes sets another TTL, and the record shows ephemeral and expires_at', async () => {
+    const created = await create({ ephemeral: true });
+    expect(created.status, created.raw).toBe(201);
+    const d = created.body.data;
+    expect(d.ephemeral).toBe(true);
+    expect(Math.abs(ms(d.expires_at) - ms(d.created_at) - 30 * MINUTE)).toBeLessThan(5_000);
+    const got = await t.request('GET', `/v1/pull-endpoints/${d.id}`);
+    expect(got.body.data).toMatchObject({ ephemeral: true, expires_at: d.expires_at });
+    const listed = (await t.request('GET', '/v1/pull-endpoints?limit=200')).body.data.find((e: { id: string }) => e.id === d.id);
+    expect(listed).toMatchObject({ ephemeral: true, expires_at: d.expires_at });
+    const custom = (await create({ ephemeral: true, ttl_minutes: 1440 })).body.data;
+    expect(Math.abs(ms(custom.expires_at) - ms(custom.created_at) - 1440 * MINUTE)).toBeLessThan(5_000);
+    const plain = (await create({ ttl_minutes: 10 })).body.data;
+    expect(plain).toMatchObject({ ephemeral: false, expires_at: null });
+  });
+
+  it.each([0, 1441, 2.5, '30'])('refuses ttl_minutes %j', async (ttl) => {
+    expectError(await create({ ephemeral: true, ttl_minutes: ttl }), 400, 'INVALID_REQUEST', 'ttl_minutes');
+  });
+
+  it('is gone once its TTL has elapsed (410 at the ingestion URL, 404 in the API), and the sweeper deletes it at its expiry', async () => {
+    const eph = await createPull(t, { ephemeral: true, ttl_minutes: 1 });
+    const keep = await createPull(t, { ephemeral: true, ttl_minutes: 1440 });
+    const eventId = await ingestEvent(t, eph);
+    await t.db.sql`UPDATE pull_endpoints SET expires_at = now() - interval '1 second' WHERE id = ${eph.id}`;
+    const gone = await ingestPull(t, eph, { body: '{}' });
+    expect(gone.statusCode).toBe(410);
+    expect(gone.json().error.code).toBe('GONE');
+    const base = `/v1/pull-endpoints/${eph.id}`;
+    expectError(await t.request('GET', base), 404, 'ENDPOINT_NOT_FOUND');
+    expectError(await t.request('PATCH', base, { body: { description: 'x' } }), 404, 'ENDPOINT_NOT_FOUND');
+    expectError(await t.request('POST', `${base}/pause`), 404, 'ENDPOINT_NOT_FOUND');
+    expectError(await t.request('DELETE', base), 404, 'ENDPOINT_NOT_FOUND');
+    expectError(await t.request('GET', `${base}/events`), 404, 'ENDPOINT_NOT_FOUND');
+    expectError(await t.request('GET', `${base}/events/${eventId}`), 404, 'ENDPOINT_NOT_FOUND');
+    expectError(await t.request('GET', `${base}/rejections`), 404, 'ENDPOINT_NOT_FOUND');
+    const list = await t.request('GET', '/v1/pull-endpoints?limit=200');
+    expect(list.body.data.map((e: { id: string }) => e.id)).not.toContain(eph.id);
+
+    const swept = await runSweeperOnce(t.db, expiredPullEndpointsSweeper, t.app.services);
+    expect(swept).toBeGreaterThanOrEqual(1);
+    const rows = await t.db.sql<{ id: string; deleted_at: Date | null; expires_at: Date }>`SELECT id, deleted_at, expires_at FROM pull_endpoints WHERE id IN (${eph.id}, ${keep.id})`;
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(eph.id)!.deleted_at?.toISOString()).toBe(byId.get(eph.id)!.expires_at.toISOString());
+    expect(byId.get(keep.id)!.deleted_at).toBeNull();
+    expect((await t.request('GET', `/v1/pull-endpoints/${keep.id}`)).status).toBe(200);
+    expect(await runSweeperOnce(t.db, expiredPullEndpointsSweeper, t.app.services)).toBe(0);
   });
 });

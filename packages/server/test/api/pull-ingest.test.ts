@@ -157,7 +157,6 @@ describe('the ingestion URL', () => {
       `/pull/${ep.id}/${ep.token.toUpperCase()}`,
       `/pull/${ep.id}/${ep.token.slice(1)}`,
       `/pull/not-a-uuid/${ep.token}`,
-      `/pull/${ep.id}`,
       `/pull/${ep.id}/${ep.token}/extra`,
     ];
     for (const path of cases) {
@@ -167,6 +166,30 @@ describe('the ingestion URL', () => {
     }
     expect(await storedEvents(ep.id)).toHaveLength(0);
     expect(await storedEvents(other.id)).toHaveLength(0);
+  });
+
+  it('the record’s ingest_url (no token) answers in the envelope that it needs the token, the same for any id, storing nothing', async () => {
+    const ep = await createPull(t);
+    const answers = new Set<string>();
+    for (const path of [new URL(ep.ingestUrl).pathname, '/pull/01900000-0000-7000-8000-000000000000', '/pull/not-a-uuid']) {
+      for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'GET', 'OPTIONS', 'TRACE']) {
+        const res = await ingestPull(t, { path }, { method, body: method === 'GET' || method === 'OPTIONS' ? undefined : '{"a":1}' });
+        expect(res.statusCode, `${method} ${path}`).toBe(404);
+        const { error } = res.json();
+        expect(error.code).toBe('NOT_FOUND');
+        expect(error.message).toContain("needs the pull endpoint's secret token");
+        expect(error.message).toContain('full_ingest_url');
+        answers.add(error.message);
+      }
+      const head = await ingestPull(t, { path }, { method: 'HEAD' });
+      expect(head.statusCode).toBe(404);
+    }
+    expect(answers.size).toBe(1);
+    // A body larger than any limit is refused the same way, unread.
+    const big = await ingestPull(t, { path: new URL(ep.ingestUrl).pathname }, { body: Buffer.alloc(2 * 1024 * 1024, 0x61) });
+    expect(big.statusCode).toBe(404);
+    expect(big.json().error.message).toContain('secret token');
+    expect(await storedEvents(ep.id)).toHaveLength(0);
   });
 
   it('is the create response’s full_ingest_url', async () => {

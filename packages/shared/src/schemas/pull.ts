@@ -8,6 +8,7 @@ import {
   limitParam,
   Timestamp,
   TimestampIn,
+  Ttl,
   Uuid,
   uuidBatch,
 } from './common.js';
@@ -24,8 +25,9 @@ const Description = z.string().max(500, 'must be at most 500 characters');
 const RetentionDays = intRange(1, 90);
 
 /**
- * POST /v1/pull-endpoints. `retention_days` defaults to 7 (server side). Extraction is configured
- * by both fields together or not at all: a path without a source would silently extract nothing.
+ * POST /v1/pull-endpoints. `retention_days` defaults to 7 and `ttl_minutes` to 30 (server side;
+ * the TTL is used only when `ephemeral` is true). Extraction is configured by both fields together
+ * or not at all: a path without a source would silently extract nothing.
  */
 export const PullEndpointCreateIn = z
   .strictObject({
@@ -34,6 +36,8 @@ export const PullEndpointCreateIn = z
     retention_days: RetentionDays.optional(),
     max_body_bytes: MaxBodyBytes.optional(),
     ...eventTypeCreateShape,
+    ephemeral: z.boolean({ message: 'must be true or false' }).optional(),
+    ttl_minutes: Ttl.optional(),
   })
   .superRefine(checkEventTypeCreate);
 export type PullEndpointCreateIn = z.infer<typeof PullEndpointCreateIn>;
@@ -70,9 +74,13 @@ export const PullEndpointOut = z.object({
   event_type_path: z.string().nullable(),
   /** The endpoint's own body limit; null: the server's ingest limit. */
   max_body_bytes: z.number().int().nullable(),
+  /** `{receive_base}/pull/{id}`: the URL without its secret token, which stores nothing (full_ingest_url, shown once at create, has the token). */
   ingest_url: z.string(),
   active: z.boolean(),
   paused: z.boolean(),
+  /** An ephemeral endpoint is deleted at `expires_at` (null unless ephemeral). */
+  ephemeral: z.boolean(),
+  expires_at: Timestamp.nullable(),
   /** Refused requests counted but not kept (over the per-endpoint rate of recording). */
   rejections_dropped_count: z.number().int().nonnegative(),
   created_at: Timestamp,

@@ -10,12 +10,20 @@ export default class PullCreate extends BaseCommand<typeof PullCreate> {
 
 --event-type-source and --event-type-path go together: each webhook's event type is read from that JSON body field (dot path) or header, for \`pull events list --event-type\`.
 
+The endpoint's ingest_url (in \`pull get\`, \`pull list --json\` and the create answer) stops before the token: webhooks sent there are refused (404) with a message saying the token is missing.
+
+With --ephemeral the endpoint deletes itself after --ttl minutes (default 30), like an ephemeral inbound or outbound endpoint: for a CI run.
+
 With --json the output is exactly the API's create answer, so \`jq -r .full_ingest_url\` gives the URL.`;
 
   static override examples = [
     '<%= config.bin %> <%= command.id %> --name github',
     '<%= config.bin %> <%= command.id %> --name stripe --retention-days 30 --event-type-source body --event-type-path type',
     '<%= config.bin %> <%= command.id %> --name shopify --event-type-source header --event-type-path X-Shopify-Topic',
+    {
+      description: 'A throwaway endpoint for a CI run; print its full ingest URL:',
+      command: '<%= config.bin %> <%= command.id %> --name ci --ephemeral --ttl 30 --json | jq -r .full_ingest_url',
+    },
     {
       description: 'Create one and keep its id and URL for a script:',
       command: "<%= config.bin %> <%= command.id %> --name ci --json | jq -r '.id, .full_ingest_url'",
@@ -25,6 +33,8 @@ With --json the output is exactly the API's create answer, so \`jq -r .full_inge
   static override flags = {
     name: Flags.string({ summary: 'Name shown in lists (1-200 characters).', required: true }),
     ...pullEndpointSettingFlags,
+    ephemeral: Flags.boolean({ summary: 'Delete the endpoint automatically after --ttl minutes (CI and tests).' }),
+    ttl: Flags.integer({ summary: 'Minutes an ephemeral endpoint lives, 1-1440 (server default 30).', dependsOn: ['ephemeral'] }),
   };
 
   public async run(): Promise<PullEndpointCreateOut> {
@@ -34,8 +44,10 @@ With --json the output is exactly the API's create answer, so \`jq -r .full_inge
     if (this.flags['max-body-bytes'] !== undefined) body.max_body_bytes = this.flags['max-body-bytes'];
     if (this.flags['event-type-source'] !== undefined) body.event_type_source = this.flags['event-type-source'] as PullEndpointCreateIn['event_type_source'];
     if (this.flags['event-type-path'] !== undefined) body.event_type_path = this.flags['event-type-path'];
+    if (this.flags.ephemeral) body.ephemeral = true;
+    if (this.flags.ttl !== undefined) body.ttl_minutes = this.flags.ttl;
     const { data } = await this.client.pullEndpoints.create(body);
-    this.print(formatCreatedPullEndpoint(data, this.style.out));
+    this.print(formatCreatedPullEndpoint(data, this.style.out, this.now()));
     return data;
   }
 }

@@ -39,7 +39,7 @@ With --json the output is { "data": [...], "next_cursor": "..." | null } (with -
       fetchPage: (cursor) => this.page(cursor),
       all: this.flags.all,
       cursor: this.flags.cursor,
-      table: (rows) => formatPullEndpointTable(rows, this.style.out),
+      table: (rows) => formatPullEndpointTable(rows, this.style.out, this.now()),
       noRows: 'No pull endpoints yet. Create one with `hookrelay pull create --name NAME`.',
       noMoreRows: 'No more pull endpoints.',
       nextPage: { label: 'More pull endpoints', command: 'hookrelay pull list', args: this.flags.limit === undefined ? [] : ['--limit', String(this.flags.limit)] },
