@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { request } from 'node:http';
+import { get, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { sign } from '@octokit/webhooks-methods';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -461,6 +462,34 @@ describe('serving', () => {
     const unknown = await fetch(`${server.url}/v1/no-such-route`);
     expect(unknown.status).toBe(404);
     expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+  });
+
+  it('the bundled server sends the built assets brotli- or gzip-compressed by Accept-Encoding, decompressing to the asset', async () => {
+    const html = await (await fetch(`${server.url}/`)).text();
+    const names = [...html.matchAll(/(?:src|href)="(assets\/[^"]+\.(?:js|css))"/gu)].map((m) => m[1]!);
+    expect(names).toHaveLength(2);
+    /** The response's bytes as sent (fetch would decompress them). */
+    const raw = (path: string, acceptEncoding: string) =>
+      new Promise<{ headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
+        get(`${server.url}/${path}`, { headers: { 'accept-encoding': acceptEncoding }, agent: false, timeout: 15_000 }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        }).on('error', reject);
+      });
+    for (const name of names) {
+      const file = await readFile(join(REPO_ROOT, 'packages', 'server', 'dist', 'ui', name));
+      const plain = await raw(name, 'identity');
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(plain.body.equals(file)).toBe(true);
+      for (const [accept, coding, decompress] of [['gzip, deflate, br', 'br', brotliDecompressSync], ['gzip', 'gzip', gunzipSync]] as const) {
+        const res = await raw(name, accept);
+        expect(res.headers['content-encoding'], `${name} for ${accept}`).toBe(coding);
+        expect(res.headers.vary).toBe('accept-encoding');
+        expect(res.body.length).toBeLessThan(file.length);
+        expect(decompress(res.body).equals(file), `${name} as ${coding}`).toBe(true);
+      }
+    }
   });
 });
 

@@ -8,6 +8,8 @@
 //   - the CLI ships its command manifest, marked as packed,
 //   - `hookrelay-server start` on a new data dir makes it from the shipped template (its log says
 //     so) and answers /healthz with the package version,
+//   - it serves the inspector's script and stylesheet brotli- and gzip-compressed by Accept-Encoding
+//     (the build's precompressed copies ship with the package), decompressing to the plain bytes,
 //   - an s3:// payload store without the AWS SDK installed is refused with the install command
 //     (configuration error, exit 2), before anything is written, and so is tracing without the
 //     OpenTelemetry SDK (both are optional peers, left out by an install),
@@ -15,10 +17,12 @@
 // Run by .ci/run after the build; `pnpm build` must have run. Exits 1 naming what failed.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { get } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const LIMIT_BYTES = 60 * 1024 * 1024;
@@ -61,6 +65,40 @@ function freePort() {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** One GET with the given Accept-Encoding: the status, headers and body as sent (fetch would decompress it). */
+function rawGet(url, acceptEncoding) {
+  return new Promise((resolve, reject) => {
+    get(url, { headers: { 'accept-encoding': acceptEncoding }, agent: false, timeout: 10_000 }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+    })
+      .on('timeout', function () {
+        this.destroy(new Error(`GET ${url} timed out`));
+      })
+      .on('error', reject);
+  });
+}
+
+/** The inspector's script and stylesheet, each plain and in both codings; returns what is wrong. */
+async function checkCompressedAssets(base) {
+  const problems = [];
+  const page = await rawGet(`${base}/`, 'identity');
+  const names = [...page.body.toString('utf8').matchAll(/(?:src|href)="(assets\/[^"]+\.(?:js|css))"/gu)].map((m) => m[1]);
+  if (page.status !== 200 || names.length !== 2) return [`GET / answered ${page.status} naming ${names.length} assets, not 2`];
+  for (const name of names) {
+    const plain = await rawGet(`${base}/${name}`, 'identity');
+    if (plain.status !== 200 || plain.headers['content-encoding'] !== undefined) problems.push(`${name} plain: ${plain.status} ${plain.headers['content-encoding'] ?? ''}`);
+    for (const [coding, decompress] of [['br', brotliDecompressSync], ['gzip', gunzipSync]]) {
+      const res = await rawGet(`${base}/${name}`, coding);
+      if (res.headers['content-encoding'] !== coding || res.headers.vary !== 'accept-encoding') {
+        problems.push(`${name} for Accept-Encoding ${coding}: Content-Encoding ${res.headers['content-encoding'] ?? '(none)'}, Vary ${res.headers.vary ?? '(none)'}`);
+      } else if (!decompress(res.body).equals(plain.body)) problems.push(`${name} as ${coding} does not decompress to the asset`);
+    }
+  }
+  return problems;
 }
 
 /** The environment of a user's shell: this Node first on PATH, then the prefix's programs. */
@@ -149,6 +187,13 @@ try {
         health = await (await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(10_000) })).json();
       } catch (error) {
         fail(`GET /healthz of the installed server failed: ${error.message}`);
+      }
+      try {
+        const problems = await checkCompressedAssets(`http://127.0.0.1:${port}`);
+        if (problems.length > 0) fail(`the installed server's inspector assets:\n${problems.join('\n')}`);
+        else step('the inspector assets are served brotli- and gzip-compressed, decompressing to the asset');
+      } catch (error) {
+        fail(`GET of the installed server's inspector assets failed: ${error.message}`);
       }
     },
   );

@@ -30,6 +30,44 @@ const TYPES: Readonly<Record<string, string>> = {
 interface Asset {
   type: string;
   bytes: Buffer;
+  /** The build's precompressed copies, by content coding. */
+  encoded: ReadonlyMap<ContentCoding, Buffer>;
+}
+
+/** The codings the build writes (packages/server/ui/build.mjs), by file suffix, brotli first: it is the smaller. */
+const CODINGS = [
+  ['br', '.br'],
+  ['gzip', '.gz'],
+] as const;
+type ContentCoding = (typeof CODINGS)[number][0];
+
+/**
+ * The coding to answer with, from an Accept-Encoding header: of the codings there are copies in,
+ * the one the client weighs highest (`q`, 1 when absent; `*` stands for any coding not named;
+ * `q=0` refuses), brotli before gzip when equal. Undefined: the bytes as they are.
+ */
+export function chooseContentCoding(acceptEncoding: string | undefined, available: readonly ContentCoding[]): ContentCoding | undefined {
+  if (!acceptEncoding) return undefined;
+  const weights = new Map<string, number>();
+  for (const part of acceptEncoding.split(',')) {
+    const [name = '', ...params] = part.split(';');
+    const coding = name.trim().toLowerCase();
+    if (coding === '') continue;
+    let weight = 1;
+    for (const param of params) {
+      const q = /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/iu.exec(param);
+      // A malformed weight is not a wish for the coding.
+      weight = q ? Math.min(1, Number(q[1])) : /^\s*q\s*=/iu.test(param) ? 0 : weight;
+    }
+    weights.set(coding, weight);
+  }
+  let chosen: ContentCoding | undefined;
+  let best = 0;
+  for (const coding of available) {
+    const weight = weights.get(coding) ?? weights.get('*') ?? 0;
+    if (weight > best) [chosen, best] = [coding, weight];
+  }
+  return chosen;
 }
 
 /**
@@ -50,7 +88,13 @@ function loadAssets(dir: string): Map<string, Asset> {
   const assetsDir = join(dir, 'assets');
   for (const name of existsSync(assetsDir) ? readdirSync(assetsDir) : []) {
     const type = TYPES[name.slice(name.lastIndexOf('.'))];
-    if (type) assets.set(name, { type, bytes: readFileSync(join(assetsDir, name)) });
+    if (!type) continue;
+    const encoded = new Map<ContentCoding, Buffer>();
+    for (const [coding, suffix] of CODINGS) {
+      const file = join(assetsDir, `${name}${suffix}`);
+      if (existsSync(file)) encoded.set(coding, readFileSync(file));
+    }
+    assets.set(name, { type, bytes: readFileSync(join(assetsDir, name)), encoded });
   }
   return assets;
 }
@@ -69,17 +113,21 @@ export async function inspectorRoutes(app: FastifyInstance, options: { dir?: str
   app.addHook('onSend', async (_request, reply) => {
     reply.headers(INSPECTOR_HEADERS);
   });
-  const send = (reply: FastifyReply, asset: Asset, cache: string) => reply.header('cache-control', cache).type(asset.type).send(asset.bytes);
+  const send = (reply: FastifyReply, type: string, bytes: Buffer, cache: string) => reply.header('cache-control', cache).type(type).send(bytes);
 
   app.get('/', async (_request, reply) => {
     if (index === undefined) throw notFound('inspector page', '/ (run pnpm build to build it)');
-    return send(reply, { type: TYPES['.html']!, bytes: index }, 'no-cache');
+    return send(reply, TYPES['.html']!, index, 'no-cache');
   });
 
   app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
     const asset = assets.get(request.params.name);
     if (!asset) throw notFound('asset', request.params.name);
+    // A cache keeps one answer per coding asked for.
+    reply.header('vary', 'accept-encoding');
+    const coding = chooseContentCoding(request.headers['accept-encoding'], [...asset.encoded.keys()]);
+    if (coding !== undefined) reply.header('content-encoding', coding);
     // Names carry a hash of their content (see packages/server/ui/build.mjs).
-    return send(reply, asset, 'public, max-age=31536000, immutable');
+    return send(reply, asset.type, coding === undefined ? asset.bytes : asset.encoded.get(coding)!, 'public, max-age=31536000, immutable');
   });
 }

@@ -1,7 +1,11 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { WatchFrame } from '@hookrelay/shared';
 import { revokeApiKey } from '../../src/db/api-keys.js';
+import { inspectorDir } from '../../src/plugins/inspector.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -164,6 +168,27 @@ describe('the inspector page', () => {
     expect(missing.statusCode).toBe(404);
     expect(missing.headers['content-security-policy']).toBe(csp);
     expectError(await t.request('GET', '/v1/no-such-route'), 404, 'NOT_FOUND');
+  });
+
+  it('serves the built script and stylesheet brotli- or gzip-compressed by Accept-Encoding, decompressing to the asset', async () => {
+    const page = await t.app.inject({ method: 'GET', url: '/' });
+    const names = [...page.body.matchAll(/(?:src|href)="assets\/([^"]+\.(?:js|css))"/gu)].map((m) => m[1]!);
+    expect(names).toHaveLength(2);
+    for (const name of names) {
+      const file = readFileSync(join(inspectorDir()!, 'assets', name));
+      const plain = await t.app.inject({ method: 'GET', url: `/assets/${name}` });
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(plain.headers.vary).toBe('accept-encoding');
+      expect(plain.rawPayload.equals(file)).toBe(true);
+      for (const [accept, coding, decompress] of [['gzip, deflate, br', 'br', brotliDecompressSync], ['gzip', 'gzip', gunzipSync]] as const) {
+        const res = await t.app.inject({ method: 'GET', url: `/assets/${name}`, headers: { 'accept-encoding': accept } });
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['content-encoding'], `${name} for ${accept}`).toBe(coding);
+        expect(res.headers.vary).toBe('accept-encoding');
+        expect(res.rawPayload.length).toBeLessThan(file.length);
+        expect(decompress(res.rawPayload).equals(file), `${name} as ${coding}`).toBe(true);
+      }
+    }
   });
 });
 
