@@ -1,5 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import { open, rm, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { newUuidv7 } from '@hookrelay/shared';
@@ -74,9 +73,10 @@ export class FileBlobStore implements BlobStore {
     private readonly sql: Sql,
     readonly dir: string,
     private readonly logError: ErrorLog,
-  ) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-  }
+  ) {}
+
+  /** Made with the first large body: a data dir that never had one has no `payloads/`. */
+  private made = false;
 
   private fileOf(key: string): string {
     const name = key.slice(BLOB_KEY_PREFIX.length);
@@ -87,6 +87,10 @@ export class FileBlobStore implements BlobStore {
 
   async begin(): Promise<BlobUpload> {
     const key = `${BLOB_KEY_PREFIX}${newUuidv7()}`;
+    if (!this.made) {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      this.made = true;
+    }
     await beginBlobUpload(this.sql, key);
     const file = this.fileOf(key);
     let handle: FileHandle;

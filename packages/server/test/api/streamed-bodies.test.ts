@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { readdirSync, rmSync, truncateSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, truncateSync } from 'node:fs';
 import path from 'node:path';
 import { sign as githubSign } from '@octokit/webhooks-methods';
 import Stripe from 'stripe';
@@ -30,6 +30,8 @@ afterAll(async () => {
 
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 const blobDir = () => path.join(t.app.services.config.dataDir, 'payloads');
+/** The blob files; none (and no folder) before the first large body. */
+const blobFiles = (): string[] => (existsSync(blobDir()) ? readdirSync(blobDir()) : []);
 
 /** A JSON body of about `size` bytes with its `type` after the bulk, as Stripe sends it. */
 function largeJson(size: number, type = 'invoice.paid'): string {
@@ -55,7 +57,7 @@ async function messages(endpointId: string) {
 /** Every blob the store holds and every upload still pending: both empty once nothing is in flight. */
 async function leftovers(): Promise<{ blobs: number; pending: number }> {
   const [pending] = await t.db.sql<{ n: number }>`SELECT count(*)::int AS n FROM payload_uploads`;
-  if (backend() === 'pglite') return { blobs: readdirSync(blobDir()).length, pending: pending!.n };
+  if (backend() === 'pglite') return { blobs: blobFiles().length, pending: pending!.n };
   const [chunks] = await t.db.sql<{ n: number }>`SELECT count(DISTINCT key)::int AS n FROM payload_chunks`;
   return { blobs: chunks!.n, pending: pending!.n };
 }
@@ -71,7 +73,7 @@ async function leftoversSettled(expected: { blobs: number; pending: number }): P
 }
 
 async function blobKeys(): Promise<string[]> {
-  if (backend() === 'pglite') return readdirSync(blobDir()).map((name) => `blob/${name}`);
+  if (backend() === 'pglite') return blobFiles().map((name) => `blob/${name}`);
   return (await t.db.sql<{ key: string }>`SELECT DISTINCT key FROM payload_chunks`).map((r) => r.key);
 }
 
