@@ -6,10 +6,12 @@ import { ConfigError, configVariables, parseConfig, processEnvironment, type Con
 import type { Database } from './db/database.js';
 import { migrate, type MigrateResult } from './db/migrate.js';
 import { checkPayloadStoreAvailable } from './storage/payload-store.js';
+import { checkTracingAvailable } from './tracing/tracing.js';
 import type { PrepareDataDirResult } from './db/pglite-template.js';
 import { DataDirLockedError, loadEncryptionKeys, openDatabase, persistGeneratedKey } from './runtime.js';
 import { recordEncryptionKeys, secretBoxOf, verifyEncryptionKeys } from './security/key-check.js';
 import { deleteProtoAccessor } from './security/prototype.js';
+import { riskySettings } from './security/warnings.js';
 import { flushLogs, writeStdoutLine } from './logging.js';
 import {
   AdminError,
@@ -134,9 +136,11 @@ async function runStart(config: Config): Promise<void> {
  * answers a signal that came while it listened.
  */
 async function startServer(config: Config, checkStop: () => void, onListening: () => NodeJS.Signals | undefined): Promise<void> {
-  // Before the database: a missing or malformed key, or a payload store whose client is not
-  // installed, must stop the process before it changes anything.
+  // Before the database: every configuration check that can refuse the start (a missing or
+  // malformed key, a payload store or tracing whose packages are not installed) runs before the
+  // start changes anything.
   await checkPayloadStoreAvailable(config.payloadStore);
+  await checkTracingAvailable(config.tracing);
   const keys = await loadEncryptionKeys(config);
   const secretBox = secretBoxOf(keys);
   const modules = serverModules();
@@ -158,21 +162,32 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
     const { sealedWith } = await recordEncryptionKeys(db.sql, keys, keyCheck);
     checkStop();
     const boot = await bootstrapProject(db, config);
+    if (boot.generatedKey) {
+      // At once: the key is committed, and a start that fails after this point must not take it
+      // along. Plain stdout, never the JSON log, which must hold no secret (docs/operating.md, Logs).
+      const where =
+        boot.keyFile !== undefined
+          ? `also written to ${boot.keyFile}`
+          : boot.keyFileError !== undefined
+            ? `it could not be written to ${boot.keyFileError}: store it now`
+            : 'not written to a file, as no data dir is set: store it now';
+      writeStdoutLine(`hookrelay-server bootstrap API key (shown once; ${where}): ${boot.generatedKey}`);
+    }
     const app = await buildApp(config, { db, secretBox });
     builtApp = app;
     checkStop();
     if (prepared?.origin === 'initdb') app.log.warn({ reason: prepared.reason }, 'new embedded database made by initdb, not from the template');
     else if (prepared) app.log.info({ origin: prepared.origin }, 'embedded database opened');
+    for (const risky of riskySettings(config)) app.log.warn({ setting: risky.setting }, risky.allows);
+    if (migrated.migrations.length > 0 || migrated.currentSql.length > 0) {
+      app.log.info({ migrations: migrated.migrations, current_sql: migrated.currentSql }, 'applied database migrations');
+    }
     if (migrated.superseded.length > 0) {
       // A process of a newer version started before this one (a rolling upgrade): its bodies stay.
       app.log.warn({ functions: migrated.superseded }, 'the database runs newer bodies of these functions than this version ships; they are kept');
     }
     if (sealedWith === 'previous') {
       app.log.warn(`the stored secrets are sealed under ${keys.previousName}: run \`hookrelay-server encryption rotate-key\` to seal them under the current key`);
-    }
-    if (boot.generatedKey) {
-      // Plain stdout, never the JSON log, which must hold no secret (docs/operating.md, Logs).
-      writeStdoutLine(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}`);
     }
     checkStop();
     // Before the listening line: a backup asked for once the server listens finds the socket.
