@@ -56,7 +56,9 @@ Other flags:
 const EXAMPLES = `Examples:
   hookrelay-server start
   HOOKRELAY_PORT=0 hookrelay-server start --data-dir /tmp/hr
-  DATABASE_URL=postgres://localhost/hookrelay HOOKRELAY_ENCRYPTION_KEY=$(openssl rand -hex 32) hookrelay-server start
+  # PostgreSQL: make the encryption key once and keep it; every start and every process reads the same one
+  (umask 077 && openssl rand -hex 32 > /etc/hookrelay/encryption-key)
+  DATABASE_URL=postgres://localhost/hookrelay HOOKRELAY_ENCRYPTION_KEY=$(cat /etc/hookrelay/encryption-key) hookrelay-server start --data-dir /var/lib/hookrelay
   hookrelay-server migrate --json
 `;
 
