@@ -26,6 +26,7 @@ import {
 import { rotateEncryptionKeyCommand } from './admin/encryption-key.js';
 import { backupCommand, restoreCommand } from './admin/backup.js';
 import { listenBackupSocket, type BackupSocket } from './admin/backup-socket.js';
+import { DEFAULT_ROTATION_GRACE, deleteProjectCommand, renameProjectCommand, rotateKeyCommand } from './admin/manage.js';
 
 /** Each configuration variable that has a flag, by flag: a flag wins over its variable. */
 const CONFIG_FLAGS: ReadonlyMap<string, ConfigVariable> = new Map(
@@ -39,8 +40,12 @@ Usage:
   hookrelay-server migrate [flags] [--json]      apply pending database migrations, say which ran, and exit
   hookrelay-server projects create --name NAME   create a project
   hookrelay-server projects list
+  hookrelay-server projects rename ID --name NAME
+  hookrelay-server projects delete ID --force    delete its endpoints, revoke its keys, free its name
   hookrelay-server keys create --project ID [--name NAME]   create an API key (shown once)
   hookrelay-server keys list [--project ID]
+  hookrelay-server keys rotate ID [--grace 24h]  a new key in its place (shown once); the old one works
+                                                 for the grace period (0 = revoked now, at most 30d)
   hookrelay-server keys revoke ID
   hookrelay-server encryption rotate-key         seal every stored secret again under the current key
                                                  (embedded: under a new key it writes to the data dir)
@@ -50,7 +55,9 @@ Usage:
   hookrelay-server --version                     print the version
 
 Other flags:
-  --json                       admin commands and migrate: print JSON
+  --json                       admin commands and migrate: print JSON (a failure: one JSON line on stderr)
+Exit codes of the admin commands: 0 done, 1 failed, 2 bad flags or configuration, 4 no such project
+or key, 5 name already taken.
 `;
 
 const EXAMPLES = `Examples:
@@ -276,6 +283,8 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
       project: { type: 'string' },
       to: { type: 'string' },
       from: { type: 'string' },
+      grace: { type: 'string' },
+      force: { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
@@ -307,14 +316,14 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
       await withDatabase(config, holder, async (_db, migrated) => migrateCommand(out, migrated));
       return 0;
     case 'projects create':
-      if (!values.name) throw new AdminError('projects create needs --name NAME');
+      if (!values.name) throw new AdminError('projects create needs --name NAME', 'INVALID_ARGUMENTS');
       await withDatabase(config, holder, (db) => createProjectCommand(db, out, values.name!));
       return 0;
     case 'projects list':
       await withDatabase(config, holder, (db) => listProjectsCommand(db, out));
       return 0;
     case 'keys create':
-      if (!values.project) throw new AdminError('keys create needs --project ID (see: hookrelay-server projects list)');
+      if (!values.project) throw new AdminError('keys create needs --project ID (see: hookrelay-server projects list)', 'INVALID_ARGUMENTS');
       await withDatabase(config, holder, (db) => createKeyCommand(db, out, values.project!, values.name ?? ''));
       return 0;
     case 'keys list':
@@ -323,39 +332,60 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
     case 'encryption rotate-key':
       await rotateEncryptionKeyCommand(config, out, holder);
       return 0;
+    case 'keys rotate':
+      if (!arg) throw new AdminError('keys rotate needs the key id: hookrelay-server keys rotate ID [--grace 24h]', 'INVALID_ARGUMENTS');
+      await withDatabase(config, holder, (db) => rotateKeyCommand(db, out, arg, values.grace ?? DEFAULT_ROTATION_GRACE));
+      return 0;
+    case 'projects rename':
+      if (!arg || values.name === undefined) throw new AdminError('projects rename needs the project id and --name: hookrelay-server projects rename ID --name NAME', 'INVALID_ARGUMENTS');
+      await withDatabase(config, holder, (db) => renameProjectCommand(db, out, arg, values.name!));
+      return 0;
+    case 'projects delete':
+      if (!arg) throw new AdminError('projects delete needs the project id: hookrelay-server projects delete ID --force', 'INVALID_ARGUMENTS');
+      await withDatabase(config, holder, (db) => deleteProjectCommand(db, out, arg, values.force === true));
+      return 0;
     case 'keys revoke':
-      if (!arg) throw new AdminError('keys revoke needs the key id: hookrelay-server keys revoke ID');
+      if (!arg) throw new AdminError('keys revoke needs the key id: hookrelay-server keys revoke ID', 'INVALID_ARGUMENTS');
       await withDatabase(config, holder, (db) => revokeKeyCommand(db, out, arg));
       return 0;
     case 'backup':
-      if (!values.to) throw new AdminError('backup needs --to FILE: hookrelay-server backup --to FILE');
+      if (!values.to) throw new AdminError('backup needs --to FILE: hookrelay-server backup --to FILE', 'INVALID_ARGUMENTS');
       await backupCommand(config, out, values.to);
       return 0;
     case 'restore':
-      if (!values.from) throw new AdminError('restore needs --from FILE: hookrelay-server restore --from FILE --data-dir DIR');
+      if (!values.from) throw new AdminError('restore needs --from FILE: hookrelay-server restore --from FILE --data-dir DIR', 'INVALID_ARGUMENTS');
       await restoreCommand(config, out, values.from);
       return 0;
     default:
+      if (values.json) throw new AdminError(`unknown command: ${positionals.join(' ')} (see hookrelay-server --help)`, 'INVALID_ARGUMENTS');
       process.stderr.write(`unknown command: ${positionals.join(' ')}\n\n${helpText()}`);
       return 2;
   }
 }
 
+/**
+ * A failure as the CLI reports one: `--json` makes it one JSON line on stderr,
+ * `{"error":{"code","message","request_id":null,"status":null}}`; otherwise a line of text.
+ */
+function fail(json: boolean, code: string, message: string, exitCode: number): never {
+  process.stderr.write(json ? `${JSON.stringify({ error: { code, message, request_id: null, status: null } })}\n` : `hookrelay-server: ${message}\n`);
+  process.exit(exitCode);
+}
+
 deleteProtoAccessor();
-main(process.argv.slice(2), processEnvironment()).then(
+const argv = process.argv.slice(2);
+const json = argv.includes('--json');
+main(argv, processEnvironment()).then(
   (code) => {
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
-    if (error instanceof ConfigError || error instanceof AdminError || error instanceof DataDirLockedError) {
-      process.stderr.write(`hookrelay-server: ${error.message}\n`);
-      process.exit(error instanceof ConfigError ? 2 : 1);
-    }
+    if (error instanceof AdminError) fail(json, error.code, error.message, error.exitCode);
+    if (error instanceof ConfigError) fail(json, 'CONFIG_ERROR', error.message, 2);
+    if (error instanceof DataDirLockedError) fail(json, 'DATA_DIR_IN_USE', error.message, 1);
     if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`hookrelay-server: ${(error as Error).message}\n(see hookrelay-server --help)\n`);
-      process.exit(2);
+      fail(json, 'INVALID_ARGUMENTS', json ? (error as Error).message : `${(error as Error).message}\n(see hookrelay-server --help)`, 2);
     }
-    process.stderr.write(`hookrelay-server: ${(error as Error).stack ?? String(error)}\n`);
-    process.exit(1);
+    fail(json, 'INTERNAL_ERROR', json ? String((error as Error).message ?? error) : ((error as Error).stack ?? String(error)), 1);
   },
 );
