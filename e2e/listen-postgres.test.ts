@@ -132,7 +132,9 @@ describe('listen across server processes (PostgreSQL)', () => {
   });
 
   it('its API key revoked with `keys revoke` while it listens: it exits 3 at once with the reason, without reconnecting or polling', async () => {
-    const [project] = await admin<{ id: string }[]>('projects', 'list');
+    const {
+      data: [project],
+    } = await admin<{ data: { id: string }[] }>('projects', 'list');
     const created = await admin<{ id: string; key: string }>('keys', 'create', '--project', project!.id, '--name', 'revoked while listening');
     const app = await localApp();
     const endpoint = await createCliEndpoint(a.url, created.key);
@@ -151,7 +153,9 @@ describe('listen across server processes (PostgreSQL)', () => {
   });
 
   it("the inspector's live view, its key revoked: the page signs out at once, saying why, and opens no socket again", async () => {
-    const [project] = await admin<{ id: string }[]>('projects', 'list');
+    const {
+      data: [project],
+    } = await admin<{ data: { id: string }[] }>('projects', 'list');
     const created = await admin<{ id: string; key: string }>('keys', 'create', '--project', project!.id, '--name', 'inspector');
     const endpoint = await createCliEndpoint(a.url, created.key);
     const browser = await launchBrowser();

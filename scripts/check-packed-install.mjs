@@ -217,9 +217,11 @@ try {
   else step('an s3:// payload store without the AWS SDK is refused with the install command (exit 2)');
 
   // 4b. Tracing configured without the OpenTelemetry SDK.
-  const otelRun = runToEnd('hookrelay-server', ['start', '--port', '0', '--data-dir', join(work, 'otel-data')], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' });
-  if (otelRun.code !== 2 || !otelRun.text.includes('npm install @opentelemetry/')) fail(`tracing without the OpenTelemetry SDK: exit ${otelRun.code}, output:\n${otelRun.text}`);
-  else step('tracing without the OpenTelemetry SDK is refused with the install command (exit 2)');
+  const otelDir = join(work, 'otel-data');
+  const otelRun = runToEnd('hookrelay-server', ['start', '--port', '0', '--data-dir', otelDir], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' });
+  if (otelRun.code !== 2 || !otelRun.text.includes('npm install -g @opentelemetry/')) fail(`tracing without the OpenTelemetry SDK: exit ${otelRun.code}, output:\n${otelRun.text}`);
+  else if (existsSync(otelDir)) fail('tracing without the OpenTelemetry SDK left a data dir behind');
+  else step('tracing without the OpenTelemetry SDK is refused with the global install command (exit 2), before anything is written');
 
   // 5. hookrelay dev up to its ready line.
   const devPort = await freePort();

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import websocket from '@fastify/websocket';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { newUuidv7 } from '@hookrelay/shared';
+import { newUuidv7, SERVER_SHUTDOWN_CLOSE } from '@hookrelay/shared';
 import type { Config } from './config.js';
 import type { AppDeps, AppServices } from './services.js';
 import { openPayloadStore, withBlobStore } from './storage/payload-store.js';
@@ -197,6 +197,11 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   // At the root, before any auth hook: its onRequest hook marks upgrade requests first, so that an
   // upgrade refused with an HTTP error (bad key, unknown endpoint) still has its socket closed.
   // A result frame carries up to 64 KiB of the app's body (base64) and 16 KiB of its headers.
+  // Before the plugin's own preClose, which closes every socket without a code (1005 at the peer).
+  app.addHook('preClose', (done) => {
+    for (const client of app.websocketServer?.clients ?? []) client.close(SERVER_SHUTDOWN_CLOSE.code, SERVER_SHUTDOWN_CLOSE.reason);
+    done();
+  });
   await app.register(websocket, { options: { maxPayload: 256 * 1024 }, errorHandler: answerWebSocketError });
   if (config.roles.has('api')) await registerOpenApi(app, SERVER_VERSION);
   await app.register(healthRoutes);

@@ -124,7 +124,13 @@ const EnvSchema = z.object({
       .optional()
       .or(z.literal('').transform(() => undefined)),
   ),
-  HOOKRELAY_DATA_DIR: documented('embedded database, generated keys and the lock file', z.string().min(1).default('./.hookrelay')),
+  HOOKRELAY_DATA_DIR: documented(
+    {
+      description: 'embedded database, generated keys and the lock file; with DATABASE_URL only the bootstrap key file, and only when set',
+      shownDefault: './.hookrelay (with DATABASE_URL: none)',
+    },
+    z.string().min(1).default('./.hookrelay'),
+  ),
   HOOKRELAY_PUBLIC_URL: documented(
     { description: 'base of the ingest URLs the API returns', shownDefault: 'http://localhost:PORT' },
     z
@@ -379,6 +385,11 @@ export interface Config {
   ingestPort: number | undefined;
   databaseUrl: string | undefined;
   dataDir: string;
+  /**
+   * HOOKRELAY_DATA_DIR (or --data-dir) was given. With DATABASE_URL the data dir is otherwise only
+   * its default, relative to the working directory, which the server does not write to.
+   */
+  dataDirGiven: boolean;
   /** `{receive_base}`; when unset it follows the port actually bound (see `receiveBase`). */
   publicUrl: string | undefined;
   roles: ReadonlySet<Role>;
@@ -491,6 +502,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     ingestPort: e.HOOKRELAY_INGEST_PORT,
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(e.HOOKRELAY_DATA_DIR),
+    dataDirGiven: env.HOOKRELAY_DATA_DIR !== undefined,
     publicUrl: e.HOOKRELAY_PUBLIC_URL?.replace(/\/+$/, ''),
     roles: e.HOOKRELAY_ROLES,
     bootstrapApiKey: e.HOOKRELAY_BOOTSTRAP_API_KEY,

@@ -6,10 +6,12 @@ import { ConfigError, configVariables, parseConfig, processEnvironment, type Con
 import type { Database } from './db/database.js';
 import { migrate, type MigrateResult } from './db/migrate.js';
 import { checkPayloadStoreAvailable } from './storage/payload-store.js';
+import { checkTracingAvailable } from './tracing/tracing.js';
 import type { PrepareDataDirResult } from './db/pglite-template.js';
 import { DataDirLockedError, loadEncryptionKeys, openDatabase, persistGeneratedKey } from './runtime.js';
 import { recordEncryptionKeys, secretBoxOf, verifyEncryptionKeys } from './security/key-check.js';
 import { deleteProtoAccessor } from './security/prototype.js';
+import { riskySettings } from './security/warnings.js';
 import { flushLogs, writeStdoutLine } from './logging.js';
 import {
   AdminError,
@@ -24,6 +26,7 @@ import {
 import { rotateEncryptionKeyCommand } from './admin/encryption-key.js';
 import { backupCommand, restoreCommand } from './admin/backup.js';
 import { listenBackupSocket, type BackupSocket } from './admin/backup-socket.js';
+import { DEFAULT_ROTATION_GRACE, deleteProjectCommand, renameProjectCommand, rotateKeyCommand } from './admin/manage.js';
 
 /** Each configuration variable that has a flag, by flag: a flag wins over its variable. */
 const CONFIG_FLAGS: ReadonlyMap<string, ConfigVariable> = new Map(
@@ -37,8 +40,12 @@ Usage:
   hookrelay-server migrate [flags] [--json]      apply pending database migrations, say which ran, and exit
   hookrelay-server projects create --name NAME   create a project
   hookrelay-server projects list
+  hookrelay-server projects rename ID --name NAME
+  hookrelay-server projects delete ID --force    delete its endpoints, revoke its keys, free its name
   hookrelay-server keys create --project ID [--name NAME]   create an API key (shown once)
   hookrelay-server keys list [--project ID]
+  hookrelay-server keys rotate ID [--grace 24h]  a new key in its place (shown once); the old one works
+                                                 for the grace period (0 = revoked now, at most 30d)
   hookrelay-server keys revoke ID
   hookrelay-server encryption rotate-key         seal every stored secret again under the current key
                                                  (embedded: under a new key it writes to the data dir)
@@ -48,13 +55,17 @@ Usage:
   hookrelay-server --version                     print the version
 
 Other flags:
-  --json                       admin commands and migrate: print JSON
+  --json                       admin commands and migrate: print JSON (a failure: one JSON line on stderr)
+Exit codes of the admin commands: 0 done, 1 failed, 2 bad flags or configuration, 4 no such project
+or key, 5 name already taken.
 `;
 
 const EXAMPLES = `Examples:
   hookrelay-server start
   HOOKRELAY_PORT=0 hookrelay-server start --data-dir /tmp/hr
-  DATABASE_URL=postgres://localhost/hookrelay HOOKRELAY_ENCRYPTION_KEY=$(openssl rand -hex 32) hookrelay-server start
+  # PostgreSQL: make the encryption key once and keep it; every start and every process reads the same one
+  (umask 077 && openssl rand -hex 32 > /etc/hookrelay/encryption-key)
+  DATABASE_URL=postgres://localhost/hookrelay HOOKRELAY_ENCRYPTION_KEY=$(cat /etc/hookrelay/encryption-key) hookrelay-server start --data-dir /var/lib/hookrelay
   hookrelay-server migrate --json
 `;
 
@@ -134,9 +145,11 @@ async function runStart(config: Config): Promise<void> {
  * answers a signal that came while it listened.
  */
 async function startServer(config: Config, checkStop: () => void, onListening: () => NodeJS.Signals | undefined): Promise<void> {
-  // Before the database: a missing or malformed key, or a payload store whose client is not
-  // installed, must stop the process before it changes anything.
+  // Before the database: every configuration check that can refuse the start (a missing or
+  // malformed key, a payload store or tracing whose packages are not installed) runs before the
+  // start changes anything.
   await checkPayloadStoreAvailable(config.payloadStore);
+  await checkTracingAvailable(config.tracing);
   const keys = await loadEncryptionKeys(config);
   const secretBox = secretBoxOf(keys);
   const modules = serverModules();
@@ -158,21 +171,32 @@ async function startServer(config: Config, checkStop: () => void, onListening: (
     const { sealedWith } = await recordEncryptionKeys(db.sql, keys, keyCheck);
     checkStop();
     const boot = await bootstrapProject(db, config);
+    if (boot.generatedKey) {
+      // At once: the key is committed, and a start that fails after this point must not take it
+      // along. Plain stdout, never the JSON log, which must hold no secret (docs/operating.md, Logs).
+      const where =
+        boot.keyFile !== undefined
+          ? `also written to ${boot.keyFile}`
+          : boot.keyFileError !== undefined
+            ? `it could not be written to ${boot.keyFileError}: store it now`
+            : 'not written to a file, as no data dir is set: store it now';
+      writeStdoutLine(`hookrelay-server bootstrap API key (shown once; ${where}): ${boot.generatedKey}`);
+    }
     const app = await buildApp(config, { db, secretBox });
     builtApp = app;
     checkStop();
     if (prepared?.origin === 'initdb') app.log.warn({ reason: prepared.reason }, 'new embedded database made by initdb, not from the template');
     else if (prepared) app.log.info({ origin: prepared.origin }, 'embedded database opened');
+    for (const risky of riskySettings(config)) app.log.warn({ setting: risky.setting }, risky.allows);
+    if (migrated.migrations.length > 0 || migrated.currentSql.length > 0) {
+      app.log.info({ migrations: migrated.migrations, current_sql: migrated.currentSql }, 'applied database migrations');
+    }
     if (migrated.superseded.length > 0) {
       // A process of a newer version started before this one (a rolling upgrade): its bodies stay.
       app.log.warn({ functions: migrated.superseded }, 'the database runs newer bodies of these functions than this version ships; they are kept');
     }
     if (sealedWith === 'previous') {
       app.log.warn(`the stored secrets are sealed under ${keys.previousName}: run \`hookrelay-server encryption rotate-key\` to seal them under the current key`);
-    }
-    if (boot.generatedKey) {
-      // Plain stdout, never the JSON log, which must hold no secret (docs/operating.md, Logs).
-      writeStdoutLine(`hookrelay-server bootstrap API key (shown once; also written to ${boot.keyFile}): ${boot.generatedKey}`);
     }
     checkStop();
     // Before the listening line: a backup asked for once the server listens finds the socket.
@@ -259,6 +283,8 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
       project: { type: 'string' },
       to: { type: 'string' },
       from: { type: 'string' },
+      grace: { type: 'string' },
+      force: { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
@@ -290,14 +316,14 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
       await withDatabase(config, holder, async (_db, migrated) => migrateCommand(out, migrated));
       return 0;
     case 'projects create':
-      if (!values.name) throw new AdminError('projects create needs --name NAME');
+      if (!values.name) throw new AdminError('projects create needs --name NAME', 'INVALID_ARGUMENTS');
       await withDatabase(config, holder, (db) => createProjectCommand(db, out, values.name!));
       return 0;
     case 'projects list':
       await withDatabase(config, holder, (db) => listProjectsCommand(db, out));
       return 0;
     case 'keys create':
-      if (!values.project) throw new AdminError('keys create needs --project ID (see: hookrelay-server projects list)');
+      if (!values.project) throw new AdminError('keys create needs --project ID (see: hookrelay-server projects list)', 'INVALID_ARGUMENTS');
       await withDatabase(config, holder, (db) => createKeyCommand(db, out, values.project!, values.name ?? ''));
       return 0;
     case 'keys list':
@@ -306,39 +332,60 @@ async function main(argv: string[], env: Readonly<Record<string, string | undefi
     case 'encryption rotate-key':
       await rotateEncryptionKeyCommand(config, out, holder);
       return 0;
+    case 'keys rotate':
+      if (!arg) throw new AdminError('keys rotate needs the key id: hookrelay-server keys rotate ID [--grace 24h]', 'INVALID_ARGUMENTS');
+      await withDatabase(config, holder, (db) => rotateKeyCommand(db, out, arg, values.grace ?? DEFAULT_ROTATION_GRACE));
+      return 0;
+    case 'projects rename':
+      if (!arg || values.name === undefined) throw new AdminError('projects rename needs the project id and --name: hookrelay-server projects rename ID --name NAME', 'INVALID_ARGUMENTS');
+      await withDatabase(config, holder, (db) => renameProjectCommand(db, out, arg, values.name!));
+      return 0;
+    case 'projects delete':
+      if (!arg) throw new AdminError('projects delete needs the project id: hookrelay-server projects delete ID --force', 'INVALID_ARGUMENTS');
+      await withDatabase(config, holder, (db) => deleteProjectCommand(db, out, arg, values.force === true));
+      return 0;
     case 'keys revoke':
-      if (!arg) throw new AdminError('keys revoke needs the key id: hookrelay-server keys revoke ID');
+      if (!arg) throw new AdminError('keys revoke needs the key id: hookrelay-server keys revoke ID', 'INVALID_ARGUMENTS');
       await withDatabase(config, holder, (db) => revokeKeyCommand(db, out, arg));
       return 0;
     case 'backup':
-      if (!values.to) throw new AdminError('backup needs --to FILE: hookrelay-server backup --to FILE');
+      if (!values.to) throw new AdminError('backup needs --to FILE: hookrelay-server backup --to FILE', 'INVALID_ARGUMENTS');
       await backupCommand(config, out, values.to);
       return 0;
     case 'restore':
-      if (!values.from) throw new AdminError('restore needs --from FILE: hookrelay-server restore --from FILE --data-dir DIR');
+      if (!values.from) throw new AdminError('restore needs --from FILE: hookrelay-server restore --from FILE --data-dir DIR', 'INVALID_ARGUMENTS');
       await restoreCommand(config, out, values.from);
       return 0;
     default:
+      if (values.json) throw new AdminError(`unknown command: ${positionals.join(' ')} (see hookrelay-server --help)`, 'INVALID_ARGUMENTS');
       process.stderr.write(`unknown command: ${positionals.join(' ')}\n\n${helpText()}`);
       return 2;
   }
 }
 
+/**
+ * A failure as the CLI reports one: `--json` makes it one JSON line on stderr,
+ * `{"error":{"code","message","request_id":null,"status":null}}`; otherwise a line of text.
+ */
+function fail(json: boolean, code: string, message: string, exitCode: number): never {
+  process.stderr.write(json ? `${JSON.stringify({ error: { code, message, request_id: null, status: null } })}\n` : `hookrelay-server: ${message}\n`);
+  process.exit(exitCode);
+}
+
 deleteProtoAccessor();
-main(process.argv.slice(2), processEnvironment()).then(
+const argv = process.argv.slice(2);
+const json = argv.includes('--json');
+main(argv, processEnvironment()).then(
   (code) => {
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
-    if (error instanceof ConfigError || error instanceof AdminError || error instanceof DataDirLockedError) {
-      process.stderr.write(`hookrelay-server: ${error.message}\n`);
-      process.exit(error instanceof ConfigError ? 2 : 1);
-    }
+    if (error instanceof AdminError) fail(json, error.code, error.message, error.exitCode);
+    if (error instanceof ConfigError) fail(json, 'CONFIG_ERROR', error.message, 2);
+    if (error instanceof DataDirLockedError) fail(json, 'DATA_DIR_IN_USE', error.message, 1);
     if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`hookrelay-server: ${(error as Error).message}\n(see hookrelay-server --help)\n`);
-      process.exit(2);
+      fail(json, 'INVALID_ARGUMENTS', json ? (error as Error).message : `${(error as Error).message}\n(see hookrelay-server --help)`, 2);
     }
-    process.stderr.write(`hookrelay-server: ${(error as Error).stack ?? String(error)}\n`);
-    process.exit(1);
+    fail(json, 'INTERNAL_ERROR', json ? String((error as Error).message ?? error) : ((error as Error).stack ?? String(error)), 1);
   },
 );

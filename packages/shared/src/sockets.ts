@@ -10,6 +10,12 @@
  */
 export const KEY_REVOKED_CLOSE = { code: 4401, reason: 'api key revoked' } as const;
 
+/**
+ * The server is stopping (SIGTERM, SIGINT): RFC 6455's 1001 "going away". A client reconnects, to
+ * this server once it is back or to another behind the same address.
+ */
+export const SERVER_SHUTDOWN_CLOSE = { code: 1001, reason: 'server shutting down' } as const;
+
 /** The highest ingest body limit a server accepts (`HOOKRELAY_MAX_INGEST_BODY_BYTES`), 256 MiB. */
 export const MAX_INGEST_BODY_BYTES_CEILING = 256 * 1024 * 1024;
 

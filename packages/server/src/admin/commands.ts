@@ -6,9 +6,32 @@ import { findProject, insertProject, listProjects } from '../db/projects.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { sha256Hex } from '../security/crypto.js';
 
-/** A failure of an admin command that is the operator's to fix; main prints it and exits 1. */
+/**
+ * What went wrong, as the CLI names it (docs/cli.md, Errors and exit codes), with its exit code:
+ * the command must change (2), no such project or key (4), a name already taken (5), other (1).
+ */
+export const ADMIN_ERRORS = {
+  ADMIN_ERROR: 1,
+  INVALID_ARGUMENTS: 2,
+  CONFIRMATION_REQUIRED: 2,
+  NOT_FOUND: 4,
+  DUPLICATE_NAME: 5,
+} as const;
+export type AdminErrorCode = keyof typeof ADMIN_ERRORS;
+
+/** A failure of an admin command that is the operator's to fix; main prints it and exits with its code's exit code. */
 export class AdminError extends Error {
   override readonly name = 'AdminError';
+  constructor(
+    message: string,
+    readonly code: AdminErrorCode = 'ADMIN_ERROR',
+  ) {
+    super(message);
+  }
+
+  get exitCode(): number {
+    return ADMIN_ERRORS[this.code];
+  }
 }
 
 export interface AdminOutput {
@@ -16,7 +39,7 @@ export interface AdminOutput {
   write(text: string): void;
 }
 
-function table(rows: Record<string, string>[]): string {
+export function table(rows: Record<string, string>[]): string {
   if (rows.length === 0) return '(none)\n';
   const columns = Object.keys(rows[0]!);
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => (r[c] ?? '').length)));
@@ -24,18 +47,18 @@ function table(rows: Record<string, string>[]): string {
   return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => r[c] ?? '')))].join('\n') + '\n';
 }
 
-function emit(out: AdminOutput, value: unknown, human: string): void {
+export function emit(out: AdminOutput, value: unknown, human: string): void {
   out.write(out.json ? `${JSON.stringify(value)}\n` : human);
 }
 
 export async function createProjectCommand(db: Database, out: AdminOutput, name: string): Promise<void> {
-  if (name.trim() === '') throw new AdminError('--name must not be empty');
+  if (name.trim() === '') throw new AdminError('--name must not be empty', 'INVALID_ARGUMENTS');
   try {
     const project = await insertProject(db.sql, name.trim());
     const value = { id: project.id, name: project.name, created_at: project.created_at.toISOString() };
     emit(out, value, `created project ${project.name} (${project.id})\ncreate a key with: hookrelay-server keys create --project ${project.id}\n`);
   } catch (error) {
-    if (isUniqueViolation(error)) throw new AdminError(`a project named ${JSON.stringify(name)} already exists`);
+    if (isUniqueViolation(error)) throw new AdminError(`a project named ${JSON.stringify(name)} already exists`, 'DUPLICATE_NAME');
     throw error;
   }
 }
@@ -43,12 +66,13 @@ export async function createProjectCommand(db: Database, out: AdminOutput, name:
 export async function listProjectsCommand(db: Database, out: AdminOutput): Promise<void> {
   const projects = await listProjects(db.sql);
   const value = projects.map((p) => ({ id: p.id, name: p.name, created_at: p.created_at.toISOString() }));
-  emit(out, value, table(value));
+  // `{ data }`, as the CLI's lists print.
+  emit(out, { data: value }, table(value));
 }
 
 export async function createKeyCommand(db: Database, out: AdminOutput, projectId: string, name = ''): Promise<void> {
   if (!/^[0-9a-f-]{36}$/i.test(projectId) || !(await findProject(db.sql, projectId))) {
-    throw new AdminError(`no project ${projectId}; list them with: hookrelay-server projects list`);
+    throw new AdminError(`no project ${projectId}; list them with: hookrelay-server projects list`, 'NOT_FOUND');
   }
   const key = newApiKey();
   const row = await insertApiKey(db.sql, { projectId, keyHash: sha256Hex(key), keyHint: keyHint(key), name });
@@ -66,13 +90,13 @@ export async function listKeysCommand(db: Database, out: AdminOutput, projectId?
     created_at: k.created_at.toISOString(),
     revoked_at: k.revoked_at ? k.revoked_at.toISOString() : null,
   }));
-  emit(out, value, table(value.map((k) => ({ ...k, revoked_at: k.revoked_at ?? '' }))));
+  emit(out, { data: value }, table(value.map((k) => ({ ...k, revoked_at: k.revoked_at ?? '' }))));
 }
 
 export async function revokeKeyCommand(db: Database, out: AdminOutput, id: string): Promise<void> {
-  if (!/^[0-9a-f-]{36}$/i.test(id)) throw new AdminError(`${id} is not an API key id (a UUID); list them with: hookrelay-server keys list`);
+  if (!/^[0-9a-f-]{36}$/i.test(id)) throw new AdminError(`${id} is not an API key id (a UUID); list them with: hookrelay-server keys list`, 'INVALID_ARGUMENTS');
   const row = await revokeApiKey(db.sql, id);
-  if (!row) throw new AdminError(`no API key ${id}; list them with: hookrelay-server keys list`);
+  if (!row) throw new AdminError(`no API key ${id}; list them with: hookrelay-server keys list`, 'NOT_FOUND');
   const value = { id: row.id, revoked_at: row.revoked_at!.toISOString() };
   emit(out, value, `revoked API key ${row.id}\n`);
 }

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Sql } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import {
+  beginKeyRotation,
   FIRST_PAGE,
   replaceKeyCheck,
   replaceSealedSecret,
@@ -123,6 +124,9 @@ export async function rotateEncryptionKeyCommand(config: Config, out: AdminOutpu
     await recordEncryptionKeys(db.sql, keys, check);
     const newKeyFile = keys.previous === undefined;
     if (newKeyFile) keys = await rotateKeyFile(config, keys);
+    // Before the first secret moves: from here until the check value is rewritten, a process must
+    // hold both keys to start (security/key-check.ts).
+    await beginKeyRotation(db.sql, keyCheckValue(keys));
     const result = await resealSecrets(db.sql, secretBoxOf(keys));
     if (result.unreadable.length > 0) {
       const listed = result.unreadable.slice(0, 10).map((u) => `${u.column} of row ${u.id}`).join(', ');

@@ -34,7 +34,7 @@ export async function findPrincipalByKeyHash(sql: Sql, keyHash: string): Promise
   const [row] = await sql<ApiKeyPrincipal>`
     SELECT k.id AS api_key_id, p.id AS project_id, p.name AS project_name
     FROM api_keys k JOIN projects p ON p.id = k.project_id
-    WHERE k.key_hash = ${keyHash} AND k.revoked_at IS NULL`;
+    WHERE k.key_hash = ${keyHash} AND (k.revoked_at IS NULL OR k.revoked_at > now()) AND p.deleted_at IS NULL`;
   return row;
 }
 
@@ -46,24 +46,43 @@ export async function listApiKeys(sql: Sql, projectId?: string): Promise<ApiKeyR
 
 /**
  * Revokes a key and announces it on API_KEY_REVOKED_CHANNEL when that commits; undefined when no
- * such key exists. Revoking twice keeps the first time (and announces again, which is harmless).
+ * such key exists. Revoking twice keeps the first time (and announces again, which is harmless); a
+ * revocation scheduled for later (`keys rotate`) is brought forward to now.
  */
 export async function revokeApiKey(sql: Sql, id: string): Promise<ApiKeyRow | undefined> {
   return sql.begin(async (tx) => {
     const [row] = await tx<ApiKeyRow>`
-      UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
+      UPDATE api_keys SET revoked_at = least(coalesce(revoked_at, now()), now()) WHERE id = ${id}
       RETURNING id, project_id, key_hint, name, created_at, revoked_at`;
     if (row) await notifyOnCommit(tx, API_KEY_REVOKED_CHANNEL, row.id);
     return row;
   });
 }
 
-/** Which of `ids` still authenticate: the key exists, is not revoked and its project exists. */
+/**
+ * A key's revocation at `at`, later than now (`keys rotate`'s grace period): the key authenticates
+ * until then, and the sockets' periodic key check (stream/sockets.ts) closes its sockets after. An
+ * earlier revocation stays. Undefined when no such key exists.
+ */
+export async function scheduleApiKeyRevocation(sql: Sql, id: string, at: Date): Promise<ApiKeyRow | undefined> {
+  const [row] = await sql<ApiKeyRow>`
+    UPDATE api_keys SET revoked_at = least(coalesce(revoked_at, ${at}::timestamptz), ${at}::timestamptz) WHERE id = ${id}
+    RETURNING id, project_id, key_hint, name, created_at, revoked_at`;
+  return row;
+}
+
+/** A key by id, revoked or not. */
+export async function findApiKey(sql: Sql, id: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await sql<ApiKeyRow>`SELECT id, project_id, key_hint, name, created_at, revoked_at FROM api_keys WHERE id = ${id}`;
+  return row;
+}
+
+/** Which of `ids` still authenticate: the key exists, is not revoked (or not yet) and its project is not deleted. */
 export async function findActiveApiKeyIds(sql: Sql, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const rows = await sql<{ id: string }>`
     SELECT k.id FROM api_keys k JOIN projects p ON p.id = k.project_id
-    WHERE k.id = ANY(${[...ids]}::uuid[]) AND k.revoked_at IS NULL`;
+    WHERE k.id = ANY(${[...ids]}::uuid[]) AND (k.revoked_at IS NULL OR k.revoked_at > now()) AND p.deleted_at IS NULL`;
   return new Set(rows.map((row) => row.id));
 }
 
@@ -72,6 +91,6 @@ export async function findPrincipalByKeyId(sql: Sql, apiKeyId: string, projectId
   const [row] = await sql<ApiKeyPrincipal>`
     SELECT k.id AS api_key_id, p.id AS project_id, p.name AS project_name
     FROM api_keys k JOIN projects p ON p.id = k.project_id
-    WHERE k.id = ${apiKeyId} AND k.project_id = ${projectId} AND k.revoked_at IS NULL`;
+    WHERE k.id = ${apiKeyId} AND k.project_id = ${projectId} AND (k.revoked_at IS NULL OR k.revoked_at > now()) AND p.deleted_at IS NULL`;
   return row;
 }

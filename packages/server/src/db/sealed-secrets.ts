@@ -20,13 +20,15 @@ export interface SealedSecret {
 /** Before the first of a column's pages: below any id of its table. */
 export const FIRST_PAGE = '';
 
-/** Which of the tables involved exist: read before the migrations, on a database of any age. */
-export async function keyCheckTables(sql: Sql): Promise<{ check: boolean; signingKeys: boolean; inboundEndpoints: boolean }> {
-  const [row] = await sql<{ check_table: boolean; signing_keys: boolean; inbound_endpoints: boolean }>`
+/** Which of the tables (and columns) involved exist: read before the migrations, on a database of any age. */
+export async function keyCheckTables(sql: Sql): Promise<{ check: boolean; rotation: boolean; signingKeys: boolean; inboundEndpoints: boolean }> {
+  const [row] = await sql<{ check_table: boolean; rotation: boolean; signing_keys: boolean; inbound_endpoints: boolean }>`
     SELECT to_regclass('encryption_key_check') IS NOT NULL AS check_table,
+           EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('encryption_key_check')
+                   AND attname = 'rotating_check_value' AND NOT attisdropped) AS rotation,
            to_regclass('signing_keys') IS NOT NULL AS signing_keys,
            to_regclass('inbound_endpoints') IS NOT NULL AS inbound_endpoints`;
-  return { check: row!.check_table, signingKeys: row!.signing_keys, inboundEndpoints: row!.inbound_endpoints };
+  return { check: row!.check_table, rotation: row!.rotation, signingKeys: row!.signing_keys, inboundEndpoints: row!.inbound_endpoints };
 }
 
 /** The stored check value, or undefined when none was written yet. */
@@ -35,16 +37,27 @@ export async function readKeyCheck(sql: Sql): Promise<string | undefined> {
   return row?.check_value;
 }
 
+/** The check value of the key an unfinished rotation seals the secrets under, or undefined when none runs. */
+export async function readRotatingKeyCheck(sql: Sql): Promise<string | undefined> {
+  const [row] = await sql<{ rotating_check_value: string | null }>`SELECT rotating_check_value FROM encryption_key_check`;
+  return row?.rotating_check_value ?? undefined;
+}
+
+/** Records that a rotation to the key of `checkValue` has begun (the check value row exists by then). */
+export async function beginKeyRotation(sql: Sql, checkValue: string): Promise<void> {
+  await sql`UPDATE encryption_key_check SET rotating_check_value = ${checkValue}, updated_at = now()`;
+}
+
 /** Stores the check value unless one is stored already (another process may have been first). */
 export async function insertKeyCheck(sql: Sql, checkValue: string): Promise<void> {
   await sql`INSERT INTO encryption_key_check (check_value) VALUES (${checkValue}) ON CONFLICT (singleton) DO NOTHING`;
 }
 
-/** Stores the check value in place of any stored one. */
+/** Stores the check value in place of any stored one, which ends a rotation. */
 export async function replaceKeyCheck(sql: Sql, checkValue: string): Promise<void> {
   await sql`
     INSERT INTO encryption_key_check (check_value) VALUES (${checkValue})
-    ON CONFLICT (singleton) DO UPDATE SET check_value = EXCLUDED.check_value, updated_at = now()`;
+    ON CONFLICT (singleton) DO UPDATE SET check_value = EXCLUDED.check_value, rotating_check_value = NULL, updated_at = now()`;
 }
 
 /** The most recently written secret of a column, if it holds any. */

@@ -1,6 +1,6 @@
 import { ConfigError } from '../config.js';
 import type { Sql } from '../db/database.js';
-import { insertKeyCheck, keyCheckTables, newestSealedSecret, readKeyCheck, replaceKeyCheck, SEALED_COLUMNS } from '../db/sealed-secrets.js';
+import { insertKeyCheck, keyCheckTables, newestSealedSecret, readKeyCheck, readRotatingKeyCheck, replaceKeyCheck, SEALED_COLUMNS } from '../db/sealed-secrets.js';
 import type { EncryptionKeys } from '../runtime.js';
 import { SecretBox } from './crypto.js';
 
@@ -42,6 +42,11 @@ function openedBy(box: SecretBox, sealed: string, expected?: string): 'current' 
   }
 }
 
+/** The current key's origin, as the operator set it. */
+function currentKeyName(keys: EncryptionKeys): string {
+  return keys.fromKeyFile ? `the encryption key in ${keys.currentName} (HOOKRELAY_ENCRYPTION_KEY is unset)` : 'HOOKRELAY_ENCRYPTION_KEY';
+}
+
 /** The refusal, in the operator's terms: which keys were tried, where they came from, what to do. */
 export function keyMismatchError(keys: EncryptionKeys, nothingChanged = true): ConfigError {
   const tail = nothingChanged ? ' Nothing was changed.' : '';
@@ -51,7 +56,7 @@ export function keyMismatchError(keys: EncryptionKeys, nothingChanged = true): C
         `from a backup, or set HOOKRELAY_ENCRYPTION_KEY to the key they were sealed with.${tail}`,
     );
   }
-  const current = keys.fromKeyFile ? `the encryption key in ${keys.currentName} (HOOKRELAY_ENCRYPTION_KEY is unset)` : 'HOOKRELAY_ENCRYPTION_KEY';
+  const current = currentKeyName(keys);
   const subject = keys.previousName === undefined ? `${current} does not open` : `neither ${current} nor ${keys.previousName} opens`;
   return new ConfigError(
     `${subject} this database's secrets: it is not the key they were sealed with. Start with that key ` +
@@ -60,10 +65,25 @@ export function keyMismatchError(keys: EncryptionKeys, nothingChanged = true): C
 }
 
 /**
+ * The refusal of keys that open one side of an unfinished rotation only: the secrets already sealed
+ * again, or those not yet, would answer 500.
+ */
+export function rotationIncompleteError(keys: EncryptionKeys): ConfigError {
+  const tried = keys.previousName === undefined ? currentKeyName(keys) : `${currentKeyName(keys)} with ${keys.previousName}`;
+  return new ConfigError(
+    `${tried} opens only part of this database's secrets: \`hookrelay-server encryption rotate-key\` began sealing them again ` +
+      'under a new key and did not finish. Start with both keys, the new one as HOOKRELAY_ENCRYPTION_KEY and the one it replaces ' +
+      'as HOOKRELAY_PREVIOUS_ENCRYPTION_KEY (embedded, with the key in the data dir: both encryption-key and encryption-key.previous), ' +
+      'then run the command again to finish (see "Rotating the encryption key" in docs/operating.md). Nothing was changed.',
+  );
+}
+
+/**
  * Checks the keys against the database before anything is written, the migrations included: so it
- * reads a database of any age. Its check value decides; a database from before check values has
+ * reads a database of any age. Its check value decides, and during a rotation (or after one was cut
+ * short) the check value of the key it seals under too; a database from before check values has
  * none, and then the newest secret of each sealed column stands for the key in use. Throws a
- * ConfigError when no key opens them.
+ * ConfigError when the keys do not open them all.
  */
 export async function verifyEncryptionKeys(sql: Sql, keys: EncryptionKeys): Promise<KeyCheck> {
   const box = secretBoxOf(keys);
@@ -81,7 +101,12 @@ export async function verifyEncryptionKeys(sql: Sql, keys: EncryptionKeys): Prom
     const checkValue = await readKeyCheck(sql);
     if (checkValue !== undefined) {
       const sealedWith = openedBy(box, checkValue, CHECK_PLAINTEXT);
-      if (sealedWith !== undefined) return { sealedWith, recorded: true };
+      if (sealedWith !== undefined) {
+        // During a rotation the secrets are sealed under two keys: these keys must open both.
+        const rotating = tables.rotation ? await readRotatingKeyCheck(sql) : undefined;
+        if (rotating !== undefined && openedBy(box, rotating, CHECK_PLAINTEXT) === undefined) throw rotationIncompleteError(keys);
+        return { sealedWith, recorded: true };
+      }
       // A data dir that lost its key file before it stored any secret loses nothing to a new key.
       if (keys.generated && (await newest()).length === 0) return { sealedWith: undefined, recorded: false, replace: true };
       throw keyMismatchError(keys);

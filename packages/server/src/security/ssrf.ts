@@ -36,6 +36,9 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 /** Resolves a hostname to every address it has (IPv4 and IPv6), as plain address strings. */
 export type Resolver = (hostname: string) => Promise<string[]>;
 
+/** Where every refusal of a private destination points: the one setting that allows them. */
+const PRIVATE_NETWORKS_HINT = '; the server refuses those unless HOOKRELAY_ALLOW_PRIVATE_NETWORKS=true (local development only)';
+
 export class BlockedAddressError extends Error {
   readonly code = BLOCKED_ADDRESS_ERROR_CODE;
   readonly hostname: string;
@@ -44,8 +47,8 @@ export class BlockedAddressError extends Error {
   constructor(hostname: string, address: string) {
     super(
       hostname === address
-        ? `connection to ${address} refused: private or reserved address`
-        : `connection to ${hostname} refused: it resolves to a private or reserved address (${address})`,
+        ? `connection to ${address} refused: private or reserved address${PRIVATE_NETWORKS_HINT}`
+        : `connection to ${hostname} refused: it resolves to a private or reserved address (${address})${PRIVATE_NETWORKS_HINT}`,
     );
     this.name = 'BlockedAddressError';
     this.hostname = hostname;
@@ -175,11 +178,11 @@ export async function checkDestinationUrl(
   const literal = parseHostLiteral(hostname);
   if (literal !== null) {
     return isBlockedAddress(literal)
-      ? { ok: false, reason: `url points to a private or reserved address (${literal})` }
+      ? { ok: false, reason: `url points to a private or reserved address (${literal})${PRIVATE_NETWORKS_HINT}` }
       : { ok: true };
   }
   if (isLocalhostName(hostname)) {
-    return { ok: false, reason: `url host ${hostname} is a loopback name` };
+    return { ok: false, reason: `url host ${hostname} is a loopback name${PRIVATE_NETWORKS_HINT}` };
   }
 
   const addresses = await resolveWithTimeout(
@@ -189,7 +192,7 @@ export async function checkDestinationUrl(
   );
   const blocked = addresses?.find((address) => isBlockedAddress(address));
   if (blocked !== undefined) {
-    return { ok: false, reason: `url resolves to a private or reserved address (${blocked})` };
+    return { ok: false, reason: `url resolves to a private or reserved address (${blocked})${PRIVATE_NETWORKS_HINT}` };
   }
   return { ok: true };
 }

@@ -1,6 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { ConfigError, type S3PayloadStoreConfig } from '../config.js';
 import type { Sql } from '../db/database.js';
+import { installCommand } from '../install-command.js';
 import { PayloadStoreUnavailableError, PayloadUnavailableError, type PayloadStore } from './payload-store.js';
 
 type S3Sdk = typeof import('@aws-sdk/client-s3');
@@ -36,7 +37,7 @@ export async function loadS3Sdk(): Promise<S3Sdk> {
     if ((code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && String((error as Error).message).includes(S3_SDK_PACKAGE)) {
       throw new ConfigError(
         `HOOKRELAY_PAYLOAD_STORE is an s3:// store, which needs the AWS SDK's ${S3_SDK_PACKAGE}, and it is not installed. ` +
-          `Install it beside hookrelay-server: npm install -g ${S3_SDK_PACKAGE}@3 (a global install), or npm install ${S3_SDK_PACKAGE}@3 in the project that depends on @hookrelay/server`,
+          `Install it beside hookrelay-server: ${installCommand([`${S3_SDK_PACKAGE}@3`])}`,
       );
     }
     throw error;

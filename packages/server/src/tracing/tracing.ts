@@ -1,4 +1,5 @@
 import { ConfigError, type TracingConfig } from '../config.js';
+import { installCommand } from '../install-command.js';
 
 /**
  * The server's spans, behind an interface of its own: the OpenTelemetry modules are loaded only when
@@ -67,6 +68,28 @@ export const OTEL_PACKAGES = [
 /** A configuration the installed packages cannot serve: the process says so and exits 2, like any. */
 export class TracingUnavailableError extends ConfigError {}
 
+/** The OpenTelemetry SDK behind the server's Tracing, loaded once; a TracingUnavailableError when it is not installed. */
+async function loadOtel(): Promise<typeof import('./otel.js')> {
+  try {
+    return await import('./otel.js');
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new TracingUnavailableError(
+      `tracing is configured (OTEL_EXPORTER_OTLP_ENDPOINT) but the OpenTelemetry packages are not installed next to the server: ${installCommand(OTEL_PACKAGES)} (or unset the OTEL_EXPORTER_OTLP_* endpoint)`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Throws the TracingUnavailableError of a configuration the installed packages cannot serve. The
+ * start calls it before it opens the database, so that such a refusal changes nothing.
+ */
+export async function checkTracingAvailable(config: TracingConfig | undefined): Promise<void> {
+  if (config !== undefined) await loadOtel();
+}
+
 /**
  * The tracing of a configuration: the no-op without one (nothing is loaded), else the OpenTelemetry
  * SDK exporting over OTLP/HTTP, loaded now.
@@ -77,18 +100,7 @@ export async function openTracing(
   log: { warn(fields: object, message: string): void },
 ): Promise<Tracing> {
   if (config === undefined) return NOOP_TRACING;
-  let otel: typeof import('./otel.js');
-  try {
-    otel = await import('./otel.js');
-  } catch (error) {
-    const code = (error as { code?: unknown } | null)?.code;
-    if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') throw error;
-    throw new TracingUnavailableError(
-      `tracing is configured (OTEL_EXPORTER_OTLP_ENDPOINT) but the OpenTelemetry packages are not installed next to the server: npm install ${OTEL_PACKAGES.join(' ')} (or unset the OTEL_EXPORTER_OTLP_* endpoint)`,
-      { cause: error },
-    );
-  }
-  return otel.openOtelTracing(config, serviceVersion, log);
+  return (await loadOtel()).openOtelTracing(config, serviceVersion, log);
 }
 
 /**

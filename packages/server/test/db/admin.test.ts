@@ -67,7 +67,7 @@ describe('projects', () => {
     const beta = await newProject('beta');
     const out = capture();
     await listProjectsCommand(db, out);
-    const list = out.json_() as { id: string; name: string }[];
+    const list = (out.json_() as { data: { id: string; name: string }[] }).data;
     expect(list.map((p) => p.name)).toEqual(expect.arrayContaining(['acme', 'beta']));
     expect(list.find((p) => p.name === 'beta')?.id).toBe(beta.id);
 
@@ -131,7 +131,7 @@ describe('keys', () => {
     }
     const out = capture();
     await listKeysCommand(db, out, project.id);
-    const list = out.json_() as { id: string; project_id: string; key_hint: string; revoked_at: string | null }[];
+    const list = (out.json_() as { data: { id: string; project_id: string; key_hint: string; revoked_at: string | null }[] }).data;
     expect(list.map((k) => k.id).sort()).toEqual([a.id, b.id].sort());
     for (const k of list) {
       expect(k.project_id).toBe(project.id);
@@ -154,7 +154,7 @@ describe('keys', () => {
 
     const list = capture();
     await listKeysCommand(db, list, project.id);
-    const rows = list.json_() as { id: string; revoked_at: string | null }[];
+    const rows = (list.json_() as { data: { id: string; revoked_at: string | null }[] }).data;
     expect(rows.find((k) => k.id === revoked.id)?.revoked_at).toEqual(expect.any(String));
     expect(rows.find((k) => k.id === kept.id)?.revoked_at).toBeNull();
 

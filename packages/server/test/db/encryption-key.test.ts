@@ -548,3 +548,121 @@ describe('rotating the encryption key', () => {
     300_000,
   );
 });
+
+describe('a rotation that did not finish', () => {
+  /** The start refusals of keys that open only one side of an unfinished rotation. */
+  const HALF = /opens only part of this database's secrets: `hookrelay-server encryption rotate-key` began sealing them again under a new key and did not finish/;
+
+  it('one that stopped at secrets no key opens: a start with the old key alone, or the new one alone, refuses; both keys start, and finish it', async () => {
+    const d = await deployment();
+    const keyA = newKey();
+    const keyB = newKey();
+    const embedded = backend() === 'pglite';
+    // Embedded: the data dir's key file, rotated by the command. PostgreSQL: the variables.
+    const envA = embedded ? d.env() : d.env({ HOOKRELAY_ENCRYPTION_KEY: keyA });
+    const first = await start(envA);
+    const secrets = await createSecrets(first);
+    const stray = await api(first, 'POST', '/v1/inbound-endpoints', { name: 'stray', mode: 'cli', verify_hmac: true, hmac_scheme: 'github', hmac_secret: 'stray-secret' });
+    expect(stray.status).toBe(201);
+    expect(await first.stop()).toBe(0);
+    const oldKey = embedded ? readFileSync(path.join(d.dataDir, 'encryption-key'), 'utf8').trim() : keyA;
+    // One secret sealed under some third key: the command seals the others, then stops short.
+    const db = await d.open();
+    try {
+      const third = new SecretBox(Buffer.from(newKey(), 'hex')).encrypt('stray-secret');
+      await db.sql`UPDATE inbound_endpoints SET hmac_secret_encrypted = ${third} WHERE id = ${stray.json.data.id}`;
+    } finally {
+      await db.close();
+    }
+    const rotation = embedded ? d.env() : d.env({ HOOKRELAY_ENCRYPTION_KEY: keyB, HOOKRELAY_PREVIOUS_ENCRYPTION_KEY: keyA });
+    const stopped = await run(['encryption', 'rotate-key'], rotation);
+    expect(stopped.code, stopped.stderr).toBe(1);
+    expect(stopped.stderr).toContain('1 of 5 secrets open with neither key');
+    const newKeyValue = embedded ? readFileSync(path.join(d.dataDir, 'encryption-key'), 'utf8').trim() : keyB;
+    expect(opensAll(newKeyValue, (await sealedValues(d)).slice(0, 1))).toBe(true);
+    const before = await snapshot(d);
+
+    // The old key alone opens the check value, but not the secrets the command moved.
+    const oldAlone = await run(['start'], d.env({ HOOKRELAY_ENCRYPTION_KEY: oldKey }));
+    expect(oldAlone.code, oldAlone.stdout + oldAlone.stderr).toBe(2);
+    expect(oldAlone.stderr).toMatch(HALF);
+    expect(oldAlone.stderr).toMatch(/^hookrelay-server: HOOKRELAY_ENCRYPTION_KEY opens only part/);
+    expect(oldAlone.stderr).toContain('Nothing was changed.');
+    const newAlone = await run(['start'], d.env({ HOOKRELAY_ENCRYPTION_KEY: newKeyValue }));
+    expect(newAlone.code).toBe(2);
+    expect(newAlone.stderr).toContain('HOOKRELAY_ENCRYPTION_KEY does not open this database\'s secrets');
+    expect(await snapshot(d)).toEqual(before);
+
+    // Both keys: every secret works; with the stray one put right, the command finishes and the new key works alone.
+    const both = await start(rotation);
+    await expectSecretsWork(both, secrets);
+    expect(await both.stop()).toBe(0);
+    const fix = await d.open();
+    try {
+      await fix.sql`UPDATE inbound_endpoints SET hmac_secret_encrypted = ${new SecretBox(Buffer.from(oldKey, 'hex')).encrypt('stray-secret')} WHERE id = ${stray.json.data.id}`;
+    } finally {
+      await fix.close();
+    }
+    const finished = await run(['encryption', 'rotate-key', '--json'], rotation);
+    expect(finished.code, finished.stderr).toBe(0);
+    const alone = await start(embedded ? d.env() : d.env({ HOOKRELAY_ENCRYPTION_KEY: keyB }));
+    await expectSecretsWork(alone, secrets);
+    expect(await alone.stop()).toBe(0);
+    expect((await run(['start'], d.env({ HOOKRELAY_ENCRYPTION_KEY: oldKey }))).code).toBe(2);
+  }, 300_000);
+
+  it.runIf(backend() === 'postgres')('one killed with the signing keys sealed again and the inbound secrets not yet: the old key alone refuses to start', async () => {
+    const d = await deployment();
+    const keyA = newKey();
+    const keyB = newKey();
+    const first = await start(d.env({ HOOKRELAY_ENCRYPTION_KEY: keyA }));
+    const secrets = await createSecrets(first);
+    expect(await first.stop()).toBe(0);
+
+    // The inbound endpoint's row held locked: the command seals the signing key again, then waits on it.
+    const holder = openPostgres({ url: d.databaseUrl!, poolSize: 1 });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const held = holder.sql.begin(async (tx) => {
+      await tx`SELECT id FROM inbound_endpoints FOR UPDATE`;
+      locked();
+      await released;
+    });
+    await isLocked;
+    const rotation = d.env({ HOOKRELAY_ENCRYPTION_KEY: keyB, HOOKRELAY_PREVIOUS_ENCRYPTION_KEY: keyA });
+    const child = spawn(process.execPath, [SERVER_MAIN, 'encryption', 'rotate-key'], { env: { PATH: process.env.PATH ?? '', ...rotation }, stdio: 'ignore' });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!opensAll(keyB, (await sealedValues(d)).slice(0, 1))) {
+        if (Date.now() > deadline) throw new Error('the signing key was not sealed again within 30 s');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+      release();
+      await held;
+      await holder.close();
+    }
+    const sealed = await sealedValues(d);
+    expect(opensAll(keyB, sealed.slice(0, 1))).toBe(true);
+    expect(opensAll(keyA, sealed.slice(1))).toBe(true);
+
+    const oldAlone = await run(['start'], d.env({ HOOKRELAY_ENCRYPTION_KEY: keyA }));
+    expect(oldAlone.code, oldAlone.stdout + oldAlone.stderr).toBe(2);
+    expect(oldAlone.stderr).toMatch(HALF);
+    // Both keys serve every secret; running the command again finishes, and the new key serves alone.
+    const both = await start(rotation);
+    await expectSecretsWork(both, secrets);
+    expect(await both.stop()).toBe(0);
+    const finished = await run(['encryption', 'rotate-key', '--json'], rotation);
+    expect(finished.code, finished.stderr).toBe(0);
+    expect(JSON.parse(finished.stdout)).toMatchObject({ resealed: 2, secrets: 3 });
+    const alone = await start(d.env({ HOOKRELAY_ENCRYPTION_KEY: keyB }));
+    await expectSecretsWork(alone, secrets);
+    expect(await alone.stop()).toBe(0);
+  }, 300_000);
+});

@@ -84,7 +84,9 @@ async function open(url: string, headers: Record<string, string> = {}): Promise<
 
 describe('revoking a key with the admin command (PostgreSQL, two server processes)', () => {
   it("closes the key's stream on one process and its watch socket on the other within 5 s, with 4401", async () => {
-    const [project] = await admin<{ id: string }[]>('projects', 'list');
+    const {
+      data: [project],
+    } = await admin<{ data: { id: string }[] }>('projects', 'list');
     const created = await admin<{ id: string; key: string }>('keys', 'create', '--project', project!.id, '--name', 'to revoke');
     const endpoint = await api<{ id: string; secret_token: string }>(a, created.key, 'POST', '/v1/inbound-endpoints', { name: 'revoke', mode: 'cli' });
     expect(endpoint.status).toBe(201);

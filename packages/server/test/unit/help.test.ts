@@ -44,9 +44,19 @@ describe('hookrelay-server --help', () => {
     expect(found!.description.length).toBeGreaterThan(10);
   });
 
+  it('its examples keep the encryption key: made once into a file, read at each start (a new key per start would lock out every secret)', () => {
+    const examples = help.slice(help.indexOf('Examples:'));
+    expect(examples).toContain('openssl rand -hex 32 > /etc/hookrelay/encryption-key');
+    expect(examples).toContain('HOOKRELAY_ENCRYPTION_KEY=$(cat /etc/hookrelay/encryption-key) hookrelay-server start');
+    const readme = readFileSync(fileURLToPath(new URL('../../../../README.md', import.meta.url)), 'utf8');
+    for (const [name, text] of [['--help', examples], ['README.md', readme]] as const) {
+      expect(text, name).not.toMatch(/HOOKRELAY_ENCRYPTION_KEY=\$\(openssl/);
+    }
+  });
+
   it('shows defaults that parse to what an unset variable gives', () => {
     const base = parseConfig({});
-    const described = ['HOOKRELAY_PUBLIC_URL', 'HOOKRELAY_BOOTSTRAP_API_KEY', 'HOOKRELAY_ENCRYPTION_KEY', 'HOOKRELAY_METRICS_TOKEN', 'HOOKRELAY_API_RATE_BURST', 'AWS_REGION', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES_PER_SOURCE'];
+    const described = ['HOOKRELAY_DATA_DIR', 'HOOKRELAY_PUBLIC_URL', 'HOOKRELAY_BOOTSTRAP_API_KEY', 'HOOKRELAY_ENCRYPTION_KEY', 'HOOKRELAY_METRICS_TOKEN', 'HOOKRELAY_API_RATE_BURST', 'AWS_REGION', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES_PER_SOURCE'];
     for (const variable of configVariables()) {
       if (variable.default === undefined || described.includes(variable.name)) continue;
       expect(entry(variable.name)!.description, variable.name).toContain(`(default: ${variable.default})`);

@@ -82,7 +82,7 @@ describe('createGuardedLookup', () => {
     const single = await lookup(fn, {});
     expect(single.err).toBeInstanceOf(BlockedAddressError);
     expect(single.err?.code).toBe('ERR_HOOKRELAY_BLOCKED_ADDRESS');
-    expect(single.err?.message).toBe('connection to hooks.example.com refused: it resolves to a private or reserved address (10.0.0.1)');
+    expect(single.err?.message).toBe('connection to hooks.example.com refused: it resolves to a private or reserved address (10.0.0.1); the server refuses those unless HOOKRELAY_ALLOW_PRIVATE_NETWORKS=true (local development only)');
     expect(single.err).toMatchObject({ name: 'BlockedAddressError', hostname: 'hooks.example.com', address: '10.0.0.1' });
     expect(single.address).toBe('');
     expect((await lookup(fn, { all: true })).address).toEqual([]);
@@ -124,7 +124,7 @@ describe('createGuardedLookup', () => {
   it("uses the system resolver by default: localhost is refused", async () => {
     const answer = await lookup(createGuardedLookup(), {}, 'localhost');
     expect(answer.err?.code).toBe('ERR_HOOKRELAY_BLOCKED_ADDRESS');
-    expect(answer.err?.message).toMatch(/^connection to localhost refused: it resolves to a private or reserved address \((127\.0\.0\.1|::1)\)$/u);
+    expect(answer.err?.message).toMatch(/^connection to localhost refused: it resolves to a private or reserved address \((127\.0\.0\.1|::1)\); the server refuses those unless HOOKRELAY_ALLOW_PRIVATE_NETWORKS=true \(local development only\)$/u);
   });
 });
 
@@ -132,7 +132,7 @@ describe('isBlockedAddressError', () => {
   const blocked = new BlockedAddressError('10.0.0.1', '10.0.0.1');
 
   it('names the address in the message', () => {
-    expect(blocked.message).toBe('connection to 10.0.0.1 refused: private or reserved address');
+    expect(blocked.message).toBe('connection to 10.0.0.1 refused: private or reserved address; the server refuses those unless HOOKRELAY_ALLOW_PRIVATE_NETWORKS=true (local development only)');
     expect(blocked.name).toBe('BlockedAddressError');
   });
 
@@ -217,7 +217,7 @@ describe('createGuardedAgent', () => {
         (err: unknown) => err,
       );
       expect(error).toBeInstanceOf(BlockedAddressError);
-      expect((error as Error).message).toBe('connection to ::ffff:7f00:1 refused: private or reserved address');
+      expect((error as Error).message).toBe('connection to ::ffff:7f00:1 refused: private or reserved address; the server refuses those unless HOOKRELAY_ALLOW_PRIVATE_NETWORKS=true (local development only)');
       expect(hits).toBe(0);
     } finally {
       await agent.close();

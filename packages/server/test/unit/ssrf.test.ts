@@ -151,7 +151,7 @@ describe('checkDestinationUrl', () => {
     ['https://0x7f.1/', '127.0.0.1'],
   ])('refuses literal %s', async (url, address) => {
     const result = await checkDestinationUrl(url, strict);
-    expect(result).toEqual({ ok: false, reason: `url points to a private or reserved address (${address})` });
+    expect(result).toEqual({ ok: false, reason: `url points to a private or reserved address (${address}); the server refuses those unless HOOKRELAY_ALLOW_PRIVATE_NETWORKS=true (local development only)` });
   });
 
   it('accepts public literals without resolving', async () => {
@@ -186,7 +186,7 @@ describe('checkDestinationUrl', () => {
       },
     });
     expect(seen).toEqual(['hooks.example.com']);
-    expect(result).toEqual({ ok: false, reason: 'url resolves to a private or reserved address (10.0.0.1)' });
+    expect(result).toEqual({ ok: false, reason: 'url resolves to a private or reserved address (10.0.0.1); the server refuses those unless HOOKRELAY_ALLOW_PRIVATE_NETWORKS=true (local development only)' });
   });
 
   it('refuses a name resolving to an IPv4-mapped loopback', async () => {
