@@ -366,7 +366,7 @@ export class HookrelayClient {
    */
   readonly inboundEndpoints = {
     create: (body: InboundEndpointCreateIn) => this.request<InboundEndpointCreateOut>('POST', '/v1/inbound-endpoints', { body }),
-    get: (id: string) => this.request<InboundEndpointOut>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}`),
+    get: (id: string, options: CallOptions = {}) => this.request<InboundEndpointOut>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}`, options),
     list: (query: Partial<EndpointListQuery> = {}) =>
       this.request<InboundEndpointSummaryOut[], PageMeta>('GET', '/v1/inbound-endpoints', { query }),
     /** PATCH answers only `{ id, updated }`; GET the endpoint for its new settings. */
