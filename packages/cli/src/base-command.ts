@@ -20,6 +20,7 @@ import { readRunningDev } from './dev/running.js';
 import { CliErrorCode, CliFailure, describeFailure, failureToJson, usageFailure } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import { formatFailure } from './format/error.js';
+import { terminalText } from './format/text.js';
 import { colorLevel, createStyle, plainStyle, type Style } from './format/style.js';
 import type { PromptStreams } from './prompt.js';
 import { suggestFlags } from './suggest.js';
@@ -149,9 +150,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     if (!this.jsonEnabled()) process.stderr.write(`${text}\n`);
   }
 
-  /** A warning on stderr, also under `--json`. */
+  /** A warning on stderr, also under `--json`; `text` is plain (it is escaped whole, server's words and all). */
   protected warning(text: string): void {
-    process.stderr.write(`${this.style.err.yellow('warning:')} ${text}\n`);
+    process.stderr.write(`${this.style.err.yellow('warning:')} ${terminalText(text)}\n`);
   }
 
   protected now(): Date {
