@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Writable } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { confirmDeletion } from '../src/confirm-delete.js';
 import * as account from '../src/format/account.js';
 import * as batch from '../src/format/batch.js';
 import * as endpoints from '../src/format/endpoints.js';
@@ -281,5 +282,24 @@ describe('commands', () => {
         });
     }
     expect(offending).toEqual([]);
+  });
+});
+
+describe('a delete confirmation', () => {
+  it("asks with the server's text escaped", async () => {
+    let written = '';
+    const output = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        written += chunk.toString('utf8');
+        done();
+      },
+    });
+    const input = new PassThrough();
+    const asked = confirmDeletion({ force: false, interactive: true, subject: 'x', question: () => `Delete inbound endpoint "${HOSTILE}"?`, streams: { input, output } });
+    input.write('n\n');
+    await expect(asked).rejects.toMatchObject({ code: 'ABORTED' });
+    expect(written).toContain('Delete inbound endpoint "\\x1b]0;pwned\\x07\\x1b[2J\\x9b2J\\x7f\\x85\\t\\r\\nFORGED');
+    expect(written).not.toContain('\u001b]0;pwned');
+    expect(written).not.toContain('\u009b');
   });
 });
