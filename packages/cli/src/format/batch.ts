@@ -1,5 +1,5 @@
 import type { Style } from './style.js';
-import { terminalSafe } from './text.js';
+import { terminalSafe, terminalText } from './text.js';
 
 /** One entry of a batch answer: its id under `idField` and an outcome. */
 export type BatchEntry<K extends string> = { [P in K]: string } & { outcome: string };
@@ -19,7 +19,7 @@ export function formatBatchOutcomes<K extends string>(
   style: Style,
 ): string {
   results = terminalSafe(results);
-  summary = terminalSafe(summary);
+  summary = terminalText(summary);
   const lines = results.map((entry) => `${entry[idField]}  ${colourOutcome(entry.outcome, style)}`);
   lines.push(summary);
   return lines.join('\n');

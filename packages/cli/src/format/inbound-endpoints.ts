@@ -8,7 +8,7 @@ import type {
 import { formatKeyValues } from './key-value.js';
 import type { Style } from './style.js';
 import { formatTable } from './table.js';
-import { terminalSafe, truncate } from './text.js';
+import { terminalSafe, terminalText, truncate } from './text.js';
 import { formatRelative, formatTimestamp } from './time.js';
 
 function statusLabel(paused: boolean, style: Style): string {
@@ -153,7 +153,7 @@ export function formatInboundPauseResult(result: PauseOut, style: Style): string
 }
 
 export function formatInboundRotatedSecret(id: string, rotated: RotateSecretOut, style: Style, now: Date): string {
-  id = terminalSafe(id);
+  id = terminalText(id);
   rotated = terminalSafe(rotated);
   const details = formatKeyValues(
     [

@@ -1,13 +1,13 @@
 import type { InboundMessageDeleteBatchOut, InboundMessageDeleteOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
 import { formatKeyValues } from './key-value.js';
 import type { Style } from './style.js';
-import { formatTimestamp } from './time.js';
 import { terminalSafe, terminalText } from './text.js';
+import { formatTimestamp } from './time.js';
 
 const BODY_PREVIEW_CHARS = 4096;
 
 export function formatMessageStatus(status: string, style: Style): string {
-  status = terminalSafe(status);
+  status = terminalText(status);
   switch (status) {
     case 'succeeded':
       return style.green(status);

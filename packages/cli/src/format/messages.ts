@@ -21,7 +21,7 @@ const URL_COLUMN_MAX = 40;
 
 export function formatMessageCreated(created: MessageCreateOut, endpointId: string, style: Style): string {
   created = terminalSafe(created);
-  endpointId = terminalSafe(endpointId);
+  endpointId = terminalText(endpointId);
   return [
     `${style.green('Accepted')} message ${style.bold(created.message_id)} for ${endpointId}: ${formatMessageStatus(created.status, style)}`,
     style.dim(`Follow its delivery: hookrelay messages get ${created.message_id}`),
