@@ -175,9 +175,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    */
   public override async catch(error: Error & { exitCode?: number }): Promise<never> {
     if (error instanceof Errors.ExitError) throw error;
-    const report = describeFailure(this.withFlagSuggestions(error));
+    const failure = this.withFlagSuggestions(error);
+    const report = describeFailure(failure);
     if (this.jsonEnabled()) {
-      process.stderr.write(`${JSON.stringify(failureToJson(report))}\n`);
+      process.stderr.write(`${JSON.stringify(this.toErrorJson(failure))}\n`);
     } else {
       process.stderr.write(`${formatFailure(report, this.style.err)}\n`);
     }
