@@ -325,7 +325,7 @@ describe('hookrelay listen --json', () => {
     const down = await runCli(['listen', endpoint.id, '-f', '3000', '--exit-on-disconnect', '1s'], { env: { ...env, HOOKRELAY_API_URL: 'http://127.0.0.1:1' }, configDir: dir });
     expect(down.code, down.stderr).toBe(7);
     expect(down.stderr).toMatch(/^Forwarding inbound endpoint /u);
-    expect(down.stderr).toMatch(/reconnecting in 1s/u);
+    expect(down.stderr).toMatch(/NETWORK_ERROR: no connection to the server for 1s/u);
 
     const forward = await api<{ id: string }>(server.url, server.apiKey, 'POST', '/v1/inbound-endpoints', {
       name: 'forward mode',
