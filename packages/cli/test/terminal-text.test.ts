@@ -146,6 +146,7 @@ const CASES: Record<string, Formatter> = {
 /** Exports that take no client text of their own, and why. */
 const EXEMPT = new Map<string, string>([
   ['inbound-endpoints.bodyLimitLabel', 'a number'],
+  ['inbound-endpoints.expiryLabel', 'called by formatters on escaped records'],
   ['key-value.formatKeyValues', "the formatters' pairs, whose values they have escaped"],
   ['listen.formatClock', 'a date'],
   ['listen.formatStatus', 'a number'],
