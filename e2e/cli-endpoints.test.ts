@@ -102,7 +102,24 @@ describe('hookrelay basics', () => {
 
   it('treats an unknown command as a usage error (exit 2)', async () => {
     const result = await runCli(['endpoints', 'frobnicate', '--json'], { env });
-    expectJsonFailure(result, 2, 'INVALID_ARGUMENTS');
+    const error = expectJsonFailure(result, 2, 'INVALID_ARGUMENTS');
+    // Nothing close enough to suggest.
+    expect(error.message).toBe('unknown command "endpoints frobnicate"');
+  });
+
+  it('a mistyped command or flag says which one was meant, and runs nothing', async () => {
+    const command = await runCli(['endpoint', 'lsit', '--limit', '1'], { env });
+    expect(command.code, command.stderr).toBe(2);
+    expect(command.stdout).toBe('');
+    expect(command.stderr).toBe('INVALID_ARGUMENTS: unknown command "endpoint lsit": did you mean `hookrelay endpoints list`?\nhint: Run `hookrelay --help` for the list of commands.\n');
+    // The words after the command are kept in the suggestion.
+    const withArgs = expectJsonFailure(await runCli(['mesages', 'wait', '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f71', '--json'], { env }), 2, 'INVALID_ARGUMENTS');
+    expect(withArgs.message).toBe('unknown command "mesages wait 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f71": did you mean `hookrelay messages wait 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f71`?');
+    const flag = expectJsonFailure(await runCli(['endpoints', 'list', '--limt', '1', '--json'], { env }), 2, 'INVALID_ARGUMENTS');
+    expect(flag.message).toBe('Nonexistent flag: --limt (did you mean --limit?)');
+    const flags = await runCli(['messages', 'wait', '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f71', '-z', '--tiemout=3s', '--api-ky', 'x'], { env });
+    expect(flags.code, flags.stderr).toBe(2);
+    expect(flags.stderr).toMatch(/^INVALID_ARGUMENTS: Nonexistent flags: -z, --tiemout=3s \(did you mean --timeout\?\), --api-ky \(did you mean --api-key\?\)\n/u);
   });
 
   it('whoami --json names the project of the key', async () => {

@@ -88,6 +88,24 @@ describe('messages wait', () => {
     expectJsonFailure(await cli(['messages', 'wait', '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f71', '--json']), 4, 'NOT_FOUND');
     expectJsonFailure(await cli(['messages', 'wait', sent.message_id, '--timeout', 'soon', '--json']), 2, 'INVALID_ARGUMENTS');
   });
+
+  it('a message deleted while it is waited on ends the wait at once: exit 4, MESSAGE_DELETED', async () => {
+    const endpoint = (await json<{ id: string }>(['endpoints', 'create', '--url', `${receiver.url}/ok-deleted`])).id;
+    await json(['endpoints', 'pause', endpoint]);
+    const sent = await json<{ message_id: string }>(['messages', 'send', '--endpoint', endpoint, '--data', '{"n":4}']);
+    const waiter = await startCli(['messages', 'wait', sent.message_id, '--timeout', '30s', '--json'], env);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    await json(['messages', 'delete', sent.message_id, '--force']);
+    const deletedAt = Date.now();
+    const code = await waiter.exited;
+    expect(code, waiter.stderr()).toBe(4);
+    // It saw the delete at its next read (every half second), not at --timeout.
+    expect(Date.now() - deletedAt).toBeLessThan(5_000);
+    expect(waiter.stdout()).toBe('');
+    const error = (JSON.parse(waiter.stderr()) as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe('MESSAGE_DELETED');
+    expect(error.message).toMatch(new RegExp(`^message ${sent.message_id} was deleted \\(at .+\\) while queued: it will never be delivered$`, 'u'));
+  });
 });
 
 describe('inbound messages wait', () => {

@@ -310,6 +310,23 @@ describe('hookrelay listen --json', () => {
     expect(unknown.code, unknown.stderr).toBe(4);
     expect(parseJsonError(unknown).error).toMatchObject({ code: 'ENDPOINT_NOT_FOUND', status: 404 });
 
+    // For people: the error alone, no banner that claims forwarding has begun.
+    const badKeyHuman = await runCli(['listen', endpoint.id, '-f', '3000'], { env: { ...env, HOOKRELAY_API_KEY: `hr_${'0'.repeat(40)}` }, configDir: dir });
+    expect(badKeyHuman.code, badKeyHuman.stderr).toBe(3);
+    expect(badKeyHuman.stderr).toMatch(/^UNAUTHORIZED: /u);
+    expect(badKeyHuman.stderr).not.toMatch(/Forwarding|connecting|listener "|Ctrl-C to stop/u);
+    const unknownHuman = await runCli(['listen', '01900000-0000-7000-8000-000000000000', '-f', '3000'], { env, configDir: dir });
+    expect(unknownHuman.code, unknownHuman.stderr).toBe(4);
+    expect(unknownHuman.stderr).toMatch(/^ENDPOINT_NOT_FOUND: /u);
+    expect(unknownHuman.stderr).not.toMatch(/Forwarding|connecting|listener "|Ctrl-C to stop/u);
+    // Nor a cursor slot claimed for an endpoint that is not there.
+    expect(await readdir(join(dir, 'cursors', 'default')).catch(() => [])).not.toContain('01900000-0000-7000-8000-000000000000.json');
+    // A server that cannot be reached is no answer to the check: the listener starts and reconnects.
+    const down = await runCli(['listen', endpoint.id, '-f', '3000', '--exit-on-disconnect', '1s'], { env: { ...env, HOOKRELAY_API_URL: 'http://127.0.0.1:1' }, configDir: dir });
+    expect(down.code, down.stderr).toBe(7);
+    expect(down.stderr).toMatch(/^Forwarding inbound endpoint /u);
+    expect(down.stderr).toMatch(/NETWORK_ERROR: no connection to the server for 1s/u);
+
     const forward = await api<{ id: string }>(server.url, server.apiKey, 'POST', '/v1/inbound-endpoints', {
       name: 'forward mode',
       url: `https://example.com/forward-${randomUUID()}`,

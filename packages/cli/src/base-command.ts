@@ -17,11 +17,13 @@ import {
   processEnvironment,
 } from './config.js';
 import { readRunningDev } from './dev/running.js';
-import { CliErrorCode, CliFailure, describeFailure, failureToJson } from './errors.js';
+import { CliErrorCode, CliFailure, describeFailure, failureToJson, usageFailure } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import { formatFailure } from './format/error.js';
+import { terminalText } from './format/text.js';
 import { colorLevel, createStyle, plainStyle, type Style } from './format/style.js';
 import type { PromptStreams } from './prompt.js';
+import { suggestFlags } from './suggest.js';
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
 export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
@@ -148,9 +150,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     if (!this.jsonEnabled()) process.stderr.write(`${text}\n`);
   }
 
-  /** A warning on stderr, also under `--json`. */
+  /** A warning on stderr, also under `--json`; `text` is plain (it is escaped whole, server's words and all). */
   protected warning(text: string): void {
-    process.stderr.write(`${this.style.err.yellow('warning:')} ${text}\n`);
+    process.stderr.write(`${this.style.err.yellow('warning:')} ${terminalText(text)}\n`);
   }
 
   protected now(): Date {
@@ -173,13 +175,23 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    */
   public override async catch(error: Error & { exitCode?: number }): Promise<never> {
     if (error instanceof Errors.ExitError) throw error;
-    const report = describeFailure(error);
+    const failure = this.withFlagSuggestions(error);
+    const report = describeFailure(failure);
     if (this.jsonEnabled()) {
-      process.stderr.write(`${JSON.stringify(this.toErrorJson(error))}\n`);
+      process.stderr.write(`${JSON.stringify(this.toErrorJson(failure))}\n`);
     } else {
       process.stderr.write(`${formatFailure(report, this.style.err)}\n`);
     }
     this.exit(report.exitCode);
+  }
+
+  /** oclif's refusal of an unknown flag, naming the flag of this command each was probably meant to be. */
+  private withFlagSuggestions(error: Error): Error {
+    const typed = (error as { flags?: unknown }).flags;
+    if (!/^Nonexistent flags?:/u.test(error.message) || !Array.isArray(typed) || !typed.every((flag) => typeof flag === 'string')) return error;
+    const ctor = this.ctor as typeof BaseCommand;
+    const names = [...Object.keys(ctor.flags ?? {}), ...Object.keys(ctor.baseFlags), ...(ctor.enableJsonFlag ? ['json'] : [])];
+    return usageFailure(suggestFlags(typed, names));
   }
 
   public override async finally(error: Error | undefined): Promise<void> {

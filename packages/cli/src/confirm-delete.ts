@@ -1,5 +1,6 @@
 import { CliErrorCode, CliFailure } from './errors.js';
 import { ExitCode } from './exit-codes.js';
+import { terminalText } from './format/text.js';
 import { confirm, type PromptStreams } from './prompt.js';
 
 export interface DeleteConfirmation {
@@ -29,6 +30,7 @@ export async function confirmDeletion(options: DeleteConfirmation): Promise<void
       'Pass --force to delete without asking.',
     );
   }
-  const yes = await confirm(options.streams, await options.question());
+  // The question may name what the server holds (an endpoint's URL or name): text, never controls.
+  const yes = await confirm(options.streams, terminalText(await options.question()));
   if (!yes) throw new CliFailure(CliErrorCode.ABORTED, 'not deleted', ExitCode.GENERIC);
 }

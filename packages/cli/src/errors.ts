@@ -24,6 +24,8 @@ export const CliErrorCode = {
   INGEST_REFUSED: 'INGEST_REFUSED',
   /** `messages wait`: the message failed for good. */
   DELIVERY_FAILED: 'DELIVERY_FAILED',
+  /** `messages wait`: the message was deleted while it was waited on; it will never be final. */
+  MESSAGE_DELETED: 'MESSAGE_DELETED',
   /** `messages wait`, `inbound messages wait`: nothing came within --timeout. */
   WAIT_TIMEOUT: 'WAIT_TIMEOUT',
   CLI_ERROR: 'CLI_ERROR',

@@ -1,3 +1,5 @@
+import { terminalText } from './format/text.js';
+
 /** `--json` output of a list command: the rows and the cursor of the next page (null on the last). */
 export interface ListResult<T> {
   data: T[];
@@ -43,5 +45,6 @@ export function shellQuote(arg: string): string {
 
 /** The stderr hint of a list with a next page: the same command with `--cursor`, ready to paste. */
 export function nextPageHint(command: string, extraArgs: readonly string[], cursor: string): string {
-  return [command, ...extraArgs.map(shellQuote), '--cursor', cursor].join(' ');
+  // The cursor is the server's: quoted for the shell, escaped for the terminal.
+  return terminalText([command, ...extraArgs.map(shellQuote), '--cursor', shellQuote(cursor)].join(' '));
 }

@@ -170,10 +170,19 @@ export interface ClientOptions {
 
 export type QueryValue = string | number | boolean | undefined | null | readonly string[];
 
-export interface RequestOptions {
+export interface RequestOptions extends CallOptions {
   query?: Record<string, QueryValue>;
   body?: unknown;
   headers?: Record<string, string>;
+}
+
+/**
+ * What a caller may add to one call. `signal` ends the request wherever it is (connecting, waiting
+ * for the answer, reading its body); the call then rejects with `signal.reason` itself, so that the
+ * caller tells its own deadline from the network's failures.
+ */
+export interface CallOptions {
+  signal?: AbortSignal;
 }
 
 /** Filters of the pull events list and of delete-all; `status` as a comma list or an array. */
@@ -238,6 +247,8 @@ export class HookrelayClient {
       body = JSON.stringify(options.body);
       headers['content-type'] = 'application/json';
     }
+    const signal = options.signal;
+    signal?.throwIfAborted();
     let response: Dispatcher.ResponseData;
     try {
       const undici = await loadUndici();
@@ -249,11 +260,20 @@ export class HookrelayClient {
         dispatcher: this.dispatcher,
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
+        ...(signal === undefined ? {} : { signal }),
       });
     } catch (cause) {
+      if (signal?.aborted === true) throw signal.reason;
       throw await this.connectionFailure(url, cause);
     }
-    const text = await response.body.text();
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (cause) {
+      if (signal?.aborted === true) throw signal.reason;
+      const reason = cause instanceof Error ? cause.message : String(cause);
+      throw new HookrelayNetworkError(`${method} ${url}: the answer was cut off (${reason})`, url, { cause });
+    }
     let parsed: unknown;
     try {
       parsed = text.length > 0 ? JSON.parse(text) : undefined;
@@ -346,7 +366,7 @@ export class HookrelayClient {
    */
   readonly inboundEndpoints = {
     create: (body: InboundEndpointCreateIn) => this.request<InboundEndpointCreateOut>('POST', '/v1/inbound-endpoints', { body }),
-    get: (id: string) => this.request<InboundEndpointOut>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}`),
+    get: (id: string, options: CallOptions = {}) => this.request<InboundEndpointOut>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}`, options),
     list: (query: Partial<EndpointListQuery> = {}) =>
       this.request<InboundEndpointSummaryOut[], PageMeta>('GET', '/v1/inbound-endpoints', { query }),
     /** PATCH answers only `{ id, updated }`; GET the endpoint for its new settings. */
@@ -364,8 +384,8 @@ export class HookrelayClient {
     listen: (id: string, query: { after?: string | null; body_encoding?: 'base64'; events?: string; path?: string } = {}) =>
       this.request<CliMessageOut[], ListenMeta>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/listen`, { query }),
     /** The endpoint's messages, newest first; pass `meta.next_cursor` back as `cursor`. */
-    messages: (id: string, query: Partial<InboundEndpointMessagesQuery> = {}) =>
-      this.request<InboundEndpointMessageOut[], PageMetaWithMore>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/messages`, { query }),
+    messages: (id: string, query: Partial<InboundEndpointMessagesQuery> = {}, options: CallOptions = {}) =>
+      this.request<InboundEndpointMessageOut[], PageMetaWithMore>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/messages`, { query, ...options }),
     /** Requests its ingest URL refused, newest first; pass `meta.next_cursor` back as `cursor`. */
     rejections: (id: string, query: Partial<RejectionsQuery> = {}) =>
       this.request<RejectionOut[], PageMetaWithMore>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/rejections`, { query }),
@@ -379,8 +399,8 @@ export class HookrelayClient {
 
   /** Inbound messages: the record, replay, and the CLI's report of the local app's answer. */
   readonly inboundMessages = {
-    get: (id: string, query: { body_encoding?: 'base64' } = {}) =>
-      this.request<InboundMessageOut>('GET', `/v1/inbound-messages/${encodeURIComponent(id)}`, { query }),
+    get: (id: string, query: { body_encoding?: 'base64' } = {}, options: CallOptions = {}) =>
+      this.request<InboundMessageOut>('GET', `/v1/inbound-messages/${encodeURIComponent(id)}`, { query, ...options }),
     replay: (id: string) => this.request<InboundReplayOut>('POST', `/v1/inbound-messages/${encodeURIComponent(id)}/replay`),
     attempts: (id: string) => this.request<AttemptOut[]>('GET', `/v1/inbound-messages/${encodeURIComponent(id)}/attempts`),
     /**
@@ -461,7 +481,7 @@ export class HookrelayClient {
         body,
         ...(options.idempotencyKey !== undefined ? { headers: { 'idempotency-key': options.idempotencyKey } } : {}),
       }),
-    get: (id: string) => this.request<MessageOut>('GET', `/v1/messages/${encodeURIComponent(id)}`),
+    get: (id: string, options: CallOptions = {}) => this.request<MessageOut>('GET', `/v1/messages/${encodeURIComponent(id)}`, options),
     attempts: (id: string) => this.request<AttemptOut[]>('GET', `/v1/messages/${encodeURIComponent(id)}/attempts`),
     retry: (id: string) => this.request<MessageRetryOut>('POST', `/v1/messages/${encodeURIComponent(id)}/retry`),
     delete: (id: string) => this.request<MessageDeleteOut>('DELETE', `/v1/messages/${encodeURIComponent(id)}`),

@@ -18,6 +18,7 @@ import { StopSignals } from '../signals.js';
 import { parseDuration } from '../listen/duration.js';
 import { removeRunningDev, writeRunningDev } from '../dev/running.js';
 import { freeLocalPort, startTunnel, TUNNEL_PROGRAMS, type Tunnel, type TunnelProgram } from '../dev/tunnel.js';
+import { terminalText } from '../format/text.js';
 
 /** A new data dir comes from the server's template in about a second; without one, PGlite's initdb takes several, more on a slow CI machine. */
 const START_TIMEOUT_MS = 120_000;
@@ -226,7 +227,7 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
           `${styleErr.green('hookrelay dev')}: embedded server at ${apiUrl} ${styleErr.dim(`(data ${dataDir}, log ${logFile})`)}`,
           '',
           styleErr.bold('Ingest URL (send webhooks here):'),
-          `  ${styleErr.cyan.bold(endpoint.ingestUrl)}`,
+          `  ${styleErr.cyan.bold(terminalText(endpoint.ingestUrl))}`,
           ...(tunnel === undefined
             ? [styleErr.dim('  Reachable from this machine only: providers need `hookrelay dev --tunnel` or a hookrelay server on a public host.')]
             : [styleErr.dim(`  Public through ${tunnel.program} (to the ingest-only port 127.0.0.1:${ingestPort}; the API stays on 127.0.0.1:${port}).`)]),

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { isUuid } from '@hookrelay/shared';
+import { HookrelayApiError, HookrelayWrongServerError, type HookrelayClient } from '@hookrelay/shared/client';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { configDirectory } from '../config.js';
@@ -8,6 +9,23 @@ import { sinceCursor } from '../listen/duration.js';
 import { durationFlag, forwardingFlags, forwardingSettings } from '../listen/flags.js';
 import { runListenSession } from '../listen/session.js';
 import { StopSignals } from '../signals.js';
+
+/** How long the check before the banner waits for the server; the listener's own reconnection takes over after. */
+const CHECK_TIMEOUT_MS = 10_000;
+
+/**
+ * A refused key or an unknown endpoint is the whole answer: it ends `listen` before the banner (which
+ * says forwarding has begun) and before a cursor slot is claimed. A server that is down or failing
+ * is not an answer: the listener starts and reconnects until it is back, as it does later on.
+ */
+async function checkEndpoint(client: HookrelayClient, endpointId: string): Promise<void> {
+  try {
+    await client.inboundEndpoints.get(endpointId, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
+  } catch (error) {
+    if (error instanceof HookrelayApiError && error.status < 500 && error.status !== 429) throw error;
+    if (error instanceof HookrelayWrongServerError) throw error;
+  }
+}
 
 export default class Listen extends BaseCommand<typeof Listen> {
   static override summary = 'Forward the webhooks of a cli-mode inbound endpoint to your local app, in order, without losing one.';
@@ -27,7 +45,7 @@ The connection is a WebSocket (--transport auto, the default), watched by heartb
 
 Output for people goes to stderr; --verbose adds the app's answer (headers, first --capture-response-bytes of the body) under each line. With --json, stdout carries one JSON object per delivery: {"message_id","cursor","method","path","status","latency_ms","attempt","error","target","response_headers","response_body","response_body_truncated"}, and nothing else.
 
-Ctrl-C (or SIGTERM) stops after the delivery in flight and exits 0. Exit codes: 2 bad flags, a bad hookrelay.json, --insecure with a non-loopback target or a forward-mode endpoint, 3 bad API key, 4 unknown endpoint, 5 --name already running, 7 --exit-on-disconnect reached.`;
+It reads the endpoint (GET /v1/inbound-endpoints/{id}) before anything else, so a refused API key or an unknown endpoint ends it with its error alone. Ctrl-C (or SIGTERM) stops after the delivery in flight and exits 0. Exit codes: 2 bad flags, a bad hookrelay.json, --insecure with a non-loopback target or a forward-mode endpoint, 3 bad API key, 4 unknown endpoint, 5 --name already running, 7 --exit-on-disconnect reached.`;
 
   static override examples = [
     {
@@ -117,6 +135,7 @@ Ctrl-C (or SIGTERM) stops after the delivery in flight and exits 0. Exit codes: 
       }
     }
     const client = this.client;
+    await checkEndpoint(client, endpointId);
     const stop = new StopSignals().install();
     try {
       await runListenSession({

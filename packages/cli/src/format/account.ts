@@ -3,6 +3,7 @@ import { describeSource, type SettingSource } from '../config.js';
 import { formatKeyValues } from './key-value.js';
 import type { Style } from './style.js';
 import { formatTable } from './table.js';
+import { terminalSafe } from './text.js';
 
 export interface WhoamiView extends WhoamiOut {
   api_url: string;
@@ -11,6 +12,7 @@ export interface WhoamiView extends WhoamiOut {
 }
 
 export function formatWhoami(view: WhoamiView, keySource: SettingSource | undefined, style: Style): string {
+  view = terminalSafe(view);
   return formatKeyValues(
     [
       ['Project', `${style.bold(view.project_name)} (${view.project_id})`],
@@ -29,6 +31,7 @@ export interface LoginView extends WhoamiOut {
 }
 
 export function formatLogin(view: LoginView, style: Style): string {
+  view = terminalSafe(view);
   return `${style.green('Logged in')} to project ${style.bold(view.project_name)} (${view.project_id}) at ${view.api_url}\n${formatKeyValues(
     [
       ['Profile', `${view.profile} (current)`],
@@ -54,6 +57,7 @@ export interface ConfigListView {
 }
 
 export function formatProfiles(view: ConfigListView, style: Style): string {
+  view = terminalSafe(view);
   if (view.profiles.length === 0) {
     return `No profiles in ${view.config_path}. Run \`hookrelay login\` to add one.`;
   }

@@ -1,4 +1,5 @@
 import type { Style } from './style.js';
+import { terminalSafe, terminalText } from './text.js';
 
 /** One entry of a batch answer: its id under `idField` and an outcome. */
 export type BatchEntry<K extends string> = { [P in K]: string } & { outcome: string };
@@ -17,6 +18,8 @@ export function formatBatchOutcomes<K extends string>(
   summary: string,
   style: Style,
 ): string {
+  results = terminalSafe(results);
+  summary = terminalText(summary);
   const lines = results.map((entry) => `${entry[idField]}  ${colourOutcome(entry.outcome, style)}`);
   lines.push(summary);
   return lines.join('\n');

@@ -8,7 +8,7 @@ import type {
 import { formatKeyValues } from './key-value.js';
 import type { Style } from './style.js';
 import { formatTable } from './table.js';
-import { truncate } from './text.js';
+import { terminalSafe, terminalText, truncate } from './text.js';
 import { formatRelative, formatTimestamp } from './time.js';
 
 function pausedLabel(paused: boolean, style: Style): string {
@@ -40,6 +40,7 @@ function secretBlock(secret: string, style: Style): string {
 }
 
 export function formatCreatedEndpoint(endpoint: EndpointCreateOut, style: Style, now: Date): string {
+  endpoint = terminalSafe(endpoint);
   const details = formatKeyValues(
     [
       ['ID', style.bold(endpoint.id)],
@@ -56,6 +57,7 @@ export function formatCreatedEndpoint(endpoint: EndpointCreateOut, style: Style,
 }
 
 export function formatEndpoint(endpoint: EndpointOut, style: Style, now: Date): string {
+  endpoint = terminalSafe(endpoint);
   return formatKeyValues(
     [
       ['ID', style.bold(endpoint.id)],
@@ -78,6 +80,7 @@ const URL_COLUMN_MAX = 60;
 const DESCRIPTION_COLUMN_MAX = 30;
 
 export function formatEndpointTable(endpoints: readonly EndpointSummaryOut[], style: Style, now: Date): string {
+  endpoints = terminalSafe(endpoints);
   return formatTable<EndpointSummaryOut>(
     [
       { header: 'ID', value: (e) => e.id },
@@ -97,12 +100,15 @@ export function formatEndpointTable(endpoints: readonly EndpointSummaryOut[], st
 }
 
 export function formatPauseResult(result: PauseOut, style: Style): string {
+  result = terminalSafe(result);
   return result.paused
     ? `${style.yellow('Paused')} ${result.id}: messages are accepted but not delivered until you resume it.`
     : `${style.green('Resumed')} ${result.id}: deliveries continue.`;
 }
 
 export function formatRotatedSecret(id: string, rotated: RotateSecretOut, style: Style, now: Date): string {
+  id = terminalText(id);
+  rotated = terminalSafe(rotated);
   const details = formatKeyValues(
     [
       ['Endpoint', id],

@@ -8,7 +8,7 @@ import type {
 import { formatKeyValues } from './key-value.js';
 import type { Style } from './style.js';
 import { formatTable } from './table.js';
-import { truncate } from './text.js';
+import { terminalSafe, terminalText, truncate } from './text.js';
 import { formatRelative, formatTimestamp } from './time.js';
 
 function statusLabel(paused: boolean, style: Style): string {
@@ -46,6 +46,7 @@ function modeLabel(mode: string, id: string, style: Style): string {
 
 /** The verification checks that are on, in one line: what a sender must satisfy. */
 export function verificationSummary(endpoint: InboundEndpointOut): string {
+  endpoint = terminalSafe(endpoint);
   const checks: string[] = [];
   if (endpoint.verify_static_token) {
     const where = [
@@ -65,6 +66,7 @@ export function verificationSummary(endpoint: InboundEndpointOut): string {
 }
 
 export function formatCreatedInboundEndpoint(endpoint: InboundEndpointCreateOut, style: Style, now: Date): string {
+  endpoint = terminalSafe(endpoint);
   const details = formatKeyValues(
     [
       ['ID', style.bold(endpoint.id)],
@@ -89,6 +91,7 @@ export function bodyLimitLabel(maxBodyBytes: number | null): string {
 }
 
 export function formatInboundEndpoint(endpoint: InboundEndpointOut, style: Style, now: Date): string {
+  endpoint = terminalSafe(endpoint);
   const details = formatKeyValues(
     [
       ['ID', style.bold(endpoint.id)],
@@ -122,6 +125,7 @@ const NAME_COLUMN_MAX = 30;
 const URL_COLUMN_MAX = 50;
 
 export function formatInboundEndpointTable(endpoints: readonly InboundEndpointSummaryOut[], style: Style, now: Date): string {
+  endpoints = terminalSafe(endpoints);
   return formatTable<InboundEndpointSummaryOut>(
     [
       { header: 'ID', value: (e) => e.id },
@@ -142,12 +146,15 @@ export function formatInboundEndpointTable(endpoints: readonly InboundEndpointSu
 }
 
 export function formatInboundPauseResult(result: PauseOut, style: Style): string {
+  result = terminalSafe(result);
   return result.paused
     ? `${style.yellow('Paused')} ${result.id}: its ingest URL answers 503 (with Retry-After) and stores nothing until you resume it.`
     : `${style.green('Resumed')} ${result.id}: its ingest URL accepts webhooks again.`;
 }
 
 export function formatInboundRotatedSecret(id: string, rotated: RotateSecretOut, style: Style, now: Date): string {
+  id = terminalText(id);
+  rotated = terminalSafe(rotated);
   const details = formatKeyValues(
     [
       ['Endpoint', id],

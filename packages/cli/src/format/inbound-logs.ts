@@ -2,7 +2,7 @@ import type { InboundLogRecordOut } from '@hookrelay/shared';
 import { formatMessageStatus } from './inbound-messages.js';
 import type { Style } from './style.js';
 import { formatTable } from './table.js';
-import { truncate } from './text.js';
+import { terminalSafe, truncate } from './text.js';
 
 const ERROR_COLUMN_MAX = 50;
 
@@ -16,6 +16,7 @@ function latency(row: InboundLogRecordOut): string {
 
 /** The log as a table, in the API's order (newest first); the endpoint column only when it varies. */
 export function formatInboundLogTable(rows: readonly InboundLogRecordOut[], style: Style, options: { showEndpoint: boolean }): string {
+  rows = terminalSafe(rows);
   return formatTable<InboundLogRecordOut>(
     [
       { header: 'RECEIVED', value: (r) => r.received_at },
@@ -34,6 +35,7 @@ export function formatInboundLogTable(rows: readonly InboundLogRecordOut[], styl
 
 /** One row as one line, for `--follow` (no header to align with). */
 export function formatInboundLogLine(row: InboundLogRecordOut, style: Style): string {
+  row = terminalSafe(row);
   const parts = [
     style.dim(row.received_at),
     row.message_id,

@@ -1,11 +1,13 @@
 import type { InboundMessageDeleteBatchOut, InboundMessageDeleteOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
 import { formatKeyValues } from './key-value.js';
 import type { Style } from './style.js';
+import { terminalSafe, terminalText } from './text.js';
 import { formatTimestamp } from './time.js';
 
 const BODY_PREVIEW_CHARS = 4096;
 
 export function formatMessageStatus(status: string, style: Style): string {
+  status = terminalText(status);
   switch (status) {
     case 'succeeded':
       return style.green(status);
@@ -37,13 +39,15 @@ export function formatMessageBody(message: Pick<InboundMessageOut, 'body' | 'bod
   if (message.body_encoding === 'base64' && typeof message.body === 'string') {
     const bytes = Buffer.from(message.body, 'base64');
     if (bytes.length === 0) return style.dim('(empty)');
-    if (isText(bytes)) return preview(bytes.toString('utf8'), style);
+    if (isText(bytes)) return preview(terminalText(bytes.toString('utf8'), { lines: true }), style);
     return style.dim(`(binary, ${bytes.length} bytes; --json shows it as base64)`);
   }
-  return preview(JSON.stringify(message.body, null, 2), style);
+  // JSON leaves DEL and the C1 controls as they are: the block goes through the helper too.
+  return preview(terminalText(JSON.stringify(message.body, null, 2), { lines: true }), style);
 }
 
 export function formatInboundMessage(message: InboundMessageOut, style: Style, now: Date): string {
+  message = terminalSafe(message);
   const request = `${message.method} ${message.path}${message.query === '' ? '' : `?${message.query}`}`;
   const lastResponse =
     message.response_status === null
@@ -75,10 +79,12 @@ export function formatInboundMessage(message: InboundMessageOut, style: Style, n
 }
 
 export function formatReplay(replay: InboundReplayOut, style: Style): string {
+  replay = terminalSafe(replay);
   return `${style.green('Replayed')} ${replay.message_id} (replay ${replay.replay_count}): status ${formatMessageStatus(replay.status, style)}. Connected listeners receive it again now; a forward-mode endpoint delivers it again.`;
 }
 
 export function formatInboundMessageDeleted(result: InboundMessageDeleteOut, style: Style): string {
+  result = terminalSafe(result);
   return result.already_deleted
     ? `${style.dim('Already deleted')} ${result.message_id} (at ${result.deleted_at})`
     : `${style.green('Deleted')} inbound message ${result.message_id}: its payload and headers are gone.`;
@@ -86,6 +92,7 @@ export function formatInboundMessageDeleted(result: InboundMessageDeleteOut, sty
 
 /** One line per id with its outcome, then the counts. */
 export function formatBatchDeleteResult(result: InboundMessageDeleteBatchOut, style: Style): string {
+  result = terminalSafe(result);
   const outcome = (text: string): string =>
     text === 'deleted' ? style.green(text) : text === 'not_found' ? style.yellow(text) : style.dim(text);
   const lines = result.results.map((entry) => `${entry.message_id}  ${outcome(entry.outcome)}`);

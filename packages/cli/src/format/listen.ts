@@ -1,7 +1,7 @@
 import type { RejectionOut } from '@hookrelay/shared';
 import type { DeliveryRecord } from '../listen/listener.js';
 import type { Style } from './style.js';
-import { truncate } from './text.js';
+import { terminalSafe, terminalText, truncate } from './text.js';
 
 const PATH_MAX = 60;
 
@@ -27,6 +27,7 @@ export function formatStatus(status: number | null, style: Style): string {
  * `12:01:02  POST /github/push?x=1  200  12 ms  0190b2c4-…`
  */
 export function formatDeliveryLine(record: DeliveryRecord, style: Style, at: Date, showTarget = false): string {
+  record = terminalSafe(record);
   const target = truncate(`${record.path}${record.query === '' ? '' : `?${record.query}`}`, PATH_MAX);
   const parts = [
     style.dim(formatClock(at)),
@@ -47,6 +48,7 @@ export function formatDeliveryLine(record: DeliveryRecord, style: Style, at: Dat
 
 /** What `--verbose` prints under a delivery line: the app's answer headers, then its body. */
 export function formatResponseLines(record: DeliveryRecord, style: Style): string[] {
+  record = terminalSafe(record);
   const response = record.response;
   if (response === undefined) return [];
   const lines = response.headers.map(([name, value]) => style.dim(`    ${name}: ${value}`));
@@ -55,7 +57,7 @@ export function formatResponseLines(record: DeliveryRecord, style: Style): strin
     const text = body.toString('utf8');
     // Shown as text only when it is text: invalid UTF-8 or control characters would garble the terminal.
     const printable = Buffer.from(text, 'utf8').equals(body) && !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/u.test(text);
-    if (printable) lines.push(...text.split(/\r?\n/u).map((line) => `    ${line}`));
+    if (printable) lines.push(...terminalText(text, { lines: true }).split('\n').map((line) => `    ${line}`));
     else lines.push(style.dim(`    <${body.length} bytes of binary body>`));
   }
   if (response.truncated) lines.push(style.dim(`    … (the app sent more than the ${body.length} bytes kept: --capture-response-bytes)`));
@@ -108,6 +110,7 @@ export function formatStateLine(text: string, style: Style, at: Date): string {
  * `00:21:47  REFUSED 401 signature_mismatch  POST /  — the x-hub-signature-256 header does not match …`
  */
 export function formatRejectionLine(rejection: RejectionOut, style: Style, at: Date): string {
+  rejection = terminalSafe(rejection);
   const target = truncate(`${rejection.path}${rejection.query === '' ? '' : `?${rejection.query}`}`, PATH_MAX);
   return [
     style.dim(formatClock(at)),

@@ -12,7 +12,7 @@ import { formatMessageStatus } from './inbound-messages.js';
 import { formatKeyValues } from './key-value.js';
 import type { Style } from './style.js';
 import { formatTable } from './table.js';
-import { truncate } from './text.js';
+import { terminalSafe, terminalText, truncate } from './text.js';
 import { formatTimestamp } from './time.js';
 
 const PAYLOAD_PREVIEW_CHARS = 4096;
@@ -20,6 +20,8 @@ const ERROR_COLUMN_MAX = 50;
 const URL_COLUMN_MAX = 40;
 
 export function formatMessageCreated(created: MessageCreateOut, endpointId: string, style: Style): string {
+  created = terminalSafe(created);
+  endpointId = terminalText(endpointId);
   return [
     `${style.green('Accepted')} message ${style.bold(created.message_id)} for ${endpointId}: ${formatMessageStatus(created.status, style)}`,
     style.dim(`Follow its delivery: hookrelay messages get ${created.message_id}`),
@@ -35,8 +37,9 @@ function preview(text: string, style: Style): string {
 /** The payload as it was submitted: JSON pretty-printed, a text body as it is. */
 export function formatMessagePayload(message: Pick<MessageOut, 'payload' | 'body' | 'body_error' | 'deleted_at'>, style: Style): string {
   if (message.body_error !== undefined) return style.red('(the payload could not be read from storage: payload_unavailable)');
-  if (message.payload !== undefined) return preview(JSON.stringify(message.payload, null, 2), style);
-  if (message.body !== undefined) return message.body === '' ? style.dim('(empty)') : preview(message.body, style);
+  // JSON leaves DEL and the C1 controls as they are: the block goes through the helper too.
+  if (message.payload !== undefined) return preview(terminalText(JSON.stringify(message.payload, null, 2), { lines: true }), style);
+  if (message.body !== undefined) return message.body === '' ? style.dim('(empty)') : preview(terminalText(message.body, { lines: true }), style);
   return style.dim(message.deleted_at !== undefined && message.deleted_at !== null ? '(deleted)' : '(not stored)');
 }
 
@@ -50,6 +53,7 @@ function optionalTime(value: string | null | undefined, now: Date): string | und
 }
 
 export function formatMessage(message: MessageOut, style: Style, now: Date): string {
+  message = terminalSafe(message);
   const details = formatKeyValues(
     [
       ['ID', style.bold(message.message_id)],
@@ -89,6 +93,7 @@ function colourResponse(text: string, style: Style): string {
 }
 
 export function formatAttemptTable(attempts: readonly AttemptOut[], style: Style): string {
+  attempts = terminalSafe(attempts);
   return formatTable<AttemptOut>(
     [
       { header: '#', value: (a) => String(a.attempt_number) },
@@ -103,18 +108,21 @@ export function formatAttemptTable(attempts: readonly AttemptOut[], style: Style
 }
 
 export function formatMessageRetry(result: MessageRetryOut, style: Style): string {
+  result = terminalSafe(result);
   return result.status === 'delivering'
     ? `${style.green('Retry queued')} for ${result.message_id}: an attempt is in flight; it is delivered again once that one ends.`
     : `${style.green('Retry queued')} for ${result.message_id}: ${formatMessageStatus(result.status, style)}, with the whole retry schedule.`;
 }
 
 export function formatMessageDeleted(result: MessageDeleteOut, style: Style): string {
+  result = terminalSafe(result);
   return result.already_deleted
     ? `${style.dim('Already deleted')} ${result.message_id} (at ${result.deleted_at})`
     : `${style.green('Deleted')} message ${result.message_id}: its payload is gone and waiting deliveries are cancelled.`;
 }
 
 export function formatMessageBatchDeleted(result: MessageDeleteBatchOut, style: Style): string {
+  result = terminalSafe(result);
   return formatBatchOutcomes(
     result.results,
     'message_id',
@@ -125,6 +133,7 @@ export function formatMessageBatchDeleted(result: MessageDeleteBatchOut, style: 
 
 /** The delivery log as a table, in the API's order (newest first); the endpoint column only when it varies. */
 export function formatLogTable(rows: readonly LogRecordOut[], style: Style, options: { showEndpoint: boolean }): string {
+  rows = terminalSafe(rows);
   return formatTable<LogRecordOut>(
     [
       { header: 'CREATED', value: (r) => r.created_at },
@@ -143,6 +152,7 @@ export function formatLogTable(rows: readonly LogRecordOut[], style: Style, opti
 
 /** One row as one line, for `logs --follow` (no header to align with). */
 export function formatLogLine(row: LogRecordOut, style: Style): string {
+  row = terminalSafe(row);
   const parts = [
     style.dim(row.created_at),
     row.message_id,

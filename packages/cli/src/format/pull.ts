@@ -16,7 +16,7 @@ import { formatMessageBody } from './inbound-messages.js';
 import { formatKeyValues } from './key-value.js';
 import type { Style } from './style.js';
 import { formatTable } from './table.js';
-import { truncate } from './text.js';
+import { terminalSafe, truncate } from './text.js';
 import { formatRelative, formatTimestamp } from './time.js';
 
 const NAME_COLUMN_MAX = 30;
@@ -51,6 +51,7 @@ function endpointPairs(endpoint: PullEndpointOut | PullEndpointCreateOut, style:
  * `pull get` and `--json` also show) stops before the token, so the output says it stores nothing.
  */
 export function formatCreatedPullEndpoint(endpoint: PullEndpointCreateOut, style: Style, now: Date): string {
+  endpoint = terminalSafe(endpoint);
   const details = formatKeyValues([...endpointPairs(endpoint, style, now), ['Created', endpoint.created_at]], style);
   return [
     `${style.green('Created pull endpoint')} ${endpoint.id}`,
@@ -65,6 +66,7 @@ export function formatCreatedPullEndpoint(endpoint: PullEndpointCreateOut, style
 }
 
 export function formatPullEndpoint(endpoint: PullEndpointOut, style: Style, now: Date): string {
+  endpoint = terminalSafe(endpoint);
   const counts = endpoint.event_counts;
   return formatKeyValues(
     [
@@ -84,6 +86,7 @@ export function formatPullEndpoint(endpoint: PullEndpointOut, style: Style, now:
 }
 
 export function formatPullEndpointTable(endpoints: readonly PullEndpointOut[], style: Style, now: Date): string {
+  endpoints = terminalSafe(endpoints);
   return formatTable<PullEndpointOut>(
     [
       { header: 'ID', value: (e) => e.id },
@@ -100,6 +103,7 @@ export function formatPullEndpointTable(endpoints: readonly PullEndpointOut[], s
 }
 
 export function formatPullPauseResult(result: PauseOut, style: Style): string {
+  result = terminalSafe(result);
   return result.paused
     ? `${style.yellow('Paused')} ${result.id}: webhooks sent to it are refused (503) and not stored until you resume it; stored events stay readable.`
     : `${style.green('Resumed')} ${result.id}: webhooks are stored again.`;
@@ -112,6 +116,7 @@ function colourEventStatus(status: string, style: Style): string {
 }
 
 export function formatPullEventTable(events: readonly PullEventOut[], style: Style): string {
+  events = terminalSafe(events);
   return formatTable<PullEventOut>(
     [
       { header: 'RECEIVED', value: (e) => e.received_at },
@@ -131,6 +136,7 @@ function optionalTime(value: string | null | undefined, now: Date): string | und
 }
 
 export function formatPullEvent(event: PullEventDetailOut, style: Style, now: Date): string {
+  event = terminalSafe(event);
   const request = `${event.method}${event.query === '' ? '' : ` ?${event.query}`}`;
   const details = formatKeyValues(
     [
@@ -162,12 +168,14 @@ export function formatPullEvent(event: PullEventDetailOut, style: Style, now: Da
 }
 
 export function formatPullEventAck(result: PullEventAckOut, style: Style): string {
+  result = terminalSafe(result);
   return result.already_delivered
     ? `${style.dim('Already acknowledged')} ${result.event_id} (at ${result.delivered_at})`
     : `${style.green('Acknowledged')} ${result.event_id}: delivered.`;
 }
 
 export function formatPullEventAckBatch(result: PullEventAckBatchOut, style: Style): string {
+  result = terminalSafe(result);
   return formatBatchOutcomes(
     result.results,
     'event_id',
@@ -177,12 +185,14 @@ export function formatPullEventAckBatch(result: PullEventAckBatchOut, style: Sty
 }
 
 export function formatPullEventDeleted(result: PullEventDeleteOut, style: Style): string {
+  result = terminalSafe(result);
   return result.already_deleted
     ? `${style.dim('Already deleted')} ${result.event_id} (at ${result.deleted_at})`
     : `${style.green('Deleted')} event ${result.event_id}: its payload is gone.`;
 }
 
 export function formatPullEventBatchDeleted(result: PullEventDeleteBatchOut, style: Style): string {
+  result = terminalSafe(result);
   return formatBatchOutcomes(
     result.results,
     'event_id',
@@ -193,6 +203,7 @@ export function formatPullEventBatchDeleted(result: PullEventDeleteBatchOut, sty
 
 /** `deleted N` and then the ids, one per line, so that `tail -n +2` gives the ids alone. */
 export function formatDeleteAll(result: PullDeleteAllOut, style: Style): string {
+  result = terminalSafe(result);
   const head = `${style.green('deleted')} ${result.deleted}`;
   return [head, ...result.deleted_event_ids].join('\n');
 }

@@ -1,7 +1,7 @@
 import type { RejectionOut } from '@hookrelay/shared';
 import type { Style } from './style.js';
 import { formatTable } from './table.js';
-import { truncate } from './text.js';
+import { terminalSafe, truncate } from './text.js';
 
 const REQUEST_COLUMN_MAX = 40;
 const DETAIL_COLUMN_MAX = 90;
@@ -10,6 +10,7 @@ const request = (r: RejectionOut): string => truncate(`${r.method} ${r.path}${r.
 
 /** Refused requests as a table, newest first as the API lists them. */
 export function formatRejectionTable(rows: readonly RejectionOut[], style: Style): string {
+  rows = terminalSafe(rows);
   return formatTable<RejectionOut>(
     [
       { header: 'RECEIVED', value: (r) => r.received_at },
@@ -27,5 +28,6 @@ export function formatRejectionTable(rows: readonly RejectionOut[], style: Style
 
 /** One refused request as one line, for `--follow`. */
 export function formatRejectionRow(row: RejectionOut, style: Style): string {
+  row = terminalSafe(row);
   return [style.dim(row.received_at), style.red(String(row.status)), row.reason, request(row), style.dim(row.detail)].join('  ');
 }

@@ -1,5 +1,5 @@
 import type { Style } from './style.js';
-import { padEnd, visibleWidth } from './text.js';
+import { padEnd, terminalText, visibleWidth } from './text.js';
 
 export interface Column<Row> {
   header: string;
@@ -12,7 +12,8 @@ const GAP = '  ';
 
 /** An aligned table: a bold header line, then one line per row; the last column is not padded. */
 export function formatTable<Row>(columns: readonly Column<Row>[], rows: readonly Row[], style: Style): string {
-  const cells = rows.map((row) => columns.map((column) => column.value(row)));
+  // A cell is one line of plain text whatever its row holds.
+  const cells = rows.map((row) => columns.map((column) => terminalText(column.value(row))));
   const widths = columns.map((column, index) =>
     Math.max(visibleWidth(column.header), ...cells.map((line) => visibleWidth(line[index] ?? ''))),
   );

@@ -1,6 +1,7 @@
 import type { InboundSampleOut } from '@hookrelay/shared';
 import type { Style } from './style.js';
 import { formatTable } from './table.js';
+import { terminalSafe } from './text.js';
 
 /** What `trigger` returns: the ingest's outcome and who signed (the server's stored secret, or --secret). */
 export type TriggerResult = InboundSampleOut & { signed_by: 'server' | 'cli' | 'none' };
@@ -13,6 +14,7 @@ export interface SampleListRow {
 }
 
 export function formatSampleList(rows: readonly SampleListRow[], style: Style): string {
+  rows = terminalSafe(rows);
   return formatTable<SampleListRow>(
     [
       { header: 'PROVIDER', value: (row) => row.provider },
@@ -25,6 +27,7 @@ export function formatSampleList(rows: readonly SampleListRow[], style: Style): 
 }
 
 export function formatSampleSent(result: TriggerResult, style: Style): string {
+  result = terminalSafe(result);
   const signer =
     result.signed_by === 'server'
       ? "signed by the server with the endpoint's secret"

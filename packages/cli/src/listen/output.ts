@@ -2,6 +2,7 @@ import type { default as createOra, Ora } from 'ora';
 import type { RejectionOut } from '@hookrelay/shared';
 import { deliveryJson, formatDeliveryLine, formatRejectionLine, formatResponseLines, formatStateLine, rejectionJson } from '../format/listen.js';
 import type { Style } from '../format/style.js';
+import { terminalText } from '../format/text.js';
 import { formatDuration } from './duration.js';
 import type { HoldInfo } from './forwarder.js';
 import type { DeliveryRecord, ListenerEvents, TransportName } from './listener.js';
@@ -70,8 +71,10 @@ export class ListenOutput implements ListenerEvents {
 
   /** Shown under --json too. */
   warn(text: string): void {
-    if (this.options.json) this.options.stderr.write(`warning: ${text}\n`);
-    else this.line(`${this.style.yellow('warning:')} ${text}`);
+    // Plain text that quotes the server (a close reason, an error): escaped whole.
+    const safe = terminalText(text);
+    if (this.options.json) this.options.stderr.write(`warning: ${safe}\n`);
+    else this.line(`${this.style.yellow('warning:')} ${safe}`);
   }
 
   private spinner(text: string): void {
@@ -135,8 +138,9 @@ export class ListenOutput implements ListenerEvents {
   reconnecting(info: { delayMs: number; reason: string }): void {
     if (this.options.json) return;
     const text = `reconnecting in ${formatDuration(info.delayMs)}`;
-    if (this.options.loadSpinner !== undefined) this.spinner(`${text} (${info.reason})…`);
-    else this.line(this.style.dim(`${text} (${info.reason})`));
+    const reason = terminalText(info.reason);
+    if (this.options.loadSpinner !== undefined) this.spinner(`${text} (${reason})…`);
+    else this.line(this.style.dim(`${text} (${reason})`));
   }
 
   fallback(info: { reason: string; retryWebSocketMs: number }): void {
@@ -211,6 +215,6 @@ export class ListenOutput implements ListenerEvents {
 
   stopped(text: string): void {
     this.stopSpinner();
-    this.info(text);
+    this.info(terminalText(text));
   }
 }

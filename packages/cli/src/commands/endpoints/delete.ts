@@ -3,6 +3,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { ENDPOINT_ID_DESCRIPTION } from '../../endpoint-flags.js';
 import { confirmDeletion } from '../../confirm-delete.js';
+import { terminalText } from '../../format/text.js';
 
 export default class EndpointsDelete extends BaseCommand<typeof EndpointsDelete> {
   static override summary = 'Delete an outbound endpoint; it asks first unless --force.';
@@ -34,7 +35,7 @@ export default class EndpointsDelete extends BaseCommand<typeof EndpointsDelete>
       },
     });
     const { data } = await this.client.endpoints.delete(this.args.id);
-    this.print(`${this.style.out.green('Deleted')} ${data.id}`);
+    this.print(`${this.style.out.green('Deleted')} ${terminalText(data.id)}`);
     return data;
   }
 }

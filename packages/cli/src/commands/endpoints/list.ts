@@ -2,6 +2,8 @@ import type { EndpointListQuery, EndpointSummaryOut } from '@hookrelay/shared';
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { formatEndpointTable } from '../../format/endpoints.js';
+import { terminalText } from '../../format/text.js';
+import { shellQuote } from '../../paging.js';
 
 /** `--json` output of a list: the page and the cursor of the next one (null on the last page). */
 export interface EndpointListResult {
@@ -44,7 +46,7 @@ With --json the output is { "data": [...], "next_cursor": "..." | null }.`;
     }
     if (nextCursor !== null) {
       const limit = this.flags.limit === undefined ? '' : ` --limit ${this.flags.limit}`;
-      this.note(this.style.err.dim(`More endpoints: hookrelay endpoints list${limit} --cursor ${nextCursor}`));
+      this.note(this.style.err.dim(`More endpoints: hookrelay endpoints list${limit} --cursor ${terminalText(shellQuote(nextCursor))}`));
     }
     return { data, next_cursor: nextCursor };
   }

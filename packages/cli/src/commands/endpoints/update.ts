@@ -5,6 +5,7 @@ import { ENDPOINT_ID_DESCRIPTION, endpointSettingFlags } from '../../endpoint-fl
 import { usageFailure } from '../../errors.js';
 import { formatEndpoint } from '../../format/endpoints.js';
 import { headersFromFlags } from '../../headers.js';
+import { terminalText } from '../../format/text.js';
 
 export default class EndpointsUpdate extends BaseCommand<typeof EndpointsUpdate> {
   static override summary = 'Change an outbound endpoint; settings not given keep their values.';
@@ -41,7 +42,7 @@ Pause and resume have their own commands.`;
     }
 
     const { data } = await this.client.endpoints.update(this.args.id, body);
-    this.note(this.style.err.green(`Updated ${data.id}`));
+    this.note(this.style.err.green(`Updated ${terminalText(data.id)}`));
     this.print(formatEndpoint(data, this.style.out, this.now()));
     return data;
   }

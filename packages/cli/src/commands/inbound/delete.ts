@@ -3,6 +3,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../inbound-flags.js';
 import { confirmDeletion } from '../../confirm-delete.js';
+import { terminalText } from '../../format/text.js';
 
 export default class InboundDelete extends BaseCommand<typeof InboundDelete> {
   static override summary = 'Delete an inbound endpoint; its ingest URL then answers 410. It asks first unless --force.';
@@ -34,7 +35,7 @@ export default class InboundDelete extends BaseCommand<typeof InboundDelete> {
       },
     });
     const { data } = await this.client.inboundEndpoints.delete(this.args.id);
-    this.print(`${this.style.out.green('Deleted')} inbound endpoint ${data.id}`);
+    this.print(`${this.style.out.green('Deleted')} inbound endpoint ${terminalText(data.id)}`);
     return data;
   }
 }

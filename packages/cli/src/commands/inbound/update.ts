@@ -4,6 +4,7 @@ import { BaseCommand } from '../../base-command.js';
 import { usageFailure } from '../../errors.js';
 import { formatInboundEndpoint } from '../../format/inbound-endpoints.js';
 import { INBOUND_ENDPOINT_ID_DESCRIPTION, inboundSettingFlags, inboundSettingsBody } from '../../inbound-flags.js';
+import { terminalText } from '../../format/text.js';
 
 export default class InboundUpdate extends BaseCommand<typeof InboundUpdate> {
   static override summary = 'Change an inbound endpoint; settings not given keep their values.';
@@ -47,7 +48,7 @@ With --json the output is the endpoint record after the change (the API answers 
     }
     const { data: updated } = await this.client.inboundEndpoints.update(this.args.id, body);
     const { data } = await this.client.inboundEndpoints.get(updated.id);
-    this.note(this.style.err.green(`Updated ${data.id}`));
+    this.note(this.style.err.green(`Updated ${terminalText(data.id)}`));
     this.print(formatInboundEndpoint(data, this.style.out, this.now()));
     return data;
   }

@@ -3,6 +3,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { confirmDeletion } from '../../confirm-delete.js';
 import { PULL_ENDPOINT_ID_DESCRIPTION } from '../../pull-flags.js';
+import { terminalText } from '../../format/text.js';
 
 export default class PullDelete extends BaseCommand<typeof PullDelete> {
   static override summary = 'Delete a pull endpoint and its events; its ingest URL then answers 410. It asks first unless --force.';
@@ -37,7 +38,7 @@ With --json the output is { "id", "deleted": true }.`;
       },
     });
     const { data } = await this.client.pullEndpoints.delete(this.args.id);
-    this.print(`${this.style.out.green('Deleted')} pull endpoint ${data.id}`);
+    this.print(`${this.style.out.green('Deleted')} pull endpoint ${terminalText(data.id)}`);
     return data;
   }
 }

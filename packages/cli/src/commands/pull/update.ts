@@ -4,6 +4,7 @@ import { BaseCommand } from '../../base-command.js';
 import { usageFailure } from '../../errors.js';
 import { formatPullEndpoint } from '../../format/pull.js';
 import { PULL_ENDPOINT_ID_DESCRIPTION, pullEndpointSettingFlags } from '../../pull-flags.js';
+import { terminalText } from '../../format/text.js';
 
 export default class PullUpdate extends BaseCommand<typeof PullUpdate> {
   static override summary = 'Change a pull endpoint; settings not given keep their values.';
@@ -48,7 +49,7 @@ With --json the output is the API's updated record.`;
       );
     }
     const { data } = await this.client.pullEndpoints.update(this.args.id, body);
-    this.note(this.style.err.green(`Updated ${data.id}`));
+    this.note(this.style.err.green(`Updated ${terminalText(data.id)}`));
     this.print(formatPullEndpoint(data, this.style.out, this.now()));
     return data;
   }

@@ -5,7 +5,7 @@ import { BaseCommand } from '../../../base-command.js';
 import { usageFailure } from '../../../errors.js';
 import { formatInboundMessage } from '../../../format/inbound-messages.js';
 import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../../inbound-flags.js';
-import { parseTimeout, pollUntil, timeoutFlag } from '../../../wait.js';
+import { parseTimeout, timeoutFlag, WaitDeadline } from '../../../wait.js';
 
 /** The list's largest page: a burst of new messages between two reads takes few requests. */
 const PAGE = 200;
@@ -16,7 +16,7 @@ export default class InboundMessagesWait extends BaseCommand<typeof InboundMessa
 
 --since now (the default) counts only messages that arrive after the command starts; --since MESSAGE-ID counts those after that message (the id of a message you have seen, or a listener's cursor), so a webhook that came before the command started is not missed. --event and --path are globs (* any run of characters) over the event type and the sub-path after the ingest URL; a message without an event type never matches --event.
 
-The message's record is printed (with --json the API's record, as \`inbound messages get --json\` prints it). After --timeout (default 60s) the command exits 9 (WAIT_TIMEOUT) and prints nothing on stdout; an unknown endpoint exits 4 at once.`;
+The message's record is printed (with --json the API's record, as \`inbound messages get --json\` prints it). After --timeout (default 60s) the command exits 9 (WAIT_TIMEOUT) and prints nothing on stdout; an unknown endpoint exits 4 at once. Every request of the wait ends by --timeout: a server that does not answer in time ends it with exit 9 too.`;
 
   static override examples = [
     { description: 'The first push to arrive from now on:', command: '<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 --event push' },
@@ -48,17 +48,18 @@ The message's record is printed (with --json the API's record, as \`inbound mess
     const matches = (row: InboundEndpointMessageOut): boolean =>
       (eventMatches === null || (row.event_type !== null && eventMatches(row.event_type))) && (pathMatches === null || pathMatches(row.path));
 
+    const deadline = new WaitDeadline(timeoutMs, `no message${this.describeFilter()} arrived at inbound endpoint ${endpointId}`);
     // Ids grow in the order messages become visible (docs/architecture.md, Ordering): everything
     // up to the newest id seen has been seen, so each read only needs the messages above it.
-    let seen: string | null = since === 'now' ? await this.newestId(endpointId) : since;
-    const found = await pollUntil(timeoutMs, `no message${this.describeFilter()} arrived at inbound endpoint ${endpointId}`, async () => {
-      const fresh = await this.messagesAfter(endpointId, seen);
+    let seen: string | null = since === 'now' ? await deadline.within((signal) => this.newestId(endpointId, signal)) : since;
+    const found = await deadline.pollUntil(async (signal) => {
+      const fresh = await this.messagesAfter(endpointId, seen, signal);
       if (fresh.length === 0) return undefined;
       seen = fresh[0]!.id;
       // Newest first: the last match is the first to have arrived.
       return fresh.filter(matches).at(-1);
     });
-    const { data } = await this.client.inboundMessages.get(found.id);
+    const { data } = await deadline.within((signal) => this.client.inboundMessages.get(found.id, {}, { signal }));
     this.print(formatInboundMessage(data, this.style.out, this.now()));
     return data;
   }
@@ -68,17 +69,17 @@ The message's record is printed (with --json the API's record, as \`inbound mess
     return parts.join('');
   }
 
-  private async newestId(endpointId: string): Promise<string | null> {
-    const { data } = await this.client.inboundEndpoints.messages(endpointId, { limit: 1 });
+  private async newestId(endpointId: string, signal: AbortSignal): Promise<string | null> {
+    const { data } = await this.client.inboundEndpoints.messages(endpointId, { limit: 1 }, { signal });
     return data[0]?.id ?? null;
   }
 
   /** The endpoint's messages above `after` (all of them when null), newest first. */
-  private async messagesAfter(endpointId: string, after: string | null): Promise<InboundEndpointMessageOut[]> {
+  private async messagesAfter(endpointId: string, after: string | null, signal: AbortSignal): Promise<InboundEndpointMessageOut[]> {
     const rows: InboundEndpointMessageOut[] = [];
     let cursor: string | undefined;
     for (;;) {
-      const { data, meta } = await this.client.inboundEndpoints.messages(endpointId, { limit: PAGE, ...(cursor === undefined ? {} : { cursor }) });
+      const { data, meta } = await this.client.inboundEndpoints.messages(endpointId, { limit: PAGE, ...(cursor === undefined ? {} : { cursor }) }, { signal });
       for (const row of data) {
         if (after !== null && row.id <= after) return rows;
         rows.push(row);

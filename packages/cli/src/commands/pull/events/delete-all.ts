@@ -6,6 +6,7 @@ import { describeFailure, failureToJson } from '../../../errors.js';
 import { formatDeleteAll } from '../../../format/pull.js';
 import { committedByError, deleteAllInRounds } from '../../../pull-events.js';
 import { PULL_ENDPOINT_ID_DESCRIPTION, pullEventFilterFlags, pullEventFilters } from '../../../pull-flags.js';
+import { terminalText } from '../../../format/text.js';
 
 function describeFilters(filters: PullEventFilterParams): string {
   const statuses = filters.status === undefined ? 'stored, fetched and delivered' : [filters.status].flat().join(', ');
@@ -80,7 +81,7 @@ With --json the output is { "deleted", "deleted_event_ids" }.`;
       process.stderr.write(
         `${this.style.err.yellow(`deleted ${deleted} ${deleted === 1 ? 'event' : 'events'} before the failure`)}${ids.length > 0 ? ':' : ''}\n`,
       );
-      for (const id of ids) process.stderr.write(`${id}\n`);
+      for (const id of ids) process.stderr.write(`${terminalText(id)}\n`);
     }
     return super.catch(error);
   }
