@@ -9,6 +9,7 @@ import type { PullIngestBatcher } from './pull-batcher.js';
 import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, refusalOf, type RefusalBase } from './refusals.js';
 import type { RejectionRecorder } from './rejections.js';
 import { traceIngestRequests } from '../tracing/ingest-spans.js';
+import { contentTypeOf, keepContentType } from './content-type.js';
 import { effectiveBodyLimit, guardIngestBody, type IngestGuards } from './body-limit.js';
 
 /** Methods whose requests are stored as events; HEAD and OPTIONS are answered without storing. */
@@ -79,6 +80,7 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
   // without reading it; the handler takes it from here.
   const foundBefore = new WeakMap<FastifyRequest, PullIngestEndpointRow>();
   const limitBody: preParsingHookHandler = async (request, reply, payload) => {
+    keepContentType(request);
     const endpoint = await lookup(request);
     foundBefore.set(request, endpoint);
     return guardIngestBody(request, reply, payload, effectiveBodyLimit(services.config, endpoint.max_body_bytes), guards);
@@ -105,7 +107,7 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
         eventType,
         method: request.method,
         query: rawQuery(request.raw.url ?? request.url),
-        contentType: request.headers['content-type'] ?? '',
+        contentType: contentTypeOf(request),
         sizeBytes: body.length,
         payloadSha256,
         rawHeaders,

@@ -11,6 +11,7 @@ import { inboundEventType, streamedEventType } from './event-type.js';
 import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, refusalOf, type RefusalBase } from './refusals.js';
 import type { RejectionRecorder } from './rejections.js';
 import { traceIngestRequests } from '../tracing/ingest-spans.js';
+import { contentTypeOf, keepContentType } from './content-type.js';
 import { declaredLength, effectiveBodyLimit, guardIngestBody, type IngestGuards } from './body-limit.js';
 
 const EMPTY = Buffer.alloc(0);
@@ -122,6 +123,7 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections, 
   // without reading it; the handler takes it from here.
   const foundBefore = new WeakMap<FastifyRequest, Found>();
   const limitBody: preParsingHookHandler = (request, reply, payload, done) => {
+    keepContentType(request);
     const admit = (f: Found): void => {
       foundBefore.set(request, f);
       let limited;
@@ -180,7 +182,7 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections, 
         method: request.method,
         path,
         query,
-        contentType: request.headers['content-type'] ?? '',
+        contentType: contentTypeOf(request),
         rawHeaders,
         body: body.kind === 'inline' ? body.bytes : EMPTY,
         streamed: body.kind === 'stored' ? { key: body.upload.key, size: body.size, abort: () => body.upload.abort() } : null,
