@@ -39,6 +39,24 @@ export function standardWebhookHeaders(secrets: readonly string[], input: SignIn
   };
 }
 
+/**
+ * The same headers for a body read in pieces (a stored body too large to hold whole): one pass
+ * over `body`, every secret's HMAC fed each piece as it comes.
+ */
+export async function standardWebhookHeadersOfStream(
+  secrets: readonly string[],
+  input: Omit<SignInput, 'body'>,
+  body: AsyncIterable<Uint8Array>,
+): Promise<Record<string, string>> {
+  const macs = secrets.map((secret) => createHmac('sha256', signingKeyBytes(secret)).update(`${input.id}.${input.timestamp}.`));
+  for await (const piece of body) for (const mac of macs) mac.update(piece);
+  return {
+    'webhook-id': input.id,
+    'webhook-timestamp': String(input.timestamp),
+    'webhook-signature': macs.map((mac) => `v1,${mac.digest('base64')}`).join(' '),
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Provider signatures, as each provider computes them (sample events: `hookrelay trigger` and the
 // server's sample route). The HMAC key is the secret's UTF-8 bytes, `whsec_…` prefix and all for

@@ -10,6 +10,7 @@ import {
   signStandardWebhook,
   signStripe,
   standardWebhookHeaders,
+  standardWebhookHeadersOfStream,
 } from '../src/signing.js';
 
 /** Signatures computed here from the providers' documented recipes, independently of the module. */
@@ -43,6 +44,21 @@ describe('Standard Webhooks signing', () => {
       'webhook-signature': `${expected} ${signStandardWebhook(other, input)}`,
     });
     expect(standardWebhookHeaders([SECRET], input)['webhook-signature']).toBe(expected);
+  });
+
+  it('gives the same headers from a body read in pieces, one pass for every secret', async () => {
+    const other = `whsec_${Buffer.from('another key of thirty-two bytes!').toString('base64')}`;
+    const input = { id: 'msg_1', timestamp: 1_700_000_000 };
+    let passes = 0;
+    async function* pieces() {
+      passes++;
+      // Split inside a multi-byte character: the HMAC is over bytes.
+      yield BODY_BYTES.subarray(0, 15);
+      yield BODY_BYTES.subarray(15);
+    }
+    expect(await standardWebhookHeadersOfStream([SECRET, other], input, pieces())).toEqual(standardWebhookHeaders([SECRET, other], { ...input, body: BODY }));
+    expect(passes).toBe(1);
+    expect((await standardWebhookHeadersOfStream([SECRET], input, pieces()))['webhook-signature']).toBe(expected);
   });
 
   it('generates whsec_ and the base64 of 32 random bytes', () => {
