@@ -163,6 +163,8 @@ export interface InboundDeliveryContext {
   url: string;
   mode: 'forward' | 'cli';
   signing_enabled: boolean;
+  /** The body's size: a streamed body is sent with it as Content-Length, and read to check it. */
+  size_bytes: number;
   live: boolean;
   secrets: string[];
   payload?: Uint8Array | null;
@@ -173,7 +175,7 @@ export interface InboundDeliveryContext {
 export async function loadInboundContexts(sql: Sql, ids: readonly string[], withPayloads = false): Promise<InboundDeliveryContext[]> {
   if (ids.length === 0) return [];
   return sql<InboundDeliveryContext>`
-    SELECT m.id, m.status, m.attempt_count, m.content_type, m.payload_key, m.method, m.path, m.query, m.raw_headers,
+    SELECT m.id, m.status, m.attempt_count, m.content_type, m.payload_key, m.size_bytes, m.method, m.path, m.query, m.raw_headers,
            (m.deleted_at IS NOT NULL) AS deleted, m.trace_context,
            e.id::text AS endpoint_id, e.url, e.mode, e.signing_enabled,
            ${liveEndpoint('e')} AS live,

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
-import { emptyRecord, standardWebhookHeaders } from '@hookrelay/shared';
+import { emptyRecord, standardWebhookHeaders, standardWebhookHeadersOfStream } from '@hookrelay/shared';
 import { validateCustomHeaders } from '../security/headers.js';
-import type { OutgoingRequest } from './sender.js';
+import { isStreamedBody, type OutgoingRequest, type StreamedBody } from './sender.js';
 
 export const USER_AGENT = 'hookrelay/0.1 (+https://github.com/hookrelay)';
 
@@ -69,7 +69,8 @@ export interface ForwardRequestInput {
   rawHeaders: readonly [string, string][];
   /** Signing secrets when `signing_enabled`, else null (the sender's own headers pass through). */
   secrets: readonly string[] | null;
-  body: Buffer;
+  /** The stored bytes, or a body streamed from the blob store (signed with a pass of its own). */
+  body: Buffer | StreamedBody;
   timestamp: number;
 }
 
@@ -99,12 +100,14 @@ function connectionOptions(rawHeaders: readonly [string, string][]): Set<string>
 
 /**
  * A forward-mode inbound delivery: the original method, sub-path, query, headers (minus hop-by-hop
- * and framing ones, and any the sender named in `Connection`) and exact bytes, to the endpoint's URL; when signing is enabled the Standard
- * Webhooks headers replace any the sender had sent. A stored header line HTTP cannot carry (CR, LF,
- * NUL, a name that is not a token: only a row altered around the ingest path holds one) is left out
- * silently: its value may be a secret, and it cannot be delivered anyway.
+ * and framing ones, and any the sender named in `Connection`) and exact bytes, to the endpoint's
+ * URL; when signing is enabled the Standard Webhooks headers replace any the sender had sent. A
+ * streamed body is signed with a pass over it before the request, so this rejects with its store's
+ * error when it cannot be read. A stored header line HTTP cannot carry (CR, LF, NUL, a name that is
+ * not a token: only a row altered around the ingest path holds one) is left out silently: its value
+ * may be a secret, and it cannot be delivered anyway.
  */
-export function buildForwardRequest(input: ForwardRequestInput): OutgoingRequest {
+export async function buildForwardRequest(input: ForwardRequestInput): Promise<OutgoingRequest> {
   const nominated = connectionOptions(input.rawHeaders);
   // Names are the sender's: a null-prototype map keeps `__proto__` or `constructor` an ordinary header.
   const headers = emptyRecord<string | string[]>();
@@ -117,7 +120,12 @@ export function buildForwardRequest(input: ForwardRequestInput): OutgoingRequest
     headers[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
   }
   if (input.secrets !== null) {
-    Object.assign(headers, standardWebhookHeaders(input.secrets, { id: input.messageId, timestamp: input.timestamp, body: input.body }));
+    const signed = { id: input.messageId, timestamp: input.timestamp };
+    // The signature covers id.timestamp.body, so a streamed body is read once more for each attempt.
+    const webhookHeaders = isStreamedBody(input.body)
+      ? await standardWebhookHeadersOfStream(input.secrets, signed, input.body.open())
+      : standardWebhookHeaders(input.secrets, { ...signed, body: input.body });
+    Object.assign(headers, webhookHeaders);
   }
   return {
     url: forwardUrl(input.url, input.path, input.query),

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { request, type Agent, type Dispatcher } from 'undici';
 import { isBlockedAddressError } from '../security/ssrf.js';
 
@@ -11,8 +12,19 @@ export interface OutgoingRequest {
   url: string;
   method: Dispatcher.HttpMethod;
   headers: Record<string, string | string[]>;
-  body: Buffer;
+  body: Buffer | StreamedBody;
 }
+
+/**
+ * A body read from its store while it is sent, never held whole: `size` bytes (the request's
+ * Content-Length), from a fresh pass of `open()` for each attempt.
+ */
+export interface StreamedBody {
+  size: number;
+  open(): AsyncIterable<Uint8Array>;
+}
+
+export const isStreamedBody = (body: Buffer | StreamedBody): body is StreamedBody => !Buffer.isBuffer(body);
 
 export interface SendResult {
   /** The HTTP status, or null when no answer came (refused, timed out, blocked…). */
@@ -27,6 +39,11 @@ export interface SendResult {
   error: string | null;
   /** The send was cut short by the caller (shutdown), not by the receiver or a timeout. */
   aborted: boolean;
+  /**
+   * A streamed body could not be read (before the request or while it was sent): what the
+   * receiver answered, if anything, is not about this delivery. Null otherwise.
+   */
+  bodyError: unknown;
 }
 
 export class ShutdownAbort extends Error {
@@ -81,6 +98,7 @@ export async function sendRequest(
   options.signal?.addEventListener('abort', onShutdown, { once: true });
   const started = performance.now();
   const elapsed = () => Math.max(0, Math.round(performance.now() - started));
+  let bodyError: unknown = null;
   const failure = (error: unknown): SendResult => {
     const aborted = options.signal?.aborted === true;
     const timedOut = !aborted && deadline.signal.aborted;
@@ -95,14 +113,20 @@ export async function sendRequest(
           ? `timeout: no complete answer within ${options.timeoutMs} ms`
           : describeSendError(error, options.timeoutMs, options.connectTimeoutMs),
       aborted,
+      bodyError,
     };
   };
   try {
+    const source = outgoing.body;
+    const streamed = isStreamedBody(source);
+    // undici sends an async iterable piece by piece, waiting for the socket to drain after each
+    // (its documented body types include AsyncIterable; its typings do not yet).
+    const body = streamed ? ((await sendable(source, deadline.signal, (error) => (bodyError ??= error))) as unknown as Readable) : source;
     const response = await request(outgoing.url, {
       dispatcher: agent,
       method: outgoing.method,
-      headers: outgoing.headers,
-      ...(outgoing.body.length > 0 || !['GET', 'HEAD'].includes(outgoing.method) ? { body: outgoing.body } : {}),
+      headers: streamed ? { ...outgoing.headers, 'content-length': String(source.size) } : outgoing.headers,
+      ...(streamed || source.length > 0 || !['GET', 'HEAD'].includes(outgoing.method) ? { body } : {}),
       signal: deadline.signal,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
@@ -127,6 +151,7 @@ export async function sendRequest(
       latencyMs: elapsed(),
       error: null,
       aborted: false,
+      bodyError,
     };
   } catch (error) {
     return failure(error);
@@ -134,4 +159,53 @@ export async function sendRequest(
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onShutdown);
   }
+}
+
+/**
+ * A streamed body as undici sends it. Its first piece is read before the request goes out, so that
+ * a body missing from its store fails before any byte reaches the receiver; a piece that cannot be
+ * read later, or a body that ends short of (or runs past) its size, fails the request midway. Every
+ * such failure is passed to `onError`; the store's stream is closed however the request ends.
+ */
+async function sendable(body: StreamedBody, signal: AbortSignal, onError: (error: unknown) => void): Promise<AsyncIterable<Uint8Array>> {
+  const pieces = body.open()[Symbol.asyncIterator]();
+  let first: IteratorResult<Uint8Array>;
+  try {
+    first = await untilAborted(pieces.next(), signal);
+  } catch (error) {
+    if (!signal.aborted) onError(error);
+    // A read still pending ends first: the stream is closed after it.
+    pieces.return?.().catch(() => undefined);
+    throw error;
+  }
+  return (async function* () {
+    let sent = 0;
+    try {
+      for (let next = first; next.done !== true; next = await pieces.next()) {
+        sent += next.value.length;
+        if (sent > body.size) throw new Error(`the body runs past its ${body.size} bytes`);
+        yield next.value;
+      }
+    } catch (error) {
+      onError(error);
+      throw error;
+    } finally {
+      await pieces.return?.().catch(() => undefined);
+    }
+    if (sent !== body.size) {
+      const error = new Error(`the body ended at byte ${sent} of its ${body.size}`);
+      onError(error);
+      throw error;
+    }
+  })();
+}
+
+/** `promise`, or a rejection with the signal's reason once it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

@@ -37,13 +37,13 @@ import type { EnqueueLease } from '../db/messages.js';
 import type { SecretBox } from '../security/crypto.js';
 import { createGuardedAgent, type Resolver } from '../security/ssrf.js';
 import { isBlobKey } from '../storage/blob-store.js';
-import { PayloadUnavailableError, type PayloadStore } from '../storage/payload-store.js';
+import { openPayload, PayloadUnavailableError, type PayloadStore } from '../storage/payload-store.js';
 import type { HandedOverDelivery, LocalDeliveryWorker } from './local-worker.js';
 import { reserveSlots } from './rate-limit.js';
 import { buildForwardRequest, buildOutboundRequest } from './request.js';
 import { ResultWriter, type AttemptResult } from './results.js';
 import type { Metrics } from '../metrics/index.js';
-import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, sendRequest, type OutgoingRequest, type SendResult } from './sender.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, sendRequest, type OutgoingRequest, type SendResult, type StreamedBody } from './sender.js';
 import type { Span, Tracing } from '../tracing/tracing.js';
 
 /**
@@ -112,10 +112,27 @@ interface Prepared {
   notBefore: number;
   /** The message's stored `traceparent` (inbound messages; null for outbound ones). */
   traceContext: string | null;
-  /** The payload's size, held until the delivery ends. */
+  /**
+   * The payload's size, counted against the byte budget until the delivery ends. A streamed body
+   * holds only a few pieces in memory, but counts its size all the same: what the budget bounds
+   * for it is the bytes being read from the store and sent at once, which all share the store's
+   * throughput. Counted by its buffer, as many large bodies as the concurrency allows would stream
+   * at once, each too slowly to end within the request timeout, and be cut and sent again.
+   */
   bytes: number;
-  build(timestamp: number): OutgoingRequest;
+  /** The blob a streamed body is read from at each attempt; null when the payload is held. */
+  blobKey: string | null;
+  build(timestamp: number): OutgoingRequest | Promise<OutgoingRequest>;
 }
+
+/** A forward-mode body in the blob store: read at each attempt, not in the claim. */
+interface BlobPayload {
+  key: string;
+  size: number;
+}
+
+/** A delivery's payload as the claim leaves it: the bytes, or where to stream them from. */
+type Payload = Buffer | BlobPayload;
 
 type DeliveryContext = OutboundDeliveryContext | InboundDeliveryContext;
 
@@ -165,8 +182,8 @@ function triage(jobs: ClaimedJob[], contexts: ClaimContexts) {
   return { drop, gone, toCli, paused, ready };
 }
 
-/** The ready deliveries whose payload is at hand, and the messages whose payload is no longer stored. */
-function splitByPayload(ready: DeliveryContext[], payloads: Map<string, Buffer>, contexts: ClaimContexts) {
+/** The ready deliveries whose payload is at hand (or streams), and the messages whose payload is no longer stored. */
+function splitByPayload(ready: DeliveryContext[], payloads: Map<string, Payload>, contexts: ClaimContexts) {
   const noPayload: Record<DeliveryKind, string[]> = { outbound: [], inbound: [] };
   const deliverable: DeliveryContext[] = [];
   for (const c of ready) {
@@ -217,6 +234,9 @@ interface Active {
 }
 
 const SECRET_CACHE_SIZE = 1000;
+
+/** How long a delivery whose payload could not be read waits before it is tried again. */
+const PAYLOAD_UNAVAILABLE_DELAY_MS = 10_000;
 
 /**
  * A handed-over message stays `queued` until its attempt's result unless the attempt takes longer
@@ -490,8 +510,9 @@ export class DeliveryWorker implements LocalDeliveryWorker {
     return sending.map((c) => this.prepared(c, contexts.jobOf(c), leaseId, payloads.get(c.payload_key!)!, notBefore.get(c.id) ?? 0));
   }
 
-  private prepared(c: DeliveryContext, job: ClaimedJob, leaseId: string, body: Buffer, notBefore: number): Prepared {
+  private prepared(c: DeliveryContext, job: ClaimedJob, leaseId: string, payload: Payload, notBefore: number): Prepared {
     const attemptNumber = c.attempt_count + 1;
+    const held = Buffer.isBuffer(payload);
     return {
       kind: job.kind,
       messageId: c.id,
@@ -501,8 +522,10 @@ export class DeliveryWorker implements LocalDeliveryWorker {
       attemptInDelivery: Math.max(1, attemptNumber - job.attempt_base),
       notBefore,
       traceContext: isOutbound(c) ? null : c.trace_context,
-      bytes: body.length,
-      build: isOutbound(c) ? this.outboundRequest(outboundDeliveryOf(c, body)) : this.forwardRequest(c, body),
+      bytes: held ? payload.length : payload.size,
+      blobKey: held ? null : payload.key,
+      // Outbound payloads are always read whole (fetchPayloads): API bodies are at most 1 MiB.
+      build: isOutbound(c) ? this.outboundRequest(outboundDeliveryOf(c, payload as Buffer)) : this.forwardRequest(c, payload),
     };
   }
 
@@ -516,15 +539,17 @@ export class DeliveryWorker implements LocalDeliveryWorker {
 
   /**
    * The payloads of the deliveries about to be sent. A payload store outage is not the receiver's
-   * fault, so it costs no attempt: every delivery is postponed instead.
+   * fault, so it costs no attempt: every delivery is postponed instead. A forward-mode body in the
+   * blob store is not read here: each attempt streams it (its key and size are enough).
    */
-  private async fetchPayloads(tx: Sql, ready: DeliveryContext[], inlinePayloads: boolean): Promise<{ payloads: Map<string, Buffer>; postponed: Release[] }> {
-    const payloads = new Map<string, Buffer>();
+  private async fetchPayloads(tx: Sql, ready: DeliveryContext[], inlinePayloads: boolean): Promise<{ payloads: Map<string, Payload>; postponed: Release[] }> {
+    const payloads = new Map<string, Payload>();
     const fromStore: string[] = [];
     for (const c of ready) {
       if (c.payload_key === null) continue;
       // A streamed body is in the blob store, whichever store holds the others.
-      if (inlinePayloads && !isBlobKey(c.payload_key)) {
+      if (!isOutbound(c) && isBlobKey(c.payload_key)) payloads.set(c.payload_key, { key: c.payload_key, size: c.size_bytes });
+      else if (inlinePayloads && !isBlobKey(c.payload_key)) {
         if (c.payload) payloads.set(c.payload_key, Buffer.from(c.payload.buffer, c.payload.byteOffset, c.payload.byteLength));
       } else fromStore.push(c.payload_key);
     }
@@ -535,7 +560,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
     } catch (error) {
       if (!(error instanceof PayloadUnavailableError)) throw error;
       this.deps.log.warn({ err: error }, 'delivery worker: payload store unavailable; deliveries postponed');
-      return { payloads: new Map(), postponed: ready.map((c) => ({ messageId: c.id, delayMs: 10_000 })) };
+      return { payloads: new Map(), postponed: ready.map((c) => ({ messageId: c.id, delayMs: PAYLOAD_UNAVAILABLE_DELAY_MS })) };
     }
   }
 
@@ -609,7 +634,8 @@ export class DeliveryWorker implements LocalDeliveryWorker {
   }
 
   /** A forward-mode inbound attempt's request, built when it is sent. */
-  private forwardRequest(c: InboundDeliveryContext, body: Buffer): Prepared['build'] {
+  private forwardRequest(c: InboundDeliveryContext, payload: Payload): Prepared['build'] {
+    const body = Buffer.isBuffer(payload) ? payload : this.streamedBody(payload);
     return (timestamp) =>
       buildForwardRequest({
         messageId: c.id,
@@ -622,6 +648,23 @@ export class DeliveryWorker implements LocalDeliveryWorker {
         body,
         timestamp,
       });
+  }
+
+  /**
+   * A blob's bytes, from a fresh read of the store for every pass (the signature's, the request's):
+   * BLOB_CHUNK_BYTES at a time, and checked against the size its message has.
+   */
+  private streamedBody({ key, size }: BlobPayload): StreamedBody {
+    const { payloadStore } = this.deps;
+    const sql = this.sql;
+    return {
+      size,
+      async *open() {
+        const stream = await openPayload(payloadStore, sql, key, size);
+        if (stream === undefined) throw new PayloadUnavailableError(`payload ${key} is not stored`);
+        yield* stream as AsyncIterable<Buffer>;
+      },
+    };
   }
 
   reserveHandoff(max: number): EnqueueLease | undefined {
@@ -646,6 +689,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
         notBefore: 0,
         traceContext: null,
         bytes: d.body.length,
+        blobKey: null,
         build: this.outboundRequest(d),
       }),
     );
@@ -707,7 +751,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
       while (Date.now() < p.notBefore) await new Promise((r) => setTimeout(r, 1));
       entry.sending = true;
       const prepareStart = performance.now();
-      const request = p.build(Math.floor(Date.now() / 1000));
+      const request = await p.build(Math.floor(Date.now() / 1000));
       const processingMs = Math.round(performance.now() - prepareStart);
       const startedAt = new Date();
       const span = this.attemptSpan(p, request);
@@ -718,6 +762,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
       });
       endAttemptSpan(span, result);
       if (result.aborted) return await this.release(p);
+      if (result.bodyError !== null) return await this.postponeUnreadable(p, result.bodyError);
       this.counters.sent++;
       const attempt: AttemptResult = {
         kind: p.kind,
@@ -732,9 +777,24 @@ export class DeliveryWorker implements LocalDeliveryWorker {
       };
       await this.writer.push(attempt);
     } catch (error) {
+      // The signature's pass over a streamed body found it missing or cut short.
+      if (error instanceof PayloadUnavailableError && p.blobKey !== null) return await this.postponeUnreadable(p, error);
       this.deps.log.error({ err: error, messageId: p.messageId }, 'delivery worker: delivery failed unexpectedly; it will be retried');
       await this.release(p, 5000);
     }
+  }
+
+  /**
+   * A streamed body that could not be read from its store is not the receiver's failure: no attempt
+   * is recorded, and the delivery is postponed as a payload store outage postpones it (the store has
+   * logged an error line naming the file; this one names the blob and its message).
+   */
+  private async postponeUnreadable(p: Prepared, error: unknown): Promise<void> {
+    this.deps.log.warn(
+      { err: error, messageId: p.messageId, blobKey: p.blobKey },
+      `delivery worker: the body of message ${p.messageId} could not be read from blob ${p.blobKey ?? '?'}; delivery postponed`,
+    );
+    await this.release(p, PAYLOAD_UNAVAILABLE_DELAY_MS);
   }
 
   /**

@@ -42,7 +42,7 @@ function attempt(messageId: string): AttemptResult {
     startedAt: now,
     finishedAt: now,
     processingMs: 0,
-    result: { status: 200, headers: {}, body: 'ok', latencyMs: 3, error: null, aborted: false },
+    result: { status: 200, headers: {}, body: 'ok', latencyMs: 3, error: null, aborted: false, bodyError: null },
   };
 }
 

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,6 +37,8 @@ export interface Reply {
 }
 
 export type Handler = (request: Received, index: number) => Reply;
+/** Runs when a request's headers arrive; its body is not read until the promise settles. */
+export type HeadersHook = (request: IncomingMessage) => void | Promise<void>;
 
 export class Receiver {
   readonly caFile: string;
@@ -44,6 +46,7 @@ export class Receiver {
   private server!: https.Server;
   private port = 0;
   private readonly handlers = new Map<string, Handler>();
+  private readonly headerHooks = new Map<string, HeadersHook>();
   private readonly byPath = new Map<string, Received[]>();
   private readonly hanging = new Set<() => void>();
   private counter = 0;
@@ -64,7 +67,11 @@ export class Receiver {
     receiver.server = https.createServer({ key: readFileSync(key), cert: readFileSync(receiver.caFile) }, (req, res) => {
       const chunks: Buffer[] = [];
       const at = Date.now();
-      req.on('data', (c: Buffer) => chunks.push(c));
+      const hook = receiver.headerHooks.get((req.url ?? '/').split('?')[0]!);
+      // Not read (so not flowing) until the hook is done: the sender waits meanwhile.
+      const read = () => req.on('data', (c: Buffer) => chunks.push(c));
+      if (hook) Promise.resolve(hook(req)).then(read, read);
+      else read();
       req.on('end', () => {
         const url = req.url ?? '/';
         const received: Received = {
@@ -110,10 +117,11 @@ export class Receiver {
     return this.port;
   }
 
-  /** A fresh path on this receiver with its handler; the URL to register as an endpoint. */
-  route(handler: Handler = () => ({ status: 200, body: 'ok' })): { path: string; url: string } {
+  /** A fresh path on this receiver with its handler (and headers hook); the URL to register as an endpoint. */
+  route(handler: Handler = () => ({ status: 200, body: 'ok' }), onHeaders?: HeadersHook): { path: string; url: string } {
     const routePath = `/hook-${++this.counter}`;
     this.handlers.set(routePath, handler);
+    if (onHeaders) this.headerHooks.set(routePath, onHeaders);
     return { path: routePath, url: `https://127.0.0.1:${this.port}${routePath}` };
   }
 

@@ -146,25 +146,25 @@ describe('forward requests', () => {
     expect(forwardUrl('https://app.example', '/a', '')).toBe('https://app.example/a');
   });
 
-  it('forwards the original method and headers minus hop-by-hop ones and those named in Connection; signing replaces the sender\'s webhook-* headers', () => {
+  it('forwards the original method and headers minus hop-by-hop ones and those named in Connection; signing replaces the sender\'s webhook-* headers', async () => {
     const raw: [string, string][] = [
       ['Host', 'relay'], ['Content-Type', 'application/json'], ['Content-Length', '7'], ['Connection', 'keep-alive, X-Hop'],
       ['X-Dup', 'a'], ['X-Dup', 'b'], ['webhook-id', 'theirs'], ['Proxy-Connection', 'x'], ['Transfer-Encoding', 'chunked'],
       ['x-hop', 'named in Connection'], ['Connection', ' x-second-hop '], ['X-Second-Hop', 'also named'],
     ];
     const input = { messageId: '01900000-0000-7000-8000-000000000002', url: 'https://app.example/in', method: 'put', path: '/', query: '', rawHeaders: raw, body: Buffer.from('{"a":1}'), timestamp: 1 };
-    const unsigned = buildForwardRequest({ ...input, secrets: null });
+    const unsigned = await buildForwardRequest({ ...input, secrets: null });
     expect(unsigned.method).toBe('PUT');
     expect(unsigned.headers).toEqual({ 'content-type': 'application/json', 'x-dup': ['a', 'b'], 'webhook-id': 'theirs' });
-    const signed = buildForwardRequest({ ...input, secrets: [generateSigningSecret()] });
+    const signed = await buildForwardRequest({ ...input, secrets: [generateSigningSecret()] });
     expect(signed.headers['webhook-id']).toBe('01900000-0000-7000-8000-000000000002');
     expect(String(signed.headers['webhook-signature'])).toMatch(/^v1,/);
   });
 
-  it('forwards headers named __proto__ or constructor as ordinary headers, prototypes untouched', () => {
+  it('forwards headers named __proto__ or constructor as ordinary headers, prototypes untouched', async () => {
     const raw: [string, string][] = [['__proto__', 'p'], ['constructor', 'c1'], ['Constructor', 'c2'], ['toString', 't']];
     const input = { messageId: '01900000-0000-7000-8000-000000000003', url: 'https://app.example/in', method: 'post', path: '/', query: '', rawHeaders: raw, body: Buffer.alloc(0), timestamp: 1 };
-    const { headers } = buildForwardRequest({ ...input, secrets: null });
+    const { headers } = await buildForwardRequest({ ...input, secrets: null });
     expect(Object.entries(headers)).toEqual([['__proto__', 'p'], ['constructor', ['c1', 'c2']], ['tostring', 't']]);
     expect(Object.getPrototypeOf(headers)).not.toBe(Array.prototype);
   });
@@ -172,7 +172,7 @@ describe('forward requests', () => {
 
 describe('attempt outcomes', () => {
   const result = (status: number | null, headers: Record<string, string> = {}, error: string | null = null): SendResult => ({
-    status, headers, body: '', latencyMs: 5, error, aborted: false,
+    status, headers, body: '', latencyMs: 5, error, aborted: false, bodyError: null,
   });
   const attempt = (r: SendResult, attemptInDelivery = 1): AttemptResult => ({
     kind: 'outbound', messageId: 'm', leaseId: 'l', attemptNumber: attemptInDelivery, attemptInDelivery,
