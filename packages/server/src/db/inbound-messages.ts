@@ -95,7 +95,8 @@ export interface ListenMessageWithPayloadRow extends ListenMessageRow {
 
 /**
  * `listInboundMessagesAfter` with the payloads of the database payload store joined in: a stream
- * wake-up or a listen page is one statement instead of two.
+ * wake-up or a listen page is one statement instead of two. Bodies above `maxInlineBytes` are not
+ * read (they travel by reference) and count as none in `maxBodyBytes`.
  */
 export async function listInboundMessagesWithPayloadAfter(
   sql: Sql,
@@ -103,6 +104,7 @@ export async function listInboundMessagesWithPayloadAfter(
   afterId: string | null,
   limit: number,
   maxBodyBytes: number,
+  maxInlineBytes: number,
 ): Promise<{ rows: ListenMessageWithPayloadRow[]; scanned: number }> {
   const after = afterId === null ? sql.fragment`` : sql.fragment`AND m.id > ${afterId}::uuid`;
   // The first `limit` messages, then those whose preceding bodies stay under `maxBodyBytes` (the
@@ -111,16 +113,17 @@ export async function listInboundMessagesWithPayloadAfter(
     SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
            m.received_at, m.event_type, m.trace_context, p.data AS payload, m.scanned
     FROM (
-      SELECT h.*, sum(h.size_bytes) OVER (ORDER BY h.id) - h.size_bytes AS bytes_before, count(*) OVER ()::int AS scanned
+      SELECT h.*, sum(h.inline_bytes) OVER (ORDER BY h.id) - h.inline_bytes AS bytes_before, count(*) OVER ()::int AS scanned
       FROM (
         SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
-               m.received_at, m.event_type, m.trace_context
+               m.received_at, m.event_type, m.trace_context,
+               CASE WHEN m.size_bytes > ${maxInlineBytes} THEN 0 ELSE m.size_bytes END AS inline_bytes
         FROM inbound_messages m
         WHERE m.inbound_endpoint_id = ${endpointId} ${after} AND m.deleted_at IS NULL
         ORDER BY m.id
         LIMIT ${limit}
       ) h
-    ) m LEFT JOIN payloads p ON p.key = m.payload_key
+    ) m LEFT JOIN payloads p ON p.key = m.payload_key AND m.size_bytes <= ${maxInlineBytes}
     WHERE m.bytes_before < ${maxBodyBytes}
     ORDER BY m.id`;
   return { rows, scanned: rows[0]?.scanned ?? 0 };
@@ -139,15 +142,21 @@ export async function listInboundMessageHeadsAfter(sql: Sql, endpointId: string,
     LIMIT ${limit}`;
 }
 
-/** Live messages of the endpoint by id, in id order, with the database store's payloads when `withPayload`. */
+/**
+ * Live messages of the endpoint by id, in id order, with the database store's payloads of at most
+ * `maxInlineBytes` (null: none).
+ */
 export async function listInboundMessagesByIds(
   sql: Sql,
   endpointId: string,
   ids: readonly string[],
-  withPayload: boolean,
+  maxInlineBytes: number | null,
 ): Promise<ListenMessageWithPayloadRow[]> {
   if (ids.length === 0) return [];
-  const payload = withPayload ? sql.fragment`(SELECT p.data FROM payloads p WHERE p.key = m.payload_key)` : sql.fragment`NULL::bytea`;
+  const payload =
+    maxInlineBytes === null
+      ? sql.fragment`NULL::bytea`
+      : sql.fragment`CASE WHEN m.size_bytes <= ${maxInlineBytes} THEN (SELECT p.data FROM payloads p WHERE p.key = m.payload_key) END`;
   return sql<ListenMessageWithPayloadRow>`
     SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
            m.received_at, m.event_type, m.trace_context, ${payload} AS payload

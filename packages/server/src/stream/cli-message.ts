@@ -1,4 +1,4 @@
-import { LISTEN_PAGE_MAX_BODY_BYTES, type CliMessageOut } from '@hookrelay/shared';
+import { INLINE_BODY_MAX_BYTES, LISTEN_PAGE_MAX_BODY_BYTES, type CliMessageOut } from '@hookrelay/shared';
 import type { Sql } from '../db/database.js';
 import {
   listInboundMessageHeadsAfter,
@@ -13,13 +13,22 @@ import { PayloadUnavailableError, type PayloadStore } from '../storage/payload-s
 
 /** The payload store could not be read: the message goes out with `body_error` rather than not at all. */
 export const PAYLOAD_UNAVAILABLE = Symbol('payload unavailable');
+/** The message has a stored payload, not read: one above INLINE_BODY_MAX_BYTES goes by reference. */
+export const PAYLOAD_STORED = Symbol('payload stored');
+
+/** Whether a message's body travels as `body_url` rather than in the message. */
+export const byReference = (row: { size_bytes: number }): boolean => row.size_bytes > INLINE_BODY_MAX_BYTES;
+
+/** A message's share of a page's body budget: a body sent by reference costs the page nothing. */
+export const inlineBytes = (row: { size_bytes: number }): number => (byReference(row) ? 0 : row.size_bytes);
 
 /**
  * A message that has just been committed, with its payload bytes in hand: what
  * `StreamHub.publishCommitted` sends without reading it back.
  */
 export interface CommittedInboundMessage extends Omit<ListenMessageRow, 'payload_key'> {
-  payload: Uint8Array;
+  /** Not needed (and may be absent) when the message goes by reference. */
+  payload: Uint8Array | undefined;
   /** Its stream frame, when it was rendered while the commit was in flight (`committedFrame`). */
   frame?: string | undefined;
 }
@@ -28,16 +37,20 @@ const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes 
 
 /**
  * One message as the CLI receives it. `payload` undefined: no body (gone on purpose, or no key).
- * `forceBase64` keeps bytes exact (always on in stream frames, so the CLI replays the exact bytes).
+ * A message above INLINE_BODY_MAX_BYTES that has a payload gets its `body_url` instead, whatever
+ * `payload` holds. `forceBase64` keeps bytes exact (always on in stream frames, so the CLI replays
+ * the exact bytes).
  */
 export function toCliMessage(
   row: Omit<ListenMessageRow, 'payload_key'>,
-  payload: Uint8Array | undefined | typeof PAYLOAD_UNAVAILABLE,
+  payload: Uint8Array | undefined | typeof PAYLOAD_UNAVAILABLE | typeof PAYLOAD_STORED,
   forceBase64: boolean,
 ): CliMessageOut {
   let body: object = {};
-  if (payload === PAYLOAD_UNAVAILABLE) body = { body_error: 'payload_unavailable' as const };
-  else if (payload !== undefined) body = renderBody(asBuffer(payload), row.content_type, forceBase64);
+  if (payload === undefined) body = {};
+  else if (byReference(row)) body = { body_url: `/v1/inbound-messages/${row.id}/body` };
+  else if (payload === PAYLOAD_UNAVAILABLE) body = { body_error: 'payload_unavailable' as const };
+  else if (payload !== PAYLOAD_STORED) body = renderBody(asBuffer(payload), row.content_type, forceBase64);
   return {
     message_id: row.id,
     content_type: row.content_type,
@@ -54,14 +67,14 @@ export function toCliMessage(
   } as CliMessageOut;
 }
 
-/** Messages as the CLI receives them (listen pages and stream frames), payloads fetched in one go. */
+/** Messages as the CLI receives them (listen pages and stream frames), inline payloads fetched in one go. */
 export async function toCliMessages(
   store: PayloadStore,
   sql: Sql,
   rows: readonly ListenMessageRow[],
   forceBase64: boolean,
 ): Promise<CliMessageOut[]> {
-  const keys = rows.map((r) => r.payload_key).filter((k): k is string => k !== null);
+  const keys = rows.filter((r) => !byReference(r)).map((r) => r.payload_key).filter((k): k is string => k !== null);
   let payloads: Map<string, Buffer> | undefined;
   try {
     payloads = await store.getMany(sql, keys);
@@ -70,6 +83,7 @@ export async function toCliMessages(
   }
   return rows.map((row) => {
     if (row.payload_key === null) return toCliMessage(row, undefined, forceBase64);
+    if (byReference(row)) return toCliMessage(row, PAYLOAD_STORED, forceBase64);
     return toCliMessage(row, payloads === undefined ? PAYLOAD_UNAVAILABLE : payloads.get(row.payload_key), forceBase64);
   });
 }
@@ -91,19 +105,19 @@ export interface CliMessagesRead {
 }
 
 /**
- * The leading rows whose preceding bodies total less than `maxBodyBytes` (so the first always), and
- * whether rows were left out: the rule of `listInboundMessagesWithPayloadAfter`.
+ * The leading rows whose preceding inline bodies total less than `maxBodyBytes` (so the first
+ * always), and whether rows were left out: the rule of `listInboundMessagesWithPayloadAfter`.
  */
 function withinBytes<T extends { size_bytes: number }>(rows: readonly T[], maxBodyBytes: number): { kept: T[]; cut: boolean } {
   let bytes = 0;
   let n = 0;
-  while (n < rows.length && bytes < maxBodyBytes) bytes += rows[n++]!.size_bytes;
+  while (n < rows.length && bytes < maxBodyBytes) bytes += inlineBytes(rows[n++]!);
   return { kept: rows.slice(0, n), cut: n < rows.length };
 }
 
 /**
  * A listen page or a stream read: the endpoint's live messages after `afterId`, in id order, at
- * most `limit`, and no more body bytes than `maxBodyBytes` beyond the first message. With the
+ * most `limit`, and no more inline body bytes than `maxBodyBytes` beyond the first message. With the
  * database payload store the payloads come in the same statement; with another store, in one more
  * call. With a filter, the messages are judged by their path and event type first, in chunks, and
  * only those that match are read whole.
@@ -122,7 +136,7 @@ export async function readCliMessagesAfter(
   let rows: readonly (ListenMessageRow & { payload?: Uint8Array | null })[];
   let more: boolean;
   if (store.kind === 'database') {
-    const read = await listInboundMessagesWithPayloadAfter(sql, endpointId, afterId, limit, maxBodyBytes);
+    const read = await listInboundMessagesWithPayloadAfter(sql, endpointId, afterId, limit, maxBodyBytes, INLINE_BODY_MAX_BYTES);
     rows = read.rows;
     more = read.scanned === limit || read.rows.length < read.scanned;
   } else {
@@ -136,13 +150,16 @@ export async function readCliMessagesAfter(
 }
 
 /**
- * Rows as CLI messages: with the database store their payloads came with them (a row with a key but
- * no payload lost it on purpose, deleted meanwhile: no body, as from the store); otherwise they are
- * fetched from the store in one call.
+ * Rows as CLI messages: with the database store their inline payloads came with them (a row with a
+ * key but no payload lost it on purpose, deleted meanwhile: no body, as from the store); otherwise
+ * they are fetched from the store in one call.
  */
 async function render(store: PayloadStore, sql: Sql, rows: readonly (ListenMessageRow & { payload?: Uint8Array | null })[], forceBase64: boolean): Promise<CliMessageOut[]> {
   if (store.kind !== 'database') return toCliMessages(store, sql, rows, forceBase64);
-  return rows.map((row) => toCliMessage(row, row.payload_key === null ? undefined : (row.payload ?? undefined), forceBase64));
+  return rows.map((row) => {
+    if (row.payload_key === null) return toCliMessage(row, undefined, forceBase64);
+    return toCliMessage(row, byReference(row) ? PAYLOAD_STORED : (row.payload ?? undefined), forceBase64);
+  });
 }
 
 async function readFilteredAfter(
@@ -173,7 +190,7 @@ async function readFilteredAfter(
       scanned++;
       if (matches) {
         matched.push(head.id);
-        matchedBytes += head.size_bytes;
+        matchedBytes += inlineBytes(head);
         if (matched.length === limit) {
           more = true;
           break scan;
@@ -184,7 +201,7 @@ async function readFilteredAfter(
     if (!more) break;
   }
   // A message deleted since it was judged is simply not there: the cursor still passes it.
-  const rows = await listInboundMessagesByIds(sql, endpointId, matched, store.kind === 'database');
+  const rows = await listInboundMessagesByIds(sql, endpointId, matched, store.kind === 'database' ? INLINE_BODY_MAX_BYTES : null);
   return {
     messages: await render(store, sql, rows, forceBase64),
     lastId: rows.length > 0 ? rows[rows.length - 1]!.id : null,

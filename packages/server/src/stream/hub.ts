@@ -6,7 +6,7 @@ import { findLiveInboundMessage } from '../db/inbound-messages.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { CursorPump, SOCKET_PAGE_SIZE } from './cursor-pump.js';
 import { streamFrameText } from './frames.js';
-import { readCliMessagesAfter, toCliMessage, toCliMessages, type CommittedInboundMessage } from './cli-message.js';
+import { byReference, PAYLOAD_STORED, readCliMessagesAfter, toCliMessage, toCliMessages, type CommittedInboundMessage } from './cli-message.js';
 import { matchesFilter, type MessageFilter } from './listen-filter.js';
 import { NOOP_TRACING, type Span, type Tracing } from '../tracing/tracing.js';
 
@@ -17,8 +17,8 @@ const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 const messageFrame = (message: CliMessageOut): string => streamFrameText({ type: 'message', message });
 
-/** The stream frame of a message this process has just committed (or is committing). */
-export const committedFrame = (row: CommittedInboundMessage): string => messageFrame(toCliMessage(row, row.payload, true));
+/** The stream frame of a message this process has just committed (or is committing); a large one names its body. */
+export const committedFrame = (row: CommittedInboundMessage): string => messageFrame(toCliMessage(row, byReference(row) ? PAYLOAD_STORED : row.payload, true));
 
 /** How often, at most, a filtered stream tells its CLI that it skipped live messages (a `cursor` frame). */
 export const CURSOR_FRAME_INTERVAL_MS = 1000;

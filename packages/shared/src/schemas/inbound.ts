@@ -412,7 +412,8 @@ export type RawHeader = z.infer<typeof RawHeader>;
  * A message as the CLI gets it from listen and the stream (docs/api.md, Listen and stream). `body` is the
  * JSON value for a JSON payload, otherwise a base64 string with `body_encoding: 'base64'` (always so
  * in stream frames and with `?body_encoding=base64`). `body_error` replaces both when storage could
- * not be read; a payload gone on purpose simply has no `body`.
+ * not be read; a payload gone on purpose simply has no `body`. A message above INLINE_BODY_MAX_BYTES
+ * has none of the three but `body_url`, the path (under the API's base URL) of its body's download.
  */
 export const CliMessageOut = z.object({
   message_id: Uuid,
@@ -430,6 +431,7 @@ export const CliMessageOut = z.object({
   body: JsonValue.optional(),
   body_encoding: z.literal('base64').optional(),
   body_error: z.literal('payload_unavailable').optional(),
+  body_url: z.string().optional(),
 });
 export type CliMessageOut = z.infer<typeof CliMessageOut>;
 
@@ -460,6 +462,13 @@ export const LISTEN_PAGE_SIZE = 50;
  * answer. A page always holds its first message, whatever its size.
  */
 export const LISTEN_PAGE_MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The largest body a listen page or a stream frame carries in itself: a larger one travels by
+ * reference (`body_url`, fetched with GET /v1/inbound-messages/{id}/body), so that neither side
+ * holds a whole large body in a JSON text, and it counts as no body bytes in a page's budget.
+ */
+export const INLINE_BODY_MAX_BYTES = 256 * 1024;
 
 /** GET /v1/inbound-endpoints/{id}/listen: at most LISTEN_PAGE_SIZE messages a page, oldest first. */
 export const ListenQuery = z.strictObject({
