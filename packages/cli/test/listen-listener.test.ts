@@ -1,4 +1,12 @@
-import { HookrelayApiError, HookrelayNetworkError, uuidv7AtTime, type CliMessageOut, type RejectionOut, type StreamResultFrame } from '@hookrelay/shared';
+import {
+  HookrelayApiError,
+  HookrelayNetworkError,
+  LISTEN_PAGE_MAX_BODY_BYTES,
+  uuidv7AtTime,
+  type CliMessageOut,
+  type RejectionOut,
+  type StreamResultFrame,
+} from '@hookrelay/shared';
 import { describe, expect, it } from 'vitest';
 import { CliFailure } from '../src/errors.js';
 import type { ForwardOutcome } from '../src/listen/forwarder.js';
@@ -98,7 +106,8 @@ class FakeStream implements StreamConnection {
           continue;
         }
         skipped = null;
-        this.handlers.message(cliMessage(id), false);
+        this.handlers.message(this.server.message(id), false);
+        this.server.afterMessage?.();
         if (!this.open) return;
       }
     }
@@ -151,6 +160,15 @@ class FakeServer implements ListenApi {
   /** Ids a filter skips. */
   skip = new Set<string>();
   recentRejections?: () => Promise<RejectionOut[]>;
+  /** Each message's body, base64 (of `bodySize` bytes); undefined: `{}`. */
+  body: { base64: string; size: number } | undefined;
+  /** Called after each message frame the stream hands over. */
+  afterMessage?: () => void;
+
+  message(id: string): CliMessageOut {
+    const message = cliMessage(id);
+    return this.body === undefined ? message : { ...message, body: this.body.base64, size_bytes: this.body.size };
+  }
 
   latest(): string | null {
     return this.ids[this.ids.length - 1] ?? null;
@@ -172,14 +190,21 @@ class FakeServer implements ListenApi {
     return this.latest();
   }
 
-  async listen(after: string | null): Promise<{ messages: CliMessageOut[]; cursor: string | null }> {
+  async listen(after: string | null): Promise<{ messages: CliMessageOut[]; cursor: string | null; more?: boolean }> {
     this.up();
     this.listenCalls.push(after);
     // A filtered page considers at most 60 messages (the server's scan limit, scaled down).
     const considered = this.ids.filter((id) => after === null || id > after).slice(0, this.skip.size > 0 ? 60 : 50);
-    const messages = considered.filter((id) => !this.skip.has(id)).slice(0, 50);
+    let messages = considered.filter((id) => !this.skip.has(id)).slice(0, 50);
+    // As the server does: a page stops before the body that would take it past LISTEN_PAGE_MAX_BODY_BYTES.
+    const size = this.body?.size ?? 0;
+    const byBytes = size === 0 ? messages.length : Math.max(1, Math.ceil(LISTEN_PAGE_MAX_BODY_BYTES / size));
+    if (byBytes < messages.length) {
+      messages = messages.slice(0, byBytes);
+      return { messages: messages.map((id) => this.message(id)), cursor: messages[messages.length - 1]!, more: true };
+    }
     const last = messages.length === 50 ? messages[49]! : considered[considered.length - 1];
-    return { messages: messages.map(cliMessage), cursor: last ?? null };
+    return { messages: messages.map((id) => this.message(id)), cursor: last ?? null };
   }
 
   /** Every POST of a result, answered or not. */
@@ -539,6 +564,46 @@ describe('Listener: never loses, never repeats', () => {
     expect(events.delivered).toEqual(ids);
     expect(server.streamOpens.length).toBeGreaterThan(3);
     expect(events.log.some((l) => l.startsWith('disconnected'))).toBe(false);
+  });
+
+  it.each(['ws', 'poll'] as const)('--transport %s: the queue holds at most queueHighBytes of bodies, however many wait for a slow app', async (mode) => {
+    const { server, events, app, stop, make } = setup();
+    const [start] = server.add(1);
+    const MIB = 1024 * 1024;
+    server.body = { base64: Buffer.alloc(MIB, 7).toString('base64'), size: MIB };
+    const ids = server.add(150);
+    app.delayMs = 1;
+    const listener = make({ mode, startCursor: start! });
+    let most = 0;
+    const sample = (): void => {
+      most = Math.max(most, listener.queued.bytes);
+    };
+    server.afterMessage = sample;
+    const deliver = app.deliver.bind(app);
+    app.deliver = (message, signal) => {
+      sample();
+      return deliver(message, signal);
+    };
+    const running = listener.run(stop.signal);
+    await until(() => events.delivered.length === 150, 'all of them', 20_000);
+    stop.abort();
+    await running;
+    expect(events.delivered).toEqual(ids);
+    expect(most).toBeLessThanOrEqual(64 * MIB);
+    // The bound was reached (the stream) or read up to (polling): the app was the slow side.
+    expect(most).toBeGreaterThan(mode === 'ws' ? 48 * MIB : 16 * MIB);
+  });
+
+  it('takes one body larger than queueHighBytes when no other waits', async () => {
+    const { server, events, stop, make } = setup({ timing: { queueHighBytes: 1000, queueLowBytes: 100 } });
+    const [start] = server.add(1);
+    server.body = { base64: Buffer.alloc(5000, 1).toString('base64'), size: 5000 };
+    const ids = server.add(3);
+    const running = make({ mode: 'ws', startCursor: start! }).run(stop.signal);
+    await until(() => events.delivered.length === 3, 'all three');
+    stop.abort();
+    await running;
+    expect(events.delivered).toEqual(ids);
   });
 
   it('stopping while the app is down: returns at once, and the held message is not marked processed', async () => {

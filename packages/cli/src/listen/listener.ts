@@ -103,6 +103,13 @@ export interface ListenerTiming {
   /** Messages received but not yet forwarded: above `queueHigh` the stream is closed until the queue is down to `queueLow`. */
   queueHigh: number;
   queueLow: number;
+  /**
+   * The same in bytes of the bodies the queued messages carry (a body sent by reference carries
+   * none): a message that would take the queue past `queueHighBytes` closes the stream, and polling
+   * reads no page while the queue holds `queueLowBytes` or more.
+   */
+  queueHighBytes: number;
+  queueLowBytes: number;
   /** How long, at shutdown, results not yet reported may take. */
   reportFlushMs: number;
   /** How long results wait for the stream to come back before they are POSTed. */
@@ -126,6 +133,8 @@ export const DEFAULT_TIMING: ListenerTiming = {
   flapLimit: 3,
   queueHigh: 1_000,
   queueLow: 100,
+  queueHighBytes: 64 * 1024 * 1024,
+  queueLowBytes: 16 * 1024 * 1024,
   reportFlushMs: 5_000,
   reportGraceMs: 3_000,
   heartbeatTimeoutMs: 45_000,
@@ -162,6 +171,13 @@ type WorkItem =
   /** The server skipped messages up to `id` (a filter): the cursor moves there once what came before is done. */
   | { kind: 'cursor'; id: string };
 
+/** The body bytes a message holds while it waits: its size when the body came with it, none when by reference. */
+export function bodyBytes(message: CliMessageOut): number {
+  return message.body === undefined ? 0 : message.size_bytes;
+}
+
+const itemBytes = (item: WorkItem): number => (item.kind === 'cursor' ? 0 : bodyBytes(item.message));
+
 /**
  * The messages received and not yet forwarded, in order. Waits end when `halt` aborts: one listener
  * for the queue's life, since a wait for every message would add and remove one each time.
@@ -169,6 +185,8 @@ type WorkItem =
 class WorkQueue {
   private items: WorkItem[] = [];
   private head = 0;
+  /** The body bytes of the waiting items. */
+  bytes = 0;
   private waiters: (() => void)[] = [];
   /**
    * The processing side, while it waits for an item: called once, synchronously, by the next push
@@ -194,12 +212,14 @@ class WorkQueue {
 
   push(item: WorkItem): void {
     this.items.push(item);
+    this.bytes += itemBytes(item);
     this.wake();
     this.resume();
   }
 
   /** Puts `item` before every waiting one (a replay asked for by hand). */
   pushFront(item: WorkItem): void {
+    this.bytes += itemBytes(item);
     if (this.head > 0) {
       this.head -= 1;
       this.items[this.head] = item;
@@ -234,6 +254,7 @@ class WorkQueue {
     if (this.head >= this.items.length) return undefined;
     const item = this.items[this.head]!;
     this.head += 1;
+    this.bytes -= itemBytes(item);
     if (this.head > 1024 && this.head * 2 > this.items.length) {
       this.items = this.items.slice(this.head);
       this.head = 0;
@@ -246,9 +267,9 @@ class WorkQueue {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** Resolves once at most `count` items wait (or the queue's `halt` signal aborts). */
-  async drainTo(count: number): Promise<void> {
-    while (!this.halt.aborted && this.length > count) await this.wait();
+  /** Resolves once at most `count` items and `bytes` body bytes wait (or the queue's `halt` signal aborts). */
+  async drainTo(count: number, bytes: number): Promise<void> {
+    while (!this.halt.aborted && (this.length > count || this.bytes > bytes)) await this.wait();
   }
 }
 
@@ -379,6 +400,11 @@ export class Listener {
   /** The cursor the listener stands at (for the last words when it stops). */
   get cursor(): string | null {
     return this.processed;
+  }
+
+  /** What waits to be forwarded: items (messages and cursor moves), and the bytes of the bodies they hold. */
+  get queued(): { items: number; bytes: number } {
+    return { items: this.queue.length, bytes: this.queue.bytes };
   }
 
   /**
@@ -830,7 +856,7 @@ export class Listener {
         case 'closed': {
           if (end.cause === 'client') {
             // We closed it to let the queue drain (a long backlog, a slow app): resume when it has.
-            await this.queue.drainTo(this.timing.queueLow);
+            await this.queue.drainTo(this.timing.queueLow, this.timing.queueLowBytes);
             continue;
           }
           const reason =
@@ -967,7 +993,9 @@ export class Listener {
           return;
         }
         if (overflow) return;
-        if (this.queue.length >= this.timing.queueHigh) {
+        // One body larger than the bound is still taken when no other waits: else it could never come.
+        const full = this.queue.length >= this.timing.queueHigh || (this.queue.bytes > 0 && this.queue.bytes + bodyBytes(message) > this.timing.queueHighBytes);
+        if (full) {
           // Not queued, and the cursor not moved: the next connection starts with this message.
           overflow = true;
           connection.close();
@@ -1053,8 +1081,10 @@ export class Listener {
     if (this.connectedVia !== 'polling') this.options.events.connecting({ transport: 'polling', after: this.fetchCursor });
     while (!this.halted) {
       if (this.options.mode === 'auto' && this.now() >= this.wsRetryAt) return;
-      if (this.queue.length >= this.timing.queueLow) {
-        await this.queue.drainTo(this.timing.queueLow - 1);
+      // A page holds at most LISTEN_PAGE_MAX_BODY_BYTES of bodies past its first message: read
+      // below `queueLowBytes`, the queue stays under `queueHighBytes` as it does with the stream.
+      if (this.queue.length >= this.timing.queueLow || this.queue.bytes >= this.timing.queueLowBytes) {
+        await this.queue.drainTo(this.timing.queueLow - 1, this.timing.queueLowBytes - 1);
         continue;
       }
       if (this.fetchCursor === null) {
