@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { Readable } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import type { CliMessageOut } from '@hookrelay/shared';
 import { sha256Hex } from '@hookrelay/shared/digest';
@@ -37,8 +39,28 @@ export interface ForwardOutcome {
 /** The message fields the forwarder reads (a stream frame's or a listen page's message). */
 export type ForwardableMessage = Pick<
   CliMessageOut,
-  'message_id' | 'method' | 'path' | 'query' | 'raw_headers' | 'payload_sha256' | 'size_bytes' | 'body' | 'body_encoding' | 'body_error'
+  'message_id' | 'method' | 'path' | 'query' | 'raw_headers' | 'payload_sha256' | 'size_bytes' | 'body' | 'body_encoding' | 'body_error' | 'body_url'
 > & { event_type?: string | null | undefined };
+
+/** A body the server sends by reference, as its download arrives. */
+export interface BodyStream extends AsyncIterable<Buffer> {
+  destroy(): void;
+}
+
+/** The download of a body sent by reference failed; `retryable`: the server may give it later. */
+export class BodyFetchError extends Error {
+  readonly code: string;
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.code = retryable ? 'BODY_FETCH_FAILED' : 'BODY_FETCH_REFUSED';
+  }
+}
+
+/** Downloads of a body that did not match its `payload_sha256` before the message is reported failed. */
+export const MAX_BODY_MISMATCHES = 3;
 
 /** Bounds of the captured headers, as the server stores them: 100 pairs, 16 KiB in all. */
 export const MAX_CAPTURED_HEADERS = 100;
@@ -63,6 +85,8 @@ export function capturedHeaders(headers: Readonly<Record<string, string | string
 export interface HoldInfo {
   messageId: string;
   error: string;
+  /** What failed: the app (unreachable), or the download of the body from the server. */
+  cause?: 'app' | 'body';
   attempt: number;
   heldMs: number;
   nextRetryMs: number;
@@ -85,6 +109,11 @@ export interface ForwarderOptions {
   retryMaxMs?: number;
   /** The message again with a base64 body (after `payload_unavailable`, or a body embedded as JSON). */
   refetch?: (messageId: string) => Promise<ForwardableMessage | null>;
+  /**
+   * Opens the download of a body sent by reference (`body_url`): null when the server no longer has
+   * it; throws a BodyFetchError otherwise.
+   */
+  openBody?: (bodyUrl: string, signal: AbortSignal) => Promise<BodyStream | null>;
   onHold?: (info: HoldInfo) => void;
   onResume?: (info: { messageId: string; heldMs: number; attempt: number; target: string }) => void;
   dispatcher?: Dispatcher;
@@ -105,6 +134,9 @@ const RETRYABLE_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
   'UND_ERR_SOCKET',
   'UND_ERR_CLOSED',
+  // The body's download from the server broke off or did not match: the body is fetched again.
+  'BODY_FETCH_FAILED',
+  'PAYLOAD_SHA256_MISMATCH',
 ]);
 
 interface ErrorShape {
@@ -146,13 +178,16 @@ export function isRetryable(error: unknown): boolean {
   return code !== undefined && RETRYABLE_CODES.has(code);
 }
 
-type Body = { bytes: Buffer } | { error: string; refetch: boolean };
+type Body = { bytes: Buffer } | { url: string } | { error: string; refetch: boolean };
 
-/** The exact payload bytes of a message, or why they cannot be had. */
+const NO_LONGER_STORED = 'the payload is no longer stored (deleted); nothing was forwarded';
+
+/** The exact payload bytes of a message, where to download them, or why they cannot be had. */
 export function messageBody(message: ForwardableMessage): Body {
   if (message.body_error !== undefined) return { error: 'the payload is unavailable on the server (storage error)', refetch: true };
   if (message.body === undefined) {
-    return message.size_bytes === 0 ? { bytes: Buffer.alloc(0) } : { error: 'the payload is no longer stored (deleted); nothing was forwarded', refetch: false };
+    if (typeof message.body_url === 'string') return { url: message.body_url };
+    return message.size_bytes === 0 ? { bytes: Buffer.alloc(0) } : { error: NO_LONGER_STORED, refetch: false };
   }
   if (message.body_encoding === 'base64' && typeof message.body === 'string') return { bytes: Buffer.from(message.body, 'base64') };
   // A JSON body embedded as a value cannot give back the original bytes: ask for them.
@@ -164,6 +199,42 @@ interface Attempt {
   latencyMs: number;
   error: unknown;
   response?: CapturedResponse | undefined;
+}
+
+const withCode = (message: string, code: string): Error => Object.assign(new Error(message), { code });
+
+/**
+ * The bytes of a download as they arrive, checked against the message's size and SHA-256: the last
+ * chunk is held back until the download has ended and matched, so that the app never gets a
+ * whole request with the wrong body (the request is cut instead). A failure is also left in
+ * `failure`, since the request's own error may not be it.
+ */
+async function* checkedBody(source: BodyStream, sha256: string, size: number, failure: { error?: Error }): AsyncGenerator<Buffer> {
+  const hash = createHash('sha256');
+  let held: Buffer | null = null;
+  let seen = 0;
+  try {
+    for await (const chunk of source) {
+      seen += chunk.length;
+      if (seen > size) break;
+      hash.update(chunk);
+      if (held !== null) yield held;
+      held = chunk;
+    }
+  } catch (error) {
+    failure.error = withCode(`the body's download from the server broke off after ${seen} of ${size} bytes (${errorText(error)})`, 'BODY_FETCH_FAILED');
+    throw failure.error;
+  }
+  if (seen !== size) {
+    failure.error = withCode(`the body's download from the server had ${seen > size ? 'more' : 'fewer'} bytes than its ${size}`, 'BODY_FETCH_FAILED');
+    throw failure.error;
+  }
+  const actual = hash.digest('hex');
+  if (actual !== sha256.toLowerCase()) {
+    failure.error = withCode(`payload_sha256 mismatch (expected ${sha256}, got ${actual}): not forwarded`, 'PAYLOAD_SHA256_MISMATCH');
+    throw failure.error;
+  }
+  if (held !== null) yield held;
 }
 
 /** Reads an answer's body: the first `keep` bytes are kept, the rest (up to a bound) read and dropped. */
@@ -227,8 +298,9 @@ export class Forwarder {
     const body = 'error' in first && first.refetch ? await this.refetchBody(message, first, signal) : first;
     if (body === null) return null;
     if ('error' in body) return { status: null, latencyMs: 0, error: body.error, attempt: 0, target: target.display };
-    const actual = sha256Hex(body.bytes);
-    if (actual !== message.payload_sha256.toLowerCase()) {
+    // A body sent by reference is checked as it streams (checkedBody).
+    const actual = 'bytes' in body ? sha256Hex(body.bytes) : null;
+    if (actual !== null && actual !== message.payload_sha256.toLowerCase()) {
       return {
         status: null,
         latencyMs: 0,
@@ -238,15 +310,29 @@ export class Forwarder {
       };
     }
 
-    const headers = forwardHeaders(message.raw_headers, { host: this.options.preserveHost ? null : target.host, bodyLength: body.bytes.length });
+    const headers = forwardHeaders(message.raw_headers, {
+      host: this.options.preserveHost ? null : target.host,
+      bodyLength: 'bytes' in body ? body.bytes.length : message.size_bytes,
+    });
     const path = forwardPath(target, choice.path, message.query);
     const retryMax = this.options.retryMaxMs ?? 5_000;
     let delay = this.options.retryInitialMs ?? 250;
     const heldSince = performance.now();
     let attempt = 0;
+    let mismatches = 0;
     for (;;) {
       attempt += 1;
-      const result = await this.send(target.origin, message.method, path, headers, body.bytes);
+      let result: Attempt;
+      if ('bytes' in body) result = await this.send(target.origin, message.method, path, headers, body.bytes);
+      else {
+        const streamed = await this.sendReferenced(message, body.url, target.origin, path, headers, signal);
+        // Nothing reached the app: reported as a message whose body is gone, or as the refusal.
+        if ('final' in streamed) return { status: null, latencyMs: 0, error: streamed.final, attempt: attempt - 1, target: target.display };
+        result = streamed;
+        if (errorCode(result.error) === 'PAYLOAD_SHA256_MISMATCH' && ++mismatches >= MAX_BODY_MISMATCHES) {
+          return { status: null, latencyMs: result.latencyMs, error: errorText(result.error), attempt, target: target.display };
+        }
+      }
       if (result.error === null || !isRetryable(result.error)) {
         if (attempt > 1) this.options.onResume?.({ messageId: message.message_id, heldMs: Math.round(performance.now() - heldSince), attempt, target: target.display });
         return {
@@ -270,13 +356,14 @@ export class Forwarder {
         };
       }
       const wait = maxWait === undefined ? delay : Math.min(delay, Math.max(0, maxWait - heldMs));
-      this.options.onHold?.({ messageId: message.message_id, error: errorText(result.error), attempt, heldMs: Math.round(heldMs), nextRetryMs: wait, target: target.display });
+      const cause = result.error instanceof BodyFetchError || ['BODY_FETCH_FAILED', 'PAYLOAD_SHA256_MISMATCH'].includes(errorCode(result.error) ?? '') ? 'body' : 'app';
+      this.options.onHold?.({ messageId: message.message_id, error: errorText(result.error), cause, attempt, heldMs: Math.round(heldMs), nextRetryMs: wait, target: target.display });
       if (!(await this.sleep(wait, signal))) return null;
       delay = Math.min(delay * 2, retryMax);
     }
   }
 
-  private async refetchBody(message: ForwardableMessage, first: Body, signal: AbortSignal): Promise<{ bytes: Buffer } | { error: string } | null> {
+  private async refetchBody(message: ForwardableMessage, first: Body, signal: AbortSignal): Promise<Body | null> {
     let body = first;
     // A storage hiccup on the server: ask for the message again a few times before giving up.
     for (let tries = 0; 'error' in body && body.refetch && this.options.refetch !== undefined && tries < 3; tries++) {
@@ -287,7 +374,43 @@ export class Forwarder {
     return body;
   }
 
-  private async send(origin: string, method: string, path: string, headers: string[], bytes: Buffer): Promise<Attempt> {
+  /**
+   * One attempt with a body sent by reference: its download opened, streamed to the app as it
+   * arrives, checked as it goes. `final`: nothing was sent and nothing will be (the body is gone,
+   * or its download is refused); otherwise the attempt, whose error is the download's when it failed.
+   */
+  private async sendReferenced(
+    message: ForwardableMessage,
+    bodyUrl: string,
+    origin: string,
+    path: string,
+    headers: string[],
+    signal: AbortSignal,
+  ): Promise<Attempt | { final: string }> {
+    const open = this.options.openBody;
+    if (open === undefined) return { final: 'the body was sent by reference, and this forwarder cannot download it: nothing was forwarded' };
+    const started = performance.now();
+    let source: BodyStream | null;
+    try {
+      source = await open(bodyUrl, signal);
+    } catch (error) {
+      if (error instanceof BodyFetchError && !error.retryable) return { final: `${error.message}; nothing was forwarded` };
+      return { status: null, latencyMs: Math.round(performance.now() - started), error };
+    }
+    if (source === null) return { final: NO_LONGER_STORED };
+    const failure: { error?: Error } = {};
+    const body = Readable.from(checkedBody(source, message.payload_sha256, message.size_bytes, failure), { objectMode: false });
+    try {
+      const result = await this.send(origin, message.method, path, headers, body);
+      // The app's answer is final, even if the download broke off after it.
+      return result.status === null && failure.error !== undefined ? { ...result, error: failure.error } : result;
+    } finally {
+      body.destroy();
+      source.destroy();
+    }
+  }
+
+  private async send(origin: string, method: string, path: string, headers: string[], bytes: Buffer | Readable): Promise<Attempt> {
     const started = performance.now();
     // 0 is undici's "no limit" too: a developer may sit on a breakpoint as long as they like.
     const timeoutMs = this.options.timeoutMs;
@@ -300,7 +423,7 @@ export class Forwarder {
         path,
         method: method as Dispatcher.HttpMethod,
         headers,
-        body: bytes.length > 0 ? bytes : null,
+        body: Buffer.isBuffer(bytes) && bytes.length === 0 ? null : bytes,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
         signal: deadline,

@@ -191,7 +191,10 @@ export class ListenOutput implements ListenerEvents {
     const shownAt = this.holdShownAt.get(info.messageId);
     if (shownAt !== undefined && info.heldMs - shownAt < HOLD_REPEAT_MS) return;
     this.holdShownAt.set(info.messageId, info.heldMs);
-    if (shownAt === undefined) {
+    if (info.cause === 'body') {
+      if (shownAt === undefined) this.warn(`cannot get the body of ${info.messageId} from the server (${info.error}): holding it and retrying, in order`);
+      else this.warn(`still holding ${info.messageId}: its body has not come from the server for ${formatDuration(info.heldMs)} (${info.attempt} attempts)`);
+    } else if (shownAt === undefined) {
       this.warn(`the local app at ${info.target} is not answering (${info.error}): holding ${info.messageId} and retrying, in order`);
     } else {
       this.warn(`still holding ${info.messageId}: the app has not answered for ${formatDuration(info.heldMs)} (${info.attempt} attempts)`);

@@ -3,6 +3,7 @@ import { uuidv7Time } from '@hookrelay/shared/ids';
 import type { Style } from '../format/style.js';
 import type { StopSignals } from '../signals.js';
 import { createListenApi } from './api.js';
+import { bodyOpener } from './body-fetch.js';
 import { CursorStore } from './cursor-store.js';
 import type { ForwardingSettings } from './flags.js';
 import { Forwarder, type ForwardableMessage } from './forwarder.js';
@@ -141,6 +142,7 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
         const { data } = await client.inboundMessages.get(id, { body_encoding: 'base64' });
         return { ...data, message_id: data.id } as ForwardableMessage;
       },
+      openBody: bodyOpener({ apiUrl: options.apiUrl, apiKey: options.apiKey, userAgent: options.userAgent }),
       onHold: (info) => output.holding(info),
       onResume: (info) => output.resumed(info),
     });
