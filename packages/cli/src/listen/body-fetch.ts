@@ -50,12 +50,12 @@ async function refusalText(body: Dispatcher.ResponseData['body']): Promise<strin
  * Opens the download of a body the server sent by reference (GET /v1/inbound-messages/{id}/body,
  * with the listener's API key): its bytes as they arrive, never gathered; null when the server no
  * longer has it (404). Any other failure is a BodyFetchError, retryable when the server may answer
- * later (unreachable, 5xx, 429).
+ * later (unreachable, 5xx, 429). A stop does not cut a download: the attempt in flight is finished.
  */
-export function bodyOpener(options: BodyFetchOptions): (bodyUrl: string, signal: AbortSignal) => Promise<BodyStream | null> {
+export function bodyOpener(options: BodyFetchOptions): (bodyUrl: string) => Promise<BodyStream | null> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   let dispatcher = options.dispatcher;
-  return async (bodyUrl, signal) => {
+  return async (bodyUrl) => {
     const url = bodyRequestUrl(options.apiUrl, bodyUrl);
     if (url === null) throw new BodyFetchError(`the server named a body outside its API (${JSON.stringify(bodyUrl.slice(0, 200))}): not fetched`, false);
     dispatcher ??= new Agent({ connect: { timeout: 10_000 } });
@@ -67,7 +67,6 @@ export function bodyOpener(options: BodyFetchOptions): (bodyUrl: string, signal:
         dispatcher,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
-        signal,
       });
     } catch (error) {
       throw new BodyFetchError(`could not fetch the body from the server: ${error instanceof Error ? error.message : String(error)}`, true);

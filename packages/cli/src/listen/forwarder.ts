@@ -113,7 +113,7 @@ export interface ForwarderOptions {
    * Opens the download of a body sent by reference (`body_url`): null when the server no longer has
    * it; throws a BodyFetchError otherwise.
    */
-  openBody?: (bodyUrl: string, signal: AbortSignal) => Promise<BodyStream | null>;
+  openBody?: (bodyUrl: string) => Promise<BodyStream | null>;
   onHold?: (info: HoldInfo) => void;
   onResume?: (info: { messageId: string; heldMs: number; attempt: number; target: string }) => void;
   dispatcher?: Dispatcher;
@@ -325,7 +325,7 @@ export class Forwarder {
       let result: Attempt;
       if ('bytes' in body) result = await this.send(target.origin, message.method, path, headers, body.bytes);
       else {
-        const streamed = await this.sendReferenced(message, body.url, target.origin, path, headers, signal);
+        const streamed = await this.sendReferenced(message, body.url, target.origin, path, headers);
         // Nothing reached the app: reported as a message whose body is gone, or as the refusal.
         if ('final' in streamed) return { status: null, latencyMs: 0, error: streamed.final, attempt: attempt - 1, target: target.display };
         result = streamed;
@@ -385,14 +385,13 @@ export class Forwarder {
     origin: string,
     path: string,
     headers: string[],
-    signal: AbortSignal,
   ): Promise<Attempt | { final: string }> {
     const open = this.options.openBody;
     if (open === undefined) return { final: 'the body was sent by reference, and this forwarder cannot download it: nothing was forwarded' };
     const started = performance.now();
     let source: BodyStream | null;
     try {
-      source = await open(bodyUrl, signal);
+      source = await open(bodyUrl);
     } catch (error) {
       if (error instanceof BodyFetchError && !error.retryable) return { final: `${error.message}; nothing was forwarded` };
       return { status: null, latencyMs: Math.round(performance.now() - started), error };
