@@ -418,6 +418,22 @@ describe('inbound list', () => {
   });
 });
 
+describe('inbound messages get: a large body', () => {
+  it('is named by its size for people, not fetched; --json --base64 has it whole', async () => {
+    const created = await createInbound();
+    const text = 'a line of a large text body\n'.repeat(10_000);
+    const res = await fetch(`${server.url}/in/${created.secret_token}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: text });
+    expect(res.status).toBe(200);
+    const id = ((await res.json()) as { data: { message_id: string } }).data.message_id;
+    const human = await runCli(['inbound', 'messages', 'get', id], { env });
+    expectSuccess(human);
+    expect(human.stdout).toContain(`(${text.length} bytes: too large to show here; --json --base64 gives it whole)`);
+    expect(human.stdout).not.toContain('a line of a large text body');
+    const whole = await cli<{ body: string; body_encoding: string }>('inbound', 'messages', 'get', id, '--base64');
+    expect(Buffer.from(whole.body, 'base64').toString('utf8')).toBe(text);
+  });
+});
+
 describe('inbound messages delete and delete-batch', () => {
   it('delete asks for --force without a TTY and deletes nothing; --force deletes, a repeat says already deleted', async () => {
     const created = await createInbound();

@@ -399,7 +399,8 @@ export class HookrelayClient {
 
   /** Inbound messages: the record, replay, and the CLI's report of the local app's answer. */
   readonly inboundMessages = {
-    get: (id: string, query: { body_encoding?: 'base64' } = {}, options: CallOptions = {}) =>
+    /** `body_max_bytes`: a larger body is left out (`size_bytes` tells why; `…/body` serves it). */
+    get: (id: string, query: { body_encoding?: 'base64'; body_max_bytes?: number } = {}, options: CallOptions = {}) =>
       this.request<InboundMessageOut>('GET', `/v1/inbound-messages/${encodeURIComponent(id)}`, { query, ...options }),
     replay: (id: string) => this.request<InboundReplayOut>('POST', `/v1/inbound-messages/${encodeURIComponent(id)}/replay`),
     attempts: (id: string) => this.request<AttemptOut[]>('GET', `/v1/inbound-messages/${encodeURIComponent(id)}/attempts`),

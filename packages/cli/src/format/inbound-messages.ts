@@ -1,10 +1,16 @@
-import type { InboundMessageDeleteBatchOut, InboundMessageDeleteOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
+import { INLINE_BODY_MAX_BYTES, type InboundMessageDeleteBatchOut, type InboundMessageDeleteOut, type InboundMessageOut, type InboundReplayOut } from '@hookrelay/shared';
 import { formatKeyValues } from './key-value.js';
 import type { Style } from './style.js';
 import { terminalSafe, terminalText } from './text.js';
 import { formatTimestamp } from './time.js';
 
 const BODY_PREVIEW_CHARS = 4096;
+
+/**
+ * The largest body a command fetches to show it to people (`body_max_bytes`): a larger one is
+ * named by its size, not read (`--json --base64` has it whole).
+ */
+export const SHOWN_BODY_MAX_BYTES = INLINE_BODY_MAX_BYTES;
 
 export function formatMessageStatus(status: string, style: Style): string {
   status = terminalText(status);
@@ -32,9 +38,19 @@ function preview(text: string, style: Style): string {
   return text.length > BODY_PREVIEW_CHARS ? `${text.slice(0, BODY_PREVIEW_CHARS)}\n${style.dim(`… (${text.length - BODY_PREVIEW_CHARS} more characters; --json shows all)`)}` : text;
 }
 
-/** The body for people: JSON pretty-printed, text as it is, binary summarised. */
-export function formatMessageBody(message: Pick<InboundMessageOut, 'body' | 'body_encoding' | 'body_error' | 'size_bytes' | 'deleted_at'>, style: Style): string {
+/**
+ * The body for people: JSON pretty-printed, text as it is, binary summarised. `omittedAbove`: the
+ * body was asked for with that `body_max_bytes`, so a larger one is missing on purpose.
+ */
+export function formatMessageBody(
+  message: Pick<InboundMessageOut, 'body' | 'body_encoding' | 'body_error' | 'size_bytes' | 'deleted_at'>,
+  style: Style,
+  omittedAbove?: number,
+): string {
   if (message.body_error !== undefined) return style.red('(the payload could not be read from storage: payload_unavailable)');
+  if (message.body === undefined && message.deleted_at === undefined && omittedAbove !== undefined && message.size_bytes > omittedAbove) {
+    return style.dim(`(${message.size_bytes} bytes: too large to show here; --json --base64 gives it whole)`);
+  }
   if (message.body === undefined) return style.dim(message.deleted_at !== undefined ? '(deleted)' : '(not stored)');
   if (message.body_encoding === 'base64' && typeof message.body === 'string') {
     const bytes = Buffer.from(message.body, 'base64');
@@ -46,7 +62,8 @@ export function formatMessageBody(message: Pick<InboundMessageOut, 'body' | 'bod
   return preview(terminalText(JSON.stringify(message.body, null, 2), { lines: true }), style);
 }
 
-export function formatInboundMessage(message: InboundMessageOut, style: Style, now: Date): string {
+/** `omittedAbove`: as for formatMessageBody. */
+export function formatInboundMessage(message: InboundMessageOut, style: Style, now: Date, omittedAbove?: number): string {
   message = terminalSafe(message);
   const request = `${message.method} ${message.path}${message.query === '' ? '' : `?${message.query}`}`;
   const lastResponse =
@@ -75,7 +92,7 @@ export function formatInboundMessage(message: InboundMessageOut, style: Style, n
     style,
   );
   const headers = message.raw_headers.map(([name, value]) => `  ${style.dim(`${name}:`)} ${value}`);
-  return [details, '', style.bold('Headers'), ...(headers.length > 0 ? headers : [style.dim('  (none)')]), '', style.bold('Body'), formatMessageBody(message, style)].join('\n');
+  return [details, '', style.bold('Headers'), ...(headers.length > 0 ? headers : [style.dim('  (none)')]), '', style.bold('Body'), formatMessageBody(message, style, omittedAbove)].join('\n');
 }
 
 export function formatReplay(replay: InboundReplayOut, style: Style): string {

@@ -3,7 +3,7 @@ import { globMatcher } from '@hookrelay/shared/glob';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
 import { usageFailure } from '../../../errors.js';
-import { formatInboundMessage } from '../../../format/inbound-messages.js';
+import { formatInboundMessage, SHOWN_BODY_MAX_BYTES } from '../../../format/inbound-messages.js';
 import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../../inbound-flags.js';
 import { parseTimeout, timeoutFlag, WaitDeadline } from '../../../wait.js';
 
@@ -59,8 +59,10 @@ The message's record is printed (with --json the API's record, as \`inbound mess
       // Newest first: the last match is the first to have arrived.
       return fresh.filter(matches).at(-1);
     });
-    const { data } = await deadline.within((signal) => this.client.inboundMessages.get(found.id, {}, { signal }));
-    this.print(formatInboundMessage(data, this.style.out, this.now()));
+    // People see at most a preview: a large body is not fetched for them.
+    const shown = this.jsonEnabled() ? {} : { body_max_bytes: SHOWN_BODY_MAX_BYTES };
+    const { data } = await deadline.within((signal) => this.client.inboundMessages.get(found.id, shown, { signal }));
+    this.print(formatInboundMessage(data, this.style.out, this.now(), this.jsonEnabled() ? undefined : SHOWN_BODY_MAX_BYTES));
     return data;
   }
 
