@@ -58,7 +58,7 @@ async function app(): Promise<{ port: number; whole: Buffer[]; cut: () => number
   return { port, whole, cut: () => cut };
 }
 
-type Answer = 'ok' | 'corrupt' | 'cut' | 404 | 403 | 503;
+type Answer = 'ok' | 'corrupt' | 'cut' | 'proxy502' | 404 | 403 | 503;
 
 /** The server's body route: each download answered as the next of `answers` (then 'ok'). */
 async function apiServer(answers: Answer[]): Promise<{ url: string; requests: IncomingMessage[] }> {
@@ -69,6 +69,10 @@ async function apiServer(answers: Answer[]): Promise<{ url: string; requests: In
       const answer = answers.shift() ?? 'ok';
       if (req.url !== `/api${BODY_URL}`) {
         res.writeHead(500).end();
+        return;
+      }
+      if (answer === 'proxy502') {
+        res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad gateway</html>');
         return;
       }
       if (typeof answer === 'number') {
@@ -185,6 +189,28 @@ describe('Forwarder: a body sent by reference', () => {
     expect(target.whole[0]!.equals(BODY)).toBe(true);
     expect(holds.map((h) => h.cause)).toEqual(['body', 'body']);
     expect(holds[1]!.error).toBe('the server answered the body\'s download with HTTP 503: answer 503');
+  });
+
+  it(`the API's own error answers (its payload store unreadable: 503) are retried, then reported after ${MAX_BODY_MISMATCHES}`, async () => {
+    const target = await app();
+    const api = await apiServer([503, 503, 503, 'ok']);
+    const f = forwarder(target.port, api.url);
+    const outcome = await f.deliver(message(), never);
+    await f.close();
+    expect(outcome).toMatchObject({ status: null, attempt: MAX_BODY_MISMATCHES, error: "the server answered the body's download with HTTP 503: answer 503" });
+    expect(api.requests).toHaveLength(MAX_BODY_MISMATCHES);
+    expect(target.whole).toHaveLength(0);
+  });
+
+  it("a proxy's error page (not the API's answer) is retried like an unreachable server, without a bound", async () => {
+    const target = await app();
+    const api = await apiServer(['proxy502', 'proxy502', 'proxy502', 'proxy502', 'ok']);
+    const f = forwarder(target.port, api.url);
+    const outcome = await f.deliver(message(), never);
+    await f.close();
+    expect(outcome).toMatchObject({ status: 200, error: null, attempt: 5 });
+    expect(target.whole).toHaveLength(1);
+    expect(target.whole[0]!.equals(BODY)).toBe(true);
   });
 
   it('a body the server no longer has (404) is reported as a message without a body: nothing reaches the app', async () => {

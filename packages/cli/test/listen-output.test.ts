@@ -107,3 +107,17 @@ describe('listen output: the spinner on a terminal', () => {
     expect(stderr()).toContain('connected (websocket)');
   });
 });
+
+describe('listen output: a held message', () => {
+  it('names the app when it is the app that does not answer, and the server when a body cannot be downloaded', () => {
+    const { out, stderr } = output();
+    const base = { attempt: 1, heldMs: 0, nextRetryMs: 250, target: 'http://localhost:3000' };
+    out.holding({ ...base, messageId: 'm1', error: 'connect ECONNREFUSED 127.0.0.1:3000', cause: 'app' });
+    out.holding({ ...base, messageId: 'm2', error: 'payload_sha256 mismatch (expected a, got b): not forwarded', cause: 'body' });
+    out.holding({ ...base, messageId: 'm2', error: 'the same', cause: 'body', attempt: 9, heldMs: 31_000 });
+    const lines = stderr().trim().split('\n');
+    expect(lines[0]).toContain('the local app at http://localhost:3000 is not answering (connect ECONNREFUSED 127.0.0.1:3000): holding m1 and retrying, in order');
+    expect(lines[1]).toContain('cannot get the body of m2 from the server (payload_sha256 mismatch (expected a, got b): not forwarded): holding it and retrying, in order');
+    expect(lines[2]).toContain('still holding m2: its body has not come from the server for 31s (9 attempts)');
+  });
+});

@@ -25,8 +25,8 @@ export function bodyRequestUrl(apiUrl: string, bodyUrl: string): URL | null {
   return url.origin === base.origin && url.pathname.startsWith(base.pathname) ? url : null;
 }
 
-/** The error envelope's message of a refusal, when there is one. */
-async function refusalText(body: Dispatcher.ResponseData['body']): Promise<string> {
+/** The error envelope's message of a refusal, when there is one (else undefined: not the API's answer). */
+async function refusalText(body: Dispatcher.ResponseData['body']): Promise<string | undefined> {
   let text = '';
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -40,24 +40,25 @@ async function refusalText(body: Dispatcher.ResponseData['body']): Promise<strin
   }
   try {
     const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-    return typeof message === 'string' ? `: ${message}` : '';
+    return typeof message === 'string' ? message : undefined;
   } catch {
-    return '';
+    return undefined;
   }
 }
 
 /**
  * Opens the download of a body the server sent by reference (GET /v1/inbound-messages/{id}/body,
  * with the listener's API key): its bytes as they arrive, never gathered; null when the server no
- * longer has it (404). Any other failure is a BodyFetchError, retryable when the server may answer
- * later (unreachable, 5xx, 429). A stop does not cut a download: the attempt in flight is finished.
+ * longer has it (404). Any other failure is a BodyFetchError: `unreachable` without an answer of
+ * the API (a proxy's 5xx page, 429 too), `server` for the API's own 5xx, `refused` otherwise. A
+ * stop does not cut a download: the attempt in flight is finished.
  */
 export function bodyOpener(options: BodyFetchOptions): (bodyUrl: string) => Promise<BodyStream | null> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   let dispatcher = options.dispatcher;
   return async (bodyUrl) => {
     const url = bodyRequestUrl(options.apiUrl, bodyUrl);
-    if (url === null) throw new BodyFetchError(`the server named a body outside its API (${JSON.stringify(bodyUrl.slice(0, 200))}): not fetched`, false);
+    if (url === null) throw new BodyFetchError(`the server named a body outside its API (${JSON.stringify(bodyUrl.slice(0, 200))}): not fetched`, 'refused');
     dispatcher ??= new Agent({ connect: { timeout: 10_000 } });
     let response: Dispatcher.ResponseData;
     try {
@@ -69,7 +70,7 @@ export function bodyOpener(options: BodyFetchOptions): (bodyUrl: string) => Prom
         bodyTimeout: timeoutMs,
       });
     } catch (error) {
-      throw new BodyFetchError(`could not fetch the body from the server: ${error instanceof Error ? error.message : String(error)}`, true);
+      throw new BodyFetchError(`could not fetch the body from the server: ${error instanceof Error ? error.message : String(error)}`, 'unreachable');
     }
     // Destroying a download not read to its end (the app went away) emits an error no one awaits.
     response.body.on('error', () => {});
@@ -79,6 +80,9 @@ export function bodyOpener(options: BodyFetchOptions): (bodyUrl: string) => Prom
       return null;
     }
     const status = response.statusCode;
-    throw new BodyFetchError(`the server answered the body's download with HTTP ${status}${await refusalText(response.body)}`, status >= 500 || status === 429);
+    const message = await refusalText(response.body);
+    const text = `the server answered the body's download with HTTP ${status}${message === undefined ? '' : `: ${message}`}`;
+    if (status === 429 || (status >= 500 && message === undefined)) throw new BodyFetchError(text, 'unreachable');
+    throw new BodyFetchError(text, status >= 500 ? 'server' : 'refused');
   };
 }

@@ -47,19 +47,26 @@ export interface BodyStream extends AsyncIterable<Buffer> {
   destroy(): void;
 }
 
-/** The download of a body sent by reference failed; `retryable`: the server may give it later. */
+/**
+ * The download of a body sent by reference failed. `unreachable`: no answer from the API (or a
+ * proxy's), retried like an unreachable app; `server`: the API answered with an error (its payload
+ * store could not be read), retried a few times; `refused`: never retried.
+ */
 export class BodyFetchError extends Error {
   readonly code: string;
   constructor(
     message: string,
-    readonly retryable: boolean,
+    readonly kind: 'unreachable' | 'server' | 'refused',
   ) {
     super(message);
-    this.code = retryable ? 'BODY_FETCH_FAILED' : 'BODY_FETCH_REFUSED';
+    this.code = { unreachable: 'BODY_FETCH_FAILED', server: 'BODY_FETCH_SERVER_ERROR', refused: 'BODY_FETCH_REFUSED' }[kind];
   }
 }
 
-/** Downloads of a body that did not match its `payload_sha256` before the message is reported failed. */
+/**
+ * Downloads of a body that did not match its `payload_sha256`, or that the server answered with an
+ * error, before the message is reported failed (the server's copy will not get better by waiting).
+ */
 export const MAX_BODY_MISMATCHES = 3;
 
 /** Bounds of the captured headers, as the server stores them: 100 pairs, 16 KiB in all. */
@@ -136,8 +143,13 @@ const RETRYABLE_CODES = new Set([
   'UND_ERR_CLOSED',
   // The body's download from the server broke off or did not match: the body is fetched again.
   'BODY_FETCH_FAILED',
+  'BODY_FETCH_SERVER_ERROR',
   'PAYLOAD_SHA256_MISMATCH',
 ]);
+
+/** Failed downloads of a body that count towards MAX_BODY_MISMATCHES. */
+const BOUNDED_BODY_FAILURES = new Set(['PAYLOAD_SHA256_MISMATCH', 'BODY_FETCH_SERVER_ERROR']);
+const BODY_FAILURES = new Set(['BODY_FETCH_FAILED', ...BOUNDED_BODY_FAILURES]);
 
 interface ErrorShape {
   code?: unknown;
@@ -319,7 +331,7 @@ export class Forwarder {
     let delay = this.options.retryInitialMs ?? 250;
     const heldSince = performance.now();
     let attempt = 0;
-    let mismatches = 0;
+    let badDownloads = 0;
     for (;;) {
       attempt += 1;
       let result: Attempt;
@@ -329,7 +341,7 @@ export class Forwarder {
         // Nothing reached the app: reported as a message whose body is gone, or as the refusal.
         if ('final' in streamed) return { status: null, latencyMs: 0, error: streamed.final, attempt: attempt - 1, target: target.display };
         result = streamed;
-        if (errorCode(result.error) === 'PAYLOAD_SHA256_MISMATCH' && ++mismatches >= MAX_BODY_MISMATCHES) {
+        if (BOUNDED_BODY_FAILURES.has(errorCode(result.error) ?? '') && ++badDownloads >= MAX_BODY_MISMATCHES) {
           return { status: null, latencyMs: result.latencyMs, error: errorText(result.error), attempt, target: target.display };
         }
       }
@@ -356,7 +368,7 @@ export class Forwarder {
         };
       }
       const wait = maxWait === undefined ? delay : Math.min(delay, Math.max(0, maxWait - heldMs));
-      const cause = result.error instanceof BodyFetchError || ['BODY_FETCH_FAILED', 'PAYLOAD_SHA256_MISMATCH'].includes(errorCode(result.error) ?? '') ? 'body' : 'app';
+      const cause = BODY_FAILURES.has(errorCode(result.error) ?? '') ? 'body' : 'app';
       this.options.onHold?.({ messageId: message.message_id, error: errorText(result.error), cause, attempt, heldMs: Math.round(heldMs), nextRetryMs: wait, target: target.display });
       if (!(await this.sleep(wait, signal))) return null;
       delay = Math.min(delay * 2, retryMax);
@@ -393,7 +405,7 @@ export class Forwarder {
     try {
       source = await open(bodyUrl);
     } catch (error) {
-      if (error instanceof BodyFetchError && !error.retryable) return { final: `${error.message}; nothing was forwarded` };
+      if (error instanceof BodyFetchError && error.kind === 'refused') return { final: `${error.message}; nothing was forwarded` };
       return { status: null, latencyMs: Math.round(performance.now() - started), error };
     }
     if (source === null) return { final: NO_LONGER_STORED };
