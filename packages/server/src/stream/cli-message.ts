@@ -47,10 +47,9 @@ export function toCliMessage(
   forceBase64: boolean,
 ): CliMessageOut {
   let body: object = {};
-  if (payload === undefined) body = {};
-  else if (byReference(row)) body = { body_url: `/v1/inbound-messages/${row.id}/body` };
+  if (payload !== undefined && byReference(row)) body = { body_url: `/v1/inbound-messages/${row.id}/body` };
   else if (payload === PAYLOAD_UNAVAILABLE) body = { body_error: 'payload_unavailable' as const };
-  else if (payload !== PAYLOAD_STORED) body = renderBody(asBuffer(payload), row.content_type, forceBase64);
+  else if (payload !== undefined && payload !== PAYLOAD_STORED) body = renderBody(asBuffer(payload), row.content_type, forceBase64);
   return {
     message_id: row.id,
     content_type: row.content_type,
