@@ -109,7 +109,7 @@ const CASES: Record<string, Formatter> = {
   'inbound-logs.formatInboundLogTable': (r, s) => inboundLogs.formatInboundLogTable([r], s, { showEndpoint: true }),
   'inbound-logs.formatInboundLogLine': one(inboundLogs.formatInboundLogLine),
   'inbound-messages.formatMessageStatus': (r: { status: string }, s) => inboundMessages.formatMessageStatus(r.status, s),
-  'inbound-messages.formatMessageBody': one(inboundMessages.formatMessageBody),
+  'inbound-messages.formatMessageBody': (r, s) => inboundMessages.formatMessageBody(r as never, s),
   'inbound-messages.formatInboundMessage': one(inboundMessages.formatInboundMessage),
   'inbound-messages.formatReplay': one(inboundMessages.formatReplay),
   'inbound-messages.formatInboundMessageDeleted': one(inboundMessages.formatInboundMessageDeleted),
