@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testResources } from './helpers/fixture.js';
 import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.js';
@@ -103,6 +104,43 @@ describe('a 25 MiB webhook in forward mode', () => {
     expect(delivered).toHaveLength(1);
     expect(delivered[0]!.body.length).toBe(LIMIT);
     expect(sha256(delivered[0]!.body)).toBe(sha256(body));
+  }, LARGE_TEST_MS);
+});
+
+/** Posts from `localAddress`: a provider's senders are many addresses, each with its share of the ingest budget. */
+function postFrom(localAddress: string, token: string, body: Buffer): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${server.url}/in/${token}/github`,
+      { method: 'POST', localAddress, agent: false, headers: { 'content-type': 'application/octet-stream', 'content-length': body.length, 'x-github-event': 'push' }, timeout: 180_000 },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString() }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('ten 25 MiB webhooks at once in forward mode', () => {
+  it('are all answered 200 and delivered byte for byte', async () => {
+    const created = await api<{ id: string; secret_token: string }>(server.url, server.apiKey, 'POST', '/v1/inbound-endpoints', {
+      name: 'ten big forward',
+      url: `${receiver.url}/ten-big`,
+    });
+    const bodies = Array.from({ length: 10 }, (_, n) => {
+      const body = patterned(LIMIT);
+      body.writeUInt32BE(n, 0);
+      return body;
+    });
+    const answers = await Promise.all(bodies.map((body, n) => postFrom(`127.0.0.${2 + n}`, created.secret_token, body)));
+    expect(answers.map((a) => a.status), answers.map((a) => a.text).join('\n')).toEqual(Array(10).fill(200));
+    const deadline = Date.now() + 180_000;
+    const delivered = () => receiver.received.filter((r) => r.path === '/ten-big/github');
+    while (delivered().length < 10 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(delivered().map((r) => sha256(r.body)).sort()).toEqual(bodies.map(sha256).sort());
   }, LARGE_TEST_MS);
 });
 
