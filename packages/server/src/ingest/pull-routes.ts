@@ -9,7 +9,7 @@ import type { PullIngestBatcher } from './pull-batcher.js';
 import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, refusalOf, type RefusalBase } from './refusals.js';
 import type { RejectionRecorder } from './rejections.js';
 import { traceIngestRequests } from '../tracing/ingest-spans.js';
-import { contentTypeOf, keepContentType } from './content-type.js';
+import { contentTypes } from './content-type.js';
 import { effectiveBodyLimit, guardIngestBody, type IngestGuards } from './body-limit.js';
 
 /** Methods whose requests are stored as events; HEAD and OPTIONS are answered without storing. */
@@ -78,9 +78,10 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
 
   // The endpoint is found before its body is read, so that its own limit refuses a body too large
   // without reading it; the handler takes it from here.
+  const types = contentTypes();
   const foundBefore = new WeakMap<FastifyRequest, PullIngestEndpointRow>();
   const limitBody: preParsingHookHandler = async (request, reply, payload) => {
-    keepContentType(request);
+    types.keep(request);
     const endpoint = await lookup(request);
     foundBefore.set(request, endpoint);
     return guardIngestBody(request, reply, payload, effectiveBodyLimit(services.config, endpoint.max_body_bytes), guards);
@@ -107,7 +108,7 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
         eventType,
         method: request.method,
         query: rawQuery(request.raw.url ?? request.url),
-        contentType: contentTypeOf(request),
+        contentType: types.of(request),
         sizeBytes: body.length,
         payloadSha256,
         rawHeaders,

@@ -11,7 +11,7 @@ import { inboundEventType, streamedEventType } from './event-type.js';
 import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, refusalOf, type RefusalBase } from './refusals.js';
 import type { RejectionRecorder } from './rejections.js';
 import { traceIngestRequests } from '../tracing/ingest-spans.js';
-import { contentTypeOf, keepContentType } from './content-type.js';
+import { contentTypes } from './content-type.js';
 import { declaredLength, effectiveBodyLimit, guardIngestBody, type IngestGuards } from './body-limit.js';
 
 const EMPTY = Buffer.alloc(0);
@@ -121,9 +121,10 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections, 
 
   // The endpoint is found before its body is read, so that its own limit refuses a body too large
   // without reading it; the handler takes it from here.
+  const types = contentTypes();
   const foundBefore = new WeakMap<FastifyRequest, Found>();
   const limitBody: preParsingHookHandler = (request, reply, payload, done) => {
-    keepContentType(request);
+    types.keep(request);
     const admit = (f: Found): void => {
       foundBefore.set(request, f);
       let limited;
@@ -182,7 +183,7 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections, 
         method: request.method,
         path,
         query,
-        contentType: contentTypeOf(request),
+        contentType: types.of(request),
         rawHeaders,
         body: body.kind === 'inline' ? body.bytes : EMPTY,
         streamed: body.kind === 'stored' ? { key: body.upload.key, size: body.size, abort: () => body.upload.abort() } : null,
