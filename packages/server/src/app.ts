@@ -131,7 +131,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   const tracing = deps.tracing ?? (await openTracing(config.tracing, SERVER_VERSION, app.log));
   const ingestCache = new IngestEndpointCache(deps.db.sql, deps.secretBox);
   const openedStore = deps.payloadStore ?? (await openPayloadStore(config.payloadStore));
-  const payloadStore = openedStore.blobs ? openedStore : withBlobStore(openedStore, openBlobStore(deps.db, config, app.log));
+  const payloadStore = openedStore.blobs ? openedStore : withBlobStore(openedStore, openBlobStore(deps.db, config, app.log, openedStore));
   const metrics = new Metrics(deps.db.sql, app.log);
   const engines = new Engines(
     { ...deps, config, payloadStore, ingestCache, metrics, tracing, log: app.log },

@@ -46,7 +46,7 @@ export interface ByteRange {
 }
 
 export interface BlobStore {
-  readonly kind: 'file' | 'chunks';
+  readonly kind: 'file' | 'chunks' | 's3';
   begin(): Promise<BlobUpload>;
   /**
    * The bytes of a blob (or of `range`), read BLOB_CHUNK_BYTES at a time. A blob that is missing,

@@ -2,7 +2,12 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { ConfigError, type S3PayloadStoreConfig } from '../config.js';
 import type { Sql } from '../db/database.js';
 import { installCommand } from '../install-command.js';
-import { PayloadStoreUnavailableError, PayloadUnavailableError, type PayloadStore } from './payload-store.js';
+import { Readable } from 'node:stream';
+import { newUuidv7 } from '@hookrelay/shared';
+import { beginBlobUpload, endBlobUploads } from '../db/blob-uploads.js';
+import { BLOB_KEY_PREFIX, isBlobKey, type BlobStore, type BlobUpload, type ByteRange } from './blob-store.js';
+import { PayloadStoreUnavailableError, PayloadUnavailableError } from './errors.js';
+import type { PayloadStore } from './payload-store.js';
 
 type S3Sdk = typeof import('@aws-sdk/client-s3');
 
@@ -163,7 +168,110 @@ export class S3PayloadStore implements PayloadStore {
   async close(): Promise<void> {
     this.client.destroy();
   }
+
+  /**
+   * Large bodies in the same bucket, as multipart uploads written as they arrive
+   * (storage/blob-store.ts): the pending record in `sql` first, then a part each time 8 MiB have
+   * come (S3 takes parts of at least 5 MiB but the last), completed before the answer.
+   */
+  blobStore(sql: Sql, logError: (fields: object, message: string) => void): BlobStore {
+    const store = this;
+    const { sdk, client, bucket } = this;
+    const objectKey = (key: string) => this.objectKey(key);
+    const deadline = () => this.deadline();
+    return {
+      kind: 's3',
+      async begin(): Promise<BlobUpload> {
+        const key = `${BLOB_KEY_PREFIX}${newUuidv7()}`;
+        await beginBlobUpload(sql, key);
+        let uploadId: string;
+        try {
+          const created = await client.send(new sdk.CreateMultipartUploadCommand({ Bucket: bucket, Key: objectKey(key), ContentType: 'application/octet-stream' }), deadline());
+          uploadId = created.UploadId!;
+        } catch (error) {
+          await endBlobUploads(sql, [key]).catch(() => undefined);
+          throw new PayloadStoreUnavailableError(error);
+        }
+        const parts: { ETag: string; PartNumber: number }[] = [];
+        let pending: Buffer[] = [];
+        let pendingBytes = 0;
+        const sendPart = async () => {
+          const body = Buffer.concat(pending, pendingBytes);
+          pending = [];
+          pendingBytes = 0;
+          const PartNumber = parts.length + 1;
+          try {
+            const sent = await client.send(
+              new sdk.UploadPartCommand({ Bucket: bucket, Key: objectKey(key), UploadId: uploadId, PartNumber, Body: body, ContentLength: body.length }),
+              deadline(),
+            );
+            parts.push({ ETag: sent.ETag!, PartNumber });
+          } catch (error) {
+            throw new PayloadStoreUnavailableError(error);
+          }
+        };
+        return {
+          key,
+          write: async (chunk) => {
+            pending.push(chunk);
+            pendingBytes += chunk.length;
+            if (pendingBytes >= S3_PART_BYTES) await sendPart();
+          },
+          finish: async () => {
+            if (pendingBytes > 0 || parts.length === 0) await sendPart();
+            try {
+              await client.send(
+                new sdk.CompleteMultipartUploadCommand({ Bucket: bucket, Key: objectKey(key), UploadId: uploadId, MultipartUpload: { Parts: parts } }),
+                deadline(),
+              );
+            } catch (error) {
+              throw new PayloadStoreUnavailableError(error);
+            }
+          },
+          abort: async () => {
+            pending = [];
+            pendingBytes = 0;
+            await client.send(new sdk.AbortMultipartUploadCommand({ Bucket: bucket, Key: objectKey(key), UploadId: uploadId }), deadline()).catch(() => undefined);
+            await client.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: objectKey(key) }), deadline()).catch(() => undefined);
+            await endBlobUploads(sql, [key]).catch(() => undefined);
+          },
+        };
+      },
+      read(key: string, size?: number, range?: ByteRange): Readable {
+        const unavailable = (what: string, cause?: unknown) => {
+          logError({ key, object: objectKey(key), ...(cause instanceof Error ? { err: cause } : {}) }, `payload object ${objectKey(key)} ${what}: its message is answered with body_error payload_unavailable`);
+          return new PayloadUnavailableError(`payload ${key} could not be read`, cause === undefined ? undefined : { cause });
+        };
+        return Readable.from(
+          (async function* () {
+            let response;
+            try {
+              response = await client.send(
+                new sdk.GetObjectCommand({ Bucket: bucket, Key: objectKey(key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+                deadline(),
+              );
+            } catch (error) {
+              const missing = error instanceof sdk.NoSuchKey || (error as { name?: unknown }).name === 'NoSuchKey';
+              throw unavailable(missing ? 'is missing' : 'could not be read', error);
+            }
+            const whole = range ? Number(/\/(\d+)$/.exec(response.ContentRange ?? '')?.[1] ?? NaN) : response.ContentLength;
+            if (size !== undefined && whole !== size) throw unavailable(`holds ${String(whole)} bytes, not the ${size} its message has`);
+            try {
+              for await (const piece of response.Body as AsyncIterable<Uint8Array>) yield Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
+            } catch (error) {
+              throw unavailable('could not be read', error);
+            }
+          })(),
+          { objectMode: false },
+        );
+      },
+      deleteMany: (tx, keys) => store.deleteMany(tx, keys.filter(isBlobKey)),
+    };
+  }
 }
+
+/** Parts of a large body's multipart upload: S3 wants at least 5 MiB for every part but the last. */
+const S3_PART_BYTES = 8 * 1024 * 1024;
 
 /**
  * Runs `fn` over `items`, at most `limit` at a time. On the first failure no new item starts; the

@@ -17,6 +17,7 @@ import { closedPort, S3RVER_CREDENTIALS, silentServer, startTestS3, type TestS3 
  * makes reads answer `body_error: payload_unavailable` and writes fail without storing anything.
  */
 const PREFIX = 'relay/payloads';
+const MIB_300K = 300 * 1024;
 let s3: TestS3;
 let t: TestApp;
 
@@ -121,6 +122,49 @@ describe('payloads on S3', () => {
     const got = await t.request('GET', `/v1/messages/${messageId}`);
     expect(got.status, got.raw).toBe(200);
     expect(got.body.data.payload).toEqual(payload);
+  });
+});
+
+describe('a body above 256 KiB on S3', () => {
+  it('streams to the bucket as a multipart object as it arrives, comes back whole and by range, and is swept with its message', async () => {
+    const { id, token } = await createCliInbound();
+    // Two parts of 8 MiB and a last one, smaller.
+    const body = randomBytes(20 * 1024 * 1024 + 123);
+    const res = await ingestInbound(token, body);
+    expect(res.statusCode, res.body).toBe(200);
+    const [row] = await t.db.sql<{ id: string; payload_key: string }>`SELECT id, payload_key FROM inbound_messages WHERE inbound_endpoint_id = ${id}`;
+    expect(row!.payload_key).toMatch(/^blob\/[0-9a-f-]{36}$/);
+    expect(sha256((await s3.read(`${PREFIX}/${row!.payload_key}`))!)).toBe(sha256(body));
+    expect(await payloadRows(row!.payload_key)).toBe(0);
+    expect(await t.db.sql`SELECT 1 FROM payload_chunks WHERE key = ${row!.payload_key}`).toHaveLength(0);
+    expect(await t.db.sql`SELECT 1 FROM payload_uploads`).toHaveLength(0);
+    const whole = await t.app.inject({ method: 'GET', url: `/v1/inbound-messages/${row!.id}/body`, headers: { authorization: `Bearer ${t.main.apiKey}` } });
+    expect(whole.statusCode).toBe(200);
+    expect(sha256(whole.rawPayload)).toBe(sha256(body));
+    const part = await t.app.inject({ method: 'GET', url: `/v1/inbound-messages/${row!.id}/body`, headers: { authorization: `Bearer ${t.main.apiKey}`, range: 'bytes=8388600-8388615' } });
+    expect(part.statusCode).toBe(206);
+    expect(part.rawPayload.equals(body.subarray(8388600, 8388616))).toBe(true);
+
+    expect((await t.request('DELETE', `/v1/inbound-messages/${row!.id}`)).status).toBe(200);
+    await sweepAll(deletedInboundPayloadsSweeper, t.app.services);
+    expect(await s3.read(`${PREFIX}/${row!.payload_key}`)).toBeUndefined();
+  }, 60_000);
+
+  it('refused by a duplicate key leaves no object behind', async () => {
+    const res = await t.request('POST', '/v1/inbound-endpoints', { body: { name: 's3 dup', mode: 'cli', idempotency_header_names: ['Idempotency-Key'] } });
+    const token = res.body.data.secret_token;
+    const before = (await s3.list(`${PREFIX}/blob/`)).length;
+    const body = randomBytes(MIB_300K);
+    for (let i = 0; i < 2; i++) {
+      const sent = await t.app.inject({ method: 'POST', url: `/in/${token}`, payload: body, headers: { 'content-type': 'application/octet-stream', 'idempotency-key': 'same' } });
+      expect(sent.statusCode).toBe(200);
+    }
+    let objects = (await s3.list(`${PREFIX}/blob/`)).length;
+    for (let i = 0; i < 50 && objects !== before + 1; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      objects = (await s3.list(`${PREFIX}/blob/`)).length;
+    }
+    expect(objects).toBe(before + 1);
   });
 });
 
