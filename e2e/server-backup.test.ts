@@ -106,7 +106,7 @@ describe('hookrelay-server backup and restore of the embedded data dir', () => {
     const restored = await run(['restore', '--from', file, '--data-dir', restoredDir]);
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.stdout).toContain(`into ${restoredDir}`);
-    expect(readdirSync(restoredDir).sort()).toEqual(['encryption-key', 'payloads', 'pgdata']);
+    expect(readdirSync(restoredDir).sort()).toEqual(['encryption-key', 'pgdata']);
 
     const copy = await startServer({ dataDir: restoredDir, apiKey: server.apiKey });
     servers.push(copy);
