@@ -162,6 +162,10 @@ export function guardIngestBody(request: FastifyRequest, reply: FastifyReply, pa
     throw overBudget(reservation);
   }
   reply.raw.once('close', () => reservation.release());
+  // A declared body within its first MiB needs nothing more: the parser stops at its length, its
+  // bytes are reserved, and the minimum rate applies only past the first MiB. It keeps the request
+  // stream as it is, without a stream between (the common webhook's path).
+  if (size !== null && size <= MIN_RATE_GRACE_BYTES) return payload;
   const guarded = new GuardedBody(limit, reservation, reserved, guards, closeAfterAnswer);
   payload.on('error', (error: Error) => guarded.destroy(error));
   return payload.pipe(guarded);
