@@ -225,9 +225,6 @@ export class IngestBatcher {
       rendering.settled = true;
     }
 
-    // A streamed body is not in hand: its endpoint's streams read the commit back (on its NOTIFY)
-    // rather than get part of it from here.
-    const readBack = new Set(batchItems.filter((b) => b.payload_key !== null).map((b) => b.endpoint_id));
     const outcomes: (IngestOutcome | undefined)[] = new Array(items.length);
     let committed: Map<string, CommittedMessages> | undefined;
     for (const row of rows) {
@@ -240,7 +237,7 @@ export class IngestBatcher {
         if (announced === undefined || announced < row.message_id) this.unannounced.set(row.endpoint_id, row.message_id);
       }
       if (row.outcome !== 'stored') abandon(items[row.ord]!);
-      if (row.outcome === 'stored' && this.options.onCommitted && !readBack.has(row.endpoint_id) && this.options.wantsCommitted?.(row.endpoint_id)) {
+      if (row.outcome === 'stored' && this.options.onCommitted && this.options.wantsCommitted?.(row.endpoint_id)) {
         committed ??= new Map();
         let commit = committed.get(row.endpoint_id);
         if (!commit) committed.set(row.endpoint_id, (commit = { endpointId: row.endpoint_id, previousLastId: row.previous_last_id, messages: [] }));
@@ -304,7 +301,7 @@ export class IngestBatcher {
       setImmediate(() => {
         for (const b of batchItems) {
           if (rendering.settled) return;
-          if (b.payload_key !== null || !wantsCommitted(b.endpoint_id)) continue;
+          if (!wantsCommitted(b.endpoint_id)) continue;
           try {
             const text = renderCommitted({ id: b.id, item: items[b.ord]! });
             if (text !== undefined) rendering.byOrd.set(b.ord, { id: b.id, text });

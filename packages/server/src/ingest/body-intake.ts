@@ -2,7 +2,7 @@ import { createHash, createHmac, type KeyObject } from 'node:crypto';
 import { REJECTION_BODY_PREFIX_BYTES } from '@hookrelay/shared';
 import type { RequestPayload } from 'fastify';
 import type { BlobStore, BlobUpload } from '../storage/blob-store.js';
-import type { MacInput } from './verify.js';
+import type { MacInput } from './mac-inputs.js';
 
 /**
  * A webhook body as ingestion holds it (docs/architecture.md, Storage): small ones in one buffer,

@@ -5,7 +5,7 @@ import { sha256Hex } from '../security/crypto.js';
 import type { IngestBatcher, IngestItem, IngestOutcome } from './batcher.js';
 import { isIngestBody, takeBody, type IngestBody, type IntakePlan } from './body-intake.js';
 import { STREAMED_BODY_MIN_BYTES } from '../storage/blob-store.js';
-import { macInputs } from './verify.js';
+import { macInputs } from './mac-inputs.js';
 import type { IngestTarget } from './endpoint-cache.js';
 import { inboundEventType, streamedEventType } from './event-type.js';
 import { bodyTooLargeRefusal, isBodyTooLarge, METHOD_NOT_ALLOWED_METHODS, methodNotAllowed, methodRefusal, pausedRefusal, refusalOf, type RefusalBase } from './refusals.js';

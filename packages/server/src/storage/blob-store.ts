@@ -1,7 +1,7 @@
 import { mkdir, open, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { newUuidv7 } from '@hookrelay/shared';
+import { INLINE_BODY_MAX_BYTES, newUuidv7 } from '@hookrelay/shared';
 import type { Sql } from '../db/database.js';
 import { countBlobChunks, deleteBlobChunks, insertBlobChunk, readBlobChunks } from '../db/blob-chunks.js';
 import { beginBlobUpload, endBlobUploads } from '../db/blob-uploads.js';
@@ -18,8 +18,12 @@ import { PayloadUnavailableError } from './errors.js';
  * take is a body no message holds (a crash, a cut or refused request), which a sweeper removes.
  */
 
-/** Bodies above this size stream to the blob store; smaller ones are stored in the commit of their message. */
-export const STREAMED_BODY_MIN_BYTES = 256 * 1024;
+/**
+ * Bodies above this size stream to the blob store; smaller ones are stored in the commit of their
+ * message. The size above which listen sends a body by reference: a streamed body is never in hand
+ * to send inline, so a just-committed one goes to this process's streams as a reference.
+ */
+export const STREAMED_BODY_MIN_BYTES = INLINE_BODY_MAX_BYTES;
 /** Rows of the chunk store, and the reads of every store: what one body costs in memory at a time. */
 export const BLOB_CHUNK_BYTES = 1024 * 1024;
 /** A blob key: `blob/<uuidv7>`. Other keys belong to the payload store. */
