@@ -19,7 +19,7 @@ import { AppError } from './errors.js';
 import { healthRoutes } from './routes/health.js';
 import { whoamiRoutes } from './routes/whoami.js';
 import { endpointRoutes } from './routes/endpoints.js';
-import { inboundEndpointRoutes } from './routes/inbound-endpoints.js';
+import { inboundEndpointRoutes } from './routes/inbound-endpoints/index.js';
 import { ingestRoutes } from './ingest/routes.js';
 import { inboundSampleRoutes } from './routes/inbound-samples.js';
 import { inboundMessageRoutes } from './routes/inbound-messages.js';

@@ -16,75 +16,27 @@ import {
   newEndpointId,
   successEnvelope,
 } from '@hookrelay/shared';
-import type { EndpointRow } from '../db/endpoints.js';
 import { findEndpoint, insertEndpoint, lockEndpoint, listEndpoints, softDeleteEndpoint, updateEndpoint } from '../db/endpoints.js';
 import { AppError, endpointNotFound } from '../errors.js';
+import { assertDestinationAllowed } from '../http/destination.js';
+import { PAUSE_ACTIONS } from '../http/pause.js';
 import { readPage, SEQ_KEYSET } from '../lib/cursor.js';
 import { createSigningKey, rotateSigningKey } from '../lib/signing-keys.js';
 import { principalOf } from '../plugins/auth.js';
 import { validateCustomHeaders } from '../security/headers.js';
-import { checkDestinationUrl } from '../security/ssrf.js';
 import { refuseNul } from '../security/text.js';
-import type { AppServices } from '../services.js';
+import { toEndpointOut, toEndpointSummaryOut } from '../views/endpoint.js';
 
 // Custom headers are exempt: their own check refuses NUL (with CR and LF) as INVALID_HEADERS, as documented.
 const CreateBody = refuseNul(EndpointCreateIn, ['headers']);
 const UpdateBody = refuseNul(EndpointUpdateIn, ['headers']);
 
-function toEndpointOut(row: EndpointRow): EndpointOut {
-  return {
-    id: row.id,
-    url: row.url,
-    description: row.description,
-    rate_limit_rps: row.rate_limit_rps,
-    burst: row.burst,
-    headers: row.headers,
-    paused: row.paused,
-    ephemeral: row.ephemeral,
-    ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
-function toEndpointSummary(row: EndpointRow): EndpointSummaryOut {
-  return {
-    id: row.id,
-    url: row.url,
-    description: row.description,
-    paused: row.paused,
-    ephemeral: row.ephemeral,
-    expires_at: row.expires_at ? row.expires_at.toISOString() : null,
-    created_at: row.created_at.toISOString(),
-  };
-}
-
-/**
- * SSRF refusal at create/update (docs/api.md, Outbound endpoints); the connect-time guard re-checks
- * on delivery.
- */
-export async function assertDestinationAllowed(services: AppServices, url: string, field = 'url'): Promise<void> {
-  const result = await checkDestinationUrl(url, {
-    allowPrivateNetworks: services.config.allowPrivateNetworks,
-    ...(services.resolveHost ? { resolve: services.resolveHost } : {}),
-  });
-  if (!result.ok) {
-    throw new AppError('INVALID_REQUEST', `body.${field}: ${result.reason}`, { details: [{ path: `body.${field}`, message: result.reason }] });
-  }
-}
-
-export function assertHeadersAllowed(headers: Record<string, string>): void {
+function assertHeadersAllowed(headers: Record<string, string>): void {
   const result = validateCustomHeaders(headers);
   if (!result.ok) {
     throw new AppError('INVALID_HEADERS', result.message, { details: [{ path: `body.${result.path}`, message: result.message }] });
   }
 }
-
-/** The two routes `/:id/pause` and `/:id/resume` of an endpoint kind, and the `paused` each one sets. */
-export const PAUSE_ACTIONS = [
-  ['pause', true],
-  ['resume', false],
-] as const;
 
 async function setPaused(app: FastifyInstance, projectId: string, id: string, paused: boolean): Promise<PauseOut> {
   const row = await updateEndpoint(app.services.db.sql, projectId, id, { paused });
@@ -145,7 +97,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
     async (request) => {
       const projectId = principalOf(request).project_id;
       const page = await readPage(request.query, SEQ_KEYSET, (keyset) => listEndpoints(sql, projectId, keyset));
-      return { data: page.rows.map(toEndpointSummary), meta: { request_id: request.id, next_cursor: page.nextCursor } };
+      return { data: page.rows.map(toEndpointSummaryOut), meta: { request_id: request.id, next_cursor: page.nextCursor } };
     },
   );
 

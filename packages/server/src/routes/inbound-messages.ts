@@ -5,7 +5,6 @@ import { z } from 'zod';
 import {
   AttemptOut,
   IdParams,
-  InboundAnswerOut,
   InboundAnswerSummaryOut,
   InboundEndpointMessageOut,
   InboundEndpointMessagesQuery,
@@ -27,25 +26,23 @@ import {
   listInboundLogs,
   replayInboundMessage,
   softDeleteInboundMessages,
-  type InboundAnswerContentRow,
-  type InboundAnswerRow,
-  type InboundLogRow,
-  type InboundMessageRow,
 } from '../db/inbound-messages.js';
 import { INBOUND_REPLAY_CHANNEL, replayNotice } from '../db/channels.js';
-import type { Sql } from '../db/database.js';
 import { requeueInboundDelivery } from '../db/deliveries.js';
 import { AppError, endpointNotFound, notFound } from '../errors.js';
 import { openPayload, PayloadUnavailableError } from '../storage/payload-store.js';
 import { startedStream } from '../lib/streams.js';
-import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
+import { loadBody } from '../lib/body.js';
 import { ID_KEYSET, readPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { refuseNul } from '../security/text.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { listAttempts } from '../db/messages.js';
-import { toAttemptOut } from './messages.js';
-import { toEndpointMessage } from '../views/endpoint-message.js';
+import { loadInboundAnswers } from '../http/inbound-answers.js';
+import { toAttemptOut } from '../views/attempt.js';
+import { toInboundEndpointMessageOut } from '../views/endpoint-message.js';
+import { toInboundAnswerSummaryOut } from '../views/inbound-answer.js';
+import { toInboundLogRecordOut, toInboundMessageOut } from '../views/inbound-message.js';
 
 const EndpointMessagesQuery = refuseNul(InboundEndpointMessagesQuery);
 
@@ -71,91 +68,6 @@ function bodyFileName(id: string, contentType: string): string {
   return `${id}.${extension}`;
 }
 
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-function toAnswerSummary(row: InboundAnswerRow): InboundAnswerSummaryOut {
-  return {
-    listener: row.listener,
-    status: row.status,
-    latency_ms: row.latency_ms,
-    error: row.error,
-    response_body_truncated: row.response_body_truncated,
-    answered_at: row.answered_at.toISOString(),
-  };
-}
-
-function toAnswerOut(row: InboundAnswerContentRow): InboundAnswerOut {
-  return {
-    ...toAnswerSummary(row),
-    response_headers: row.response_headers,
-    response_body: row.response_body === null ? null : Buffer.from(row.response_body).toString('base64'),
-  };
-}
-
-/**
- * A message's answers, with what the app sent back, as GET /v1/inbound-messages/{id} shows them; of a
- * deleted message, without it (like its payload, it is unreachable at once and swept later).
- */
-export async function loadAnswers(sql: Sql, messageId: string, deleted = false): Promise<InboundAnswerOut[]> {
-  if (deleted) return (await listInboundAnswers(sql, [messageId], false)).map((a) => ({ ...toAnswerSummary(a), response_headers: [], response_body: null }));
-  return (await listInboundAnswers(sql, [messageId], true)).map(toAnswerOut);
-}
-
-export function toInboundMessageOut(row: InboundMessageRow, body: RenderedBody, answers: InboundAnswerOut[]): InboundMessageOut {
-  return {
-    id: row.id,
-    message_id: row.id,
-    project_id: row.project_id,
-    inbound_endpoint_id: row.inbound_endpoint_id,
-    status: row.status,
-    attempt_count: row.attempt_count,
-    replay_count: row.replay_count,
-    content_type: row.content_type,
-    size_bytes: row.size_bytes,
-    payload_sha256: row.payload_sha256,
-    method: row.method,
-    path: row.path,
-    query: row.query,
-    idempotency_key: row.idempotency_key,
-    event_type: row.event_type,
-    verified: row.verified,
-    response_status: row.response_status,
-    response_latency_ms: row.response_latency_ms,
-    last_error: row.last_error,
-    queue_wait_ms: row.queue_wait_ms,
-    total_delivery_ms: row.total_delivery_ms,
-    received_at: row.received_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    ...(row.delivered_at ? { delivered_at: row.delivered_at.toISOString() } : {}),
-    ...(row.status === 'pending_retry' && row.next_attempt_at ? { next_attempt_at: row.next_attempt_at.toISOString() } : {}),
-    failed_at: iso(row.failed_at),
-    ...(row.deleted_at
-      ? { deleted_at: row.deleted_at.toISOString(), deleted_by_api_key_id: row.deleted_by_api_key_id, deleted_by_user_id: row.deleted_by_user_id }
-      : {}),
-    headers: joinHeaders(row.raw_headers),
-    raw_headers: row.raw_headers,
-    ...body,
-    answers,
-  };
-}
-
-function toLogRecord(row: InboundLogRow): InboundLogRecordOut {
-  return {
-    message_id: row.id,
-    inbound_endpoint_id: row.inbound_endpoint_id,
-    endpoint: row.endpoint_url,
-    status: row.status,
-    attempt_count: row.attempt_count,
-    received_at: row.received_at.toISOString(),
-    ...(row.delivered_at ? { delivered_at: row.delivered_at.toISOString() } : {}),
-    response_status: row.response_status,
-    response_latency_ms: row.response_latency_ms,
-    last_error: row.last_error,
-    total_delivery_ms: row.total_delivery_ms,
-    ...(row.deleted_at ? { deleted_at: row.deleted_at.toISOString() } : {}),
-  };
-}
-
 export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { services } = fastify;
@@ -170,7 +82,7 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
       // A deleted message answers its metadata only: its payload is unreachable at once.
       const omitted = request.query.body_max_bytes !== undefined && row.size_bytes > request.query.body_max_bytes;
       const body = row.deleted_at || omitted ? {} : await loadBody(services.payloadStore, sql, row.payload_key, row.content_type, request.query.body_encoding === 'base64', row.size_bytes);
-      return { data: toInboundMessageOut(row, body, await loadAnswers(sql, row.id, row.deleted_at !== null)), meta: { request_id: request.id } };
+      return { data: toInboundMessageOut(row, body, await loadInboundAnswers(sql, row.id, row.deleted_at !== null)), meta: { request_id: request.id } };
     },
   );
 
@@ -235,11 +147,11 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
       const answers = new Map<string, InboundAnswerSummaryOut[]>();
       for (const answer of await listInboundAnswers(sql, page.rows.map((r) => r.id), false)) {
         const list = answers.get(answer.message_id) ?? [];
-        list.push(toAnswerSummary(answer));
+        list.push(toInboundAnswerSummaryOut(answer));
         answers.set(answer.message_id, list);
       }
       return {
-        data: page.rows.map((row) => toEndpointMessage(row, answers.get(row.id) ?? [])),
+        data: page.rows.map((row) => toInboundEndpointMessageOut(row, answers.get(row.id) ?? [])),
         meta: { request_id: request.id, has_more: page.hasMore, next_cursor: page.nextCursor },
       };
     },
@@ -269,7 +181,7 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
         ...(q.received_before ? { receivedBefore: q.received_before } : {}),
       };
       const page = await readPage(q, ID_KEYSET, (keyset) => listInboundLogs(sql, projectId, filters, keyset));
-      return { data: page.rows.map(toLogRecord), meta: { request_id: request.id, has_more: page.hasMore, next_cursor: page.nextCursor } };
+      return { data: page.rows.map(toInboundLogRecordOut), meta: { request_id: request.id, has_more: page.hasMore, next_cursor: page.nextCursor } };
     },
   );
 

@@ -3,7 +3,6 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
   CliMessageOut,
-  DEFAULT_LISTENER,
   IdParams,
   InboundMessageOut,
   InboundResultHeaders,
@@ -12,14 +11,10 @@ import {
   LISTEN_PAGE_SIZE,
   ListenQuery,
   StreamQuery,
-  StreamResultFrame,
-  Uuid,
   successEnvelope,
-  type ResultAckOutcome,
-  type StreamResultAckFrame,
 } from '@hookrelay/shared';
 import { findInboundEndpoint, findInboundEndpointMode, type InboundEndpointDetailRow } from '../db/inbound-endpoints.js';
-import { findInboundMessage, type InboundAnswer } from '../db/inbound-messages.js';
+import { findInboundMessage } from '../db/inbound-messages.js';
 import { AppError, endpointNotFound, notFound } from '../errors.js';
 import { principalOf } from '../plugins/auth.js';
 import { readCliMessagesAfter } from '../stream/cli-message.js';
@@ -27,31 +22,12 @@ import { keepAlive } from '../stream/heartbeat.js';
 import type { SocketSlot } from '../stream/sockets.js';
 import type { StreamConnections } from '../stream/connections.js';
 import type { StreamHub } from '../stream/hub.js';
-import { streamFrameText } from '../stream/frames.js';
 import type { ResultBatcher } from '../stream/result-batcher.js';
 import { listenFilterOf } from '../stream/listen-filter.js';
-import { loadAnswers, toInboundMessageOut } from './inbound-messages.js';
-
-/** Enough of a frame that is not a valid result to acknowledge it as refused: its type and its result id. */
-const IdentifiedResult = z.object({ type: z.literal('result'), result_id: Uuid });
-
-/** The first problem of an invalid result frame, as `field: message`. */
-function frameProblem(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (issue === undefined) return 'not a valid result frame';
-  const path = issue.path.map(String).join('.');
-  return path === '' ? issue.message : `${path}: ${issue.message}`;
-}
-
-/** The answer part of a result report; an old CLI's report is the `default` listener's answer without content. */
-function answerOf(report: InboundResultIn): InboundAnswer {
-  return {
-    listener: report.listener ?? DEFAULT_LISTENER,
-    responseHeaders: report.response_headers ?? [],
-    responseBodyBase64: report.response_body ?? null,
-    responseBodyTruncated: report.response_body_truncated ?? false,
-  };
-}
+import { runStreamSession } from '../stream/session.js';
+import { resultReport } from '../stream/result-report.js';
+import { loadInboundAnswers } from '../http/inbound-answers.js';
+import { toInboundMessageOut } from '../views/inbound-message.js';
 
 async function cliEndpoint(fastify: FastifyInstance, request: FastifyRequest, id: string): Promise<InboundEndpointDetailRow> {
   const endpoint = await findInboundEndpoint(fastify.services.db.sql, principalOf(request).project_id, id);
@@ -122,66 +98,10 @@ export async function listenRoutes(fastify: FastifyInstance, { streams: hub, res
         hub.unsubscribe(subscriber);
         closeConnection();
       });
-      /** After the commit that settled it (never before): the CLI forgets a report once acknowledged. */
-      const acknowledge = (resultId: string, outcome: ResultAckOutcome, message?: string): void => {
-        if (socket.readyState !== socket.OPEN) return;
-        const ack: StreamResultAckFrame = { type: 'result_ack', result_id: resultId, outcome };
-        if (message !== undefined) ack.message = message;
-        socket.send(streamFrameText(ack));
-      };
-      socket.on('message', (data, isBinary) => {
-        heardFrom();
-        if (isBinary) return;
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(data.toString());
-        } catch {
-          request.log.info({ inbound_endpoint_id: endpoint.id }, 'ignored a stream frame that is not JSON');
-          return;
-        }
-        const checked = StreamResultFrame.safeParse(parsed);
-        if (!checked.success) {
-          const identified = IdentifiedResult.safeParse(parsed);
-          request.log.info({ inbound_endpoint_id: endpoint.id }, 'ignored a stream frame that is not a result');
-          // Refused for good: acknowledged, so that the CLI does not send it again at every reconnection.
-          if (identified.success) acknowledge(identified.data.result_id.toLowerCase(), 'refused', frameProblem(checked.error));
-          return;
-        }
-        const frame = checked.data;
-        const resultId = frame.result_id?.toLowerCase() ?? null;
-        const report = {
-          projectId: principal.project_id,
-          endpointId: endpoint.id,
-          messageId: frame.message_id.toLowerCase(),
-          resultId,
-          result: { status: frame.status, latencyMs: frame.latency_ms, error: frame.error },
-          answer: answerOf(frame),
-        };
-        // A report that cannot be recorded (the database is away) is not acknowledged: the CLI sends it again.
-        results
-          .record(report, { canWait: true })
-          .then((recorded) => {
-            if (recorded !== undefined && !recorded.duplicate) services.metrics.countDelivery('cli', recorded.row.status);
-            if (resultId !== null) acknowledge(resultId, recorded === undefined ? 'not_found' : recorded.duplicate ? 'duplicate' : 'recorded');
-          })
-          .catch((error: unknown) => request.log.warn({ err: error }, 'could not record a stream result'));
-      });
-
-      // Registered first, then the start cursor read: a commit in between still wakes the stream.
-      const after = query.after?.toLowerCase();
-      void (async () => {
-        let cursor: string | null;
-        if (after !== undefined) cursor = after;
-        else {
-          const current = await findInboundEndpoint(sql, principal.project_id, endpoint.id);
-          cursor = current?.last_message_id ?? null;
-        }
-        socket.send(streamFrameText({ type: 'ready', cursor, result_acks: true }));
-        subscriber.start(cursor);
-      })().catch((error: unknown) => {
-        request.log.warn({ err: error }, 'stream could not start');
-        socket.close(1011, 'internal error');
-      });
+      runStreamSession(
+        { socket, subscriber, projectId: principal.project_id, endpointId: endpoint.id, after: query.after?.toLowerCase(), results, sql, metrics: services.metrics, log: request.log },
+        heardFrom,
+      );
     },
   );
 
@@ -211,17 +131,12 @@ export async function listenRoutes(fastify: FastifyInstance, { streams: hub, res
       if ((await findInboundEndpointMode(sql, message.inbound_endpoint_id)) !== 'cli') {
         throw new AppError('INVALID_REQUEST', `inbound message ${id} belongs to a forward-mode endpoint: only cli-mode messages take results`);
       }
-      const recorded = await results.record({
-        projectId,
-        endpointId: message.inbound_endpoint_id,
-        messageId: id,
-        resultId: headerId ?? bodyId ?? null,
-        result: { status: request.body.status, latencyMs: request.body.latency_ms, error: request.body.error },
-        answer: answerOf(request.body),
-      });
+      const recorded = await results.record(
+        resultReport({ projectId, endpointId: message.inbound_endpoint_id, messageId: id, resultId: headerId ?? bodyId ?? null }, request.body),
+      );
       if (!recorded) throw notFound('inbound message', id);
       if (!recorded.duplicate) services.metrics.countDelivery('cli', recorded.row.status);
-      return { data: toInboundMessageOut(recorded.row, {}, await loadAnswers(sql, recorded.row.id)), meta: { request_id: request.id } };
+      return { data: toInboundMessageOut(recorded.row, {}, await loadInboundAnswers(sql, recorded.row.id)), meta: { request_id: request.id } };
     },
   );
 }

@@ -5,7 +5,7 @@ import { LogRecordOut, LogsQuery, PageMetaWithMore, successEnvelope } from '@hoo
 import { listOutboundLogs } from '../db/messages.js';
 import { ID_KEYSET, readPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
-import { toLogRecord } from './messages.js';
+import { toLogRecordOut } from '../views/message.js';
 
 /**
  * GET /v1/logs: the project's outbound messages, newest first, deleted ones included (they carry
@@ -28,7 +28,7 @@ export async function logRoutes(fastify: FastifyInstance): Promise<void> {
         ...(q.end_time ? { endTime: q.end_time } : {}),
       };
       const page = await readPage(q, ID_KEYSET, (keyset) => listOutboundLogs(sql, projectId, filters, keyset));
-      return { data: page.rows.map(toLogRecord), meta: { request_id: request.id, has_more: page.hasMore, next_cursor: page.nextCursor } };
+      return { data: page.rows.map(toLogRecordOut), meta: { request_id: request.id, has_more: page.hasMore, next_cursor: page.nextCursor } };
     },
   );
 }

@@ -4,7 +4,6 @@ import { z } from 'zod';
 import {
   AttemptOut,
   IdParams,
-  LogRecordOut,
   MessageCreateIn,
   MessageCreateOut,
   MessageDeleteBatchIn,
@@ -20,9 +19,7 @@ import {
   listAttempts,
   markOutboundRequeued,
   softDeleteOutboundMessages,
-  type AttemptRow,
   type OutboundMessageRow,
-  type OutboundMessageWithUrl,
 } from '../db/messages.js';
 import { AppError, endpointNotFound, invalidRequest, notFound } from '../errors.js';
 import { principalOf } from '../plugins/auth.js';
@@ -31,7 +28,9 @@ import { MAX_EMBEDDED_JSON_DEPTH } from '../lib/body.js';
 import { sha256Hex } from '../security/crypto.js';
 import { NUL_MESSAGE, refuseNul } from '../security/text.js';
 import { PayloadUnavailableError } from '../storage/payload-store.js';
-import type { AcceptedMessage, MessageBatcher } from '../delivery/message-batcher.js';
+import type { MessageBatcher } from '../delivery/message-batcher.js';
+import { toAttemptOut } from '../views/attempt.js';
+import { toMessageCreateOut, toMessageOut, type RenderedPayload } from '../views/message.js';
 
 export { MESSAGE_IDEMPOTENCY_WINDOW_MS } from '../delivery/message-batcher.js';
 
@@ -78,64 +77,6 @@ const CreateBody = refuseNul(MessageCreateIn, ['payload', 'body']).superRefine((
     ctx.addIssue({ code: 'custom', path: ['payload'], message: `must not nest arrays and objects more than ${MAX_PAYLOAD_DEPTH} levels deep` });
   }
 });
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-/** The log record of a message (docs/api.md, Logs and deletes). */
-export function toLogRecord(row: OutboundMessageWithUrl): LogRecordOut {
-  return {
-    message_id: row.id,
-    endpoint: row.endpoint_url,
-    status: row.status,
-    attempt_count: row.attempt_count,
-    created_at: row.created_at.toISOString(),
-    ...(row.delivered_at ? { delivered_at: row.delivered_at.toISOString() } : {}),
-    first_attempt_at: iso(row.first_attempt_at),
-    ...(row.status === 'pending_retry' && row.next_attempt_at ? { next_attempt_at: row.next_attempt_at.toISOString() } : {}),
-    response_status: row.response_status,
-    response_latency_ms: row.response_latency_ms,
-    processing_ms: row.processing_ms,
-    total_delivery_ms: row.total_delivery_ms,
-    queue_wait_ms: row.queue_wait_ms,
-    last_error: row.last_error,
-    ...(row.deleted_at ? { deleted_at: row.deleted_at.toISOString() } : {}),
-  };
-}
-
-type RenderedPayload = { payload: unknown } | { body: string } | { body_error: 'payload_unavailable' } | Record<string, never>;
-
-function toMessageOut(row: OutboundMessageWithUrl, payload: RenderedPayload): MessageOut {
-  return {
-    ...toLogRecord(row),
-    endpoint_id: row.endpoint_id,
-    event_type: row.event_type,
-    idempotency_key: row.idempotency_key,
-    content_type: row.content_type,
-    size_bytes: row.size_bytes,
-    payload_sha256: row.payload_sha256,
-    updated_at: row.updated_at.toISOString(),
-    failed_at: iso(row.failed_at),
-    ...(row.deleted_at ? { deleted_by_api_key_id: row.deleted_by_api_key_id, deleted_by_user_id: row.deleted_by_user_id } : {}),
-    ...(payload as object),
-  };
-}
-
-export function toAttemptOut(row: AttemptRow): AttemptOut {
-  return {
-    id: row.id,
-    message_id: row.message_id,
-    attempt_number: row.attempt_number,
-    started_at: row.started_at.toISOString(),
-    response_status: row.response_status,
-    latency_ms: row.latency_ms,
-    error: row.error,
-    ...(row.response_body !== null ? { response_body: row.response_body } : {}),
-  };
-}
-
-function createdOut(message: AcceptedMessage): MessageCreateOut {
-  return { message_id: message.id, status: message.status, created_at: message.created_at.toISOString() };
-}
 
 export async function messageRoutes(fastify: FastifyInstance, { batcher }: { batcher: MessageBatcher }): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -193,7 +134,7 @@ export async function messageRoutes(fastify: FastifyInstance, { batcher }: { bat
         throw new AppError('IDEMPOTENCY_CONFLICT', `idempotency key already used for message ${outcome.messageId} with a different request`);
       }
       reply.status(202);
-      return { data: createdOut(outcome.message), meta: { request_id: request.id } };
+      return { data: toMessageCreateOut(outcome.message), meta: { request_id: request.id } };
     },
   );
 

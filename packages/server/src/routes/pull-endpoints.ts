@@ -24,18 +24,16 @@ import {
   softDeletePullEndpoint,
   updatePullEndpoint,
   type PullEndpointPatch,
-  type PullEndpointRow,
-  type PullEventCounts,
 } from '../db/pull-endpoints.js';
 import { endpointNotFound } from '../errors.js';
 import { readPage, SEQ_KEYSET } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { sha256Hex } from '../security/crypto.js';
 import { refuseNul } from '../security/text.js';
-import type { AppServices } from '../services.js';
-import { PAUSE_ACTIONS } from './endpoints.js';
-import { eventTypePatch } from './event-type-settings.js';
+import { eventTypePatch } from '../http/event-type-patch.js';
+import { PAUSE_ACTIONS } from '../http/pause.js';
 import { assertEndpointBodyLimit } from '../ingest/body-limit.js';
+import { toPullEndpointOut } from '../views/pull-endpoint.js';
 
 /** retention_days when none is given (1–90 may be; docs/api.md, Pull endpoints and events). */
 export const DEFAULT_RETENTION_DAYS = 7;
@@ -44,33 +42,6 @@ const DEFAULT_TTL_MINUTES = 30;
 
 const CreateBody = refuseNul(PullEndpointCreateIn);
 const UpdateBody = refuseNul(PullEndpointUpdateIn);
-
-/** `{receive_base}/pull/{id}`: the URL without the secret token (docs/api.md, Addresses). */
-export function pullIngestUrl(services: AppServices, id: string): string {
-  return `${services.receiveBase()}/pull/${id}`;
-}
-
-function toPullEndpointOut(row: PullEndpointRow, services: AppServices, counts?: PullEventCounts): PullEndpointOut {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    retention_days: row.retention_days,
-    event_type_source: row.event_type_source,
-    event_type_path: row.event_type_path,
-    max_body_bytes: row.max_body_bytes,
-    ingest_url: pullIngestUrl(services, row.id),
-    // A deleted endpoint is never read back (404), so whatever is shown is active.
-    active: true,
-    paused: row.paused,
-    ephemeral: row.ephemeral,
-    expires_at: row.expires_at ? row.expires_at.toISOString() : null,
-    rejections_dropped_count: row.rejections_dropped_count,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    ...(counts ? { event_counts: counts } : {}),
-  };
-}
 
 export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -97,7 +68,7 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
         secretTokenHash: sha256Hex(secretToken),
         expiresAt,
       });
-      const record = toPullEndpointOut(row, services);
+      const record = toPullEndpointOut(row, services.receiveBase());
       reply.status(201);
       return {
         data: { ...record, secret_token: secretToken, full_ingest_url: `${record.ingest_url}/${secretToken}` },
@@ -112,7 +83,7 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
     async (request) => {
       const projectId = principalOf(request).project_id;
       const page = await readPage(request.query, SEQ_KEYSET, (keyset) => listPullEndpoints(sql, projectId, keyset));
-      return { data: page.rows.map((row) => toPullEndpointOut(row, services)), meta: { request_id: request.id, next_cursor: page.nextCursor } };
+      return { data: page.rows.map((row) => toPullEndpointOut(row, services.receiveBase())), meta: { request_id: request.id, next_cursor: page.nextCursor } };
     },
   );
 
@@ -122,7 +93,7 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
     async (request) => {
       const row = await findPullEndpoint(sql, principalOf(request).project_id, request.params.id);
       if (!row) throw endpointNotFound(request.params.id);
-      return { data: toPullEndpointOut(row, services, await countPullEvents(sql, row.id)), meta: { request_id: request.id } };
+      return { data: toPullEndpointOut(row, services.receiveBase(), await countPullEvents(sql, row.id)), meta: { request_id: request.id } };
     },
   );
 
@@ -148,7 +119,7 @@ export async function pullEndpointRoutes(fastify: FastifyInstance): Promise<void
         return updatePullEndpoint(tx, projectId, stored.id, patch);
       });
       if (!row) throw endpointNotFound(id);
-      return { data: toPullEndpointOut(row, services), meta: { request_id: request.id } };
+      return { data: toPullEndpointOut(row, services.receiveBase()), meta: { request_id: request.id } };
     },
   );
 

@@ -30,16 +30,15 @@ import {
   markPullEventFetched,
   softDeletePullEventChunk,
   softDeletePullEvents,
-  type PullEventDetailRow,
   type PullEventFilters,
-  type PullEventRow,
 } from '../db/pull-events.js';
 import { AppError, endpointNotFound, invalidRequest, notFound } from '../errors.js';
-import { joinHeaders, loadBody, type RenderedBody } from '../lib/body.js';
+import { loadBody } from '../lib/body.js';
 import { decodeCursor, encodeCursor, keysetPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { refuseNul } from '../security/text.js';
+import { toPullEventDetailOut, toPullEventOut } from '../views/pull-event.js';
 
 const EventCursor = z.strictObject({ e: z.string().uuid() });
 const EventsQuery = refuseNul(PullEventsQuery);
@@ -48,43 +47,6 @@ const DeleteAllBody = refuseNul(PullDeleteAllBody);
 
 /** Events soft-deleted per transaction by delete-all: a failure loses at most one chunk's work. */
 export const DELETE_ALL_CHUNK_SIZE = 100;
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-const msBetween = (from: Date | null, to: Date | null) => (from && to ? Math.max(0, to.getTime() - from.getTime()) : null);
-
-export function toPullEventOut(row: PullEventRow): PullEventOut {
-  return {
-    id: row.id,
-    endpoint_id: row.endpoint_id,
-    status: row.status,
-    event_type: row.event_type,
-    content_type: row.content_type,
-    size_bytes: row.size_bytes,
-    payload_sha256: row.payload_sha256,
-    received_at: row.received_at.toISOString(),
-    fetched_at: iso(row.fetched_at),
-    delivered_at: iso(row.delivered_at),
-    ingest_processing_ms: row.ingest_processing_ms,
-    time_to_first_fetch_ms: msBetween(row.received_at, row.fetched_at),
-    fetch_to_ack_ms: msBetween(row.fetched_at, row.delivered_at),
-    total_time_ms: msBetween(row.received_at, row.delivered_at),
-  };
-}
-
-function toPullEventDetailOut(row: PullEventDetailRow, body: RenderedBody): PullEventDetailOut {
-  return {
-    ...toPullEventOut(row),
-    method: row.method,
-    query: row.query,
-    headers: joinHeaders(row.raw_headers),
-    raw_headers: row.raw_headers,
-    // renderBody's values come from JSON.parse or are base64 text: JSON values either way.
-    ...(body as Pick<PullEventDetailOut, 'body' | 'body_encoding' | 'body_error'>),
-    ...(row.deleted_at
-      ? { deleted_at: row.deleted_at.toISOString(), deleted_by_api_key_id: row.deleted_by_api_key_id, deleted_by_user_id: row.deleted_by_user_id }
-      : {}),
-  };
-}
 
 /** The outcome of a delete-all: the ids committed so far, and the error that stopped it, if any. */
 export interface DeleteAllResult {

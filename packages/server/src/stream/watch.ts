@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import type { RejectionOut } from '@hookrelay/shared';
 import type { Database } from '../db/database.js';
 import { listEndpointMessagesAfter } from '../db/inbound-messages.js';
-import { toEndpointMessage } from '../views/endpoint-message.js';
+import { toInboundEndpointMessageOut } from '../views/endpoint-message.js';
 import { CursorPump, SOCKET_PAGE_SIZE } from './cursor-pump.js';
 import { watchFrameText } from './frames.js';
 import { STREAM_RECHECK_MS } from './hub.js';
@@ -49,7 +49,7 @@ export class Watcher {
   private async readPage(): Promise<'more' | 'done'> {
     const rows = await listEndpointMessagesAfter(this.hub.db.sql, this.endpointId, this.cursor, SOCKET_PAGE_SIZE);
     if (rows.length === 0 || this.closed) return 'done';
-    for (const row of rows) this.socket.send(watchFrameText({ type: 'message', message: toEndpointMessage(row, []) }));
+    for (const row of rows) this.socket.send(watchFrameText({ type: 'message', message: toInboundEndpointMessageOut(row, []) }));
     this.cursor = rows[rows.length - 1]!.id;
     return rows.length < SOCKET_PAGE_SIZE ? 'done' : 'more';
   }

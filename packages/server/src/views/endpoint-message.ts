@@ -2,7 +2,7 @@ import type { InboundAnswerSummaryOut, InboundEndpointMessageOut } from '@hookre
 import type { EndpointMessageRow } from '../db/inbound-messages.js';
 
 /** A message as an endpoint's message list shows it, and as a watch socket announces it. */
-export function toEndpointMessage(row: EndpointMessageRow, answers: InboundAnswerSummaryOut[]): InboundEndpointMessageOut {
+export function toInboundEndpointMessageOut(row: EndpointMessageRow, answers: InboundAnswerSummaryOut[]): InboundEndpointMessageOut {
   return {
     id: row.id,
     message_id: row.id,

@@ -1,0 +1,108 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { WebSocket } from 'ws';
+import { z } from 'zod';
+import { StreamResultFrame, Uuid, type ResultAckOutcome, type StreamResultAckFrame } from '@hookrelay/shared';
+import type { Sql } from '../db/database.js';
+import { findInboundEndpoint } from '../db/inbound-endpoints.js';
+import type { Metrics } from '../metrics/index.js';
+import { streamFrameText } from './frames.js';
+import type { StreamSubscriber } from './hub.js';
+import type { ResultBatcher } from './result-batcher.js';
+import { resultReport } from './result-report.js';
+
+/** Enough of a frame that is not a valid result to acknowledge it as refused: its type and its result id. */
+const IdentifiedResult = z.object({ type: z.literal('result'), result_id: Uuid });
+
+/** One CLI's stream once its WebSocket is open: what its frames need, and where its messages start. */
+export interface StreamSession {
+  socket: WebSocket;
+  /** Registered with the hub before the session starts, so that no commit in between is missed. */
+  subscriber: StreamSubscriber;
+  projectId: string;
+  endpointId: string;
+  /** The `after` of the stream's query (lowercase); without it the stream starts after the endpoint's last message. */
+  after: string | undefined;
+  results: ResultBatcher;
+  sql: Sql;
+  metrics: Pick<Metrics, 'countDelivery'>;
+  log: FastifyBaseLogger;
+}
+
+/** The first problem of an invalid result frame, as `field: message`. */
+function frameProblem(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return 'not a valid result frame';
+  const path = issue.path.map(String).join('.');
+  return path === '' ? issue.message : `${path}: ${issue.message}`;
+}
+
+/** After the commit that settled it (never before): the CLI forgets a report once acknowledged. */
+function acknowledge(socket: WebSocket, resultId: string, outcome: ResultAckOutcome, message?: string): void {
+  if (socket.readyState !== socket.OPEN) return;
+  const ack: StreamResultAckFrame = { type: 'result_ack', result_id: resultId, outcome };
+  if (message !== undefined) ack.message = message;
+  socket.send(streamFrameText(ack));
+}
+
+/** A text frame from the CLI: a result report is recorded and acknowledged; anything else is ignored. */
+export function takeFrame(session: StreamSession, text: string): void {
+  const { socket, endpointId, log } = session;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    log.info({ inbound_endpoint_id: endpointId }, 'ignored a stream frame that is not JSON');
+    return;
+  }
+  const checked = StreamResultFrame.safeParse(parsed);
+  if (!checked.success) {
+    const identified = IdentifiedResult.safeParse(parsed);
+    log.info({ inbound_endpoint_id: endpointId }, 'ignored a stream frame that is not a result');
+    // Refused for good: acknowledged, so that the CLI does not send it again at every reconnection.
+    if (identified.success) acknowledge(socket, identified.data.result_id.toLowerCase(), 'refused', frameProblem(checked.error));
+    return;
+  }
+  const frame = checked.data;
+  const resultId = frame.result_id?.toLowerCase() ?? null;
+  const report = resultReport({ projectId: session.projectId, endpointId, messageId: frame.message_id.toLowerCase(), resultId }, frame);
+  // A report that cannot be recorded (the database is away) is not acknowledged: the CLI sends it again.
+  session.results
+    .record(report, { canWait: true })
+    .then((recorded) => {
+      if (recorded !== undefined && !recorded.duplicate) session.metrics.countDelivery('cli', recorded.row.status);
+      if (resultId !== null) acknowledge(socket, resultId, recorded === undefined ? 'not_found' : recorded.duplicate ? 'duplicate' : 'recorded');
+    })
+    .catch((error: unknown) => log.warn({ err: error }, 'could not record a stream result'));
+}
+
+/**
+ * Sends `ready` with the start cursor and starts the subscriber there. The subscriber was registered
+ * first, then the cursor is read: a commit in between still wakes the stream.
+ */
+export async function startSession(session: StreamSession): Promise<void> {
+  let cursor: string | null;
+  if (session.after !== undefined) cursor = session.after;
+  else {
+    const current = await findInboundEndpoint(session.sql, session.projectId, session.endpointId);
+    cursor = current?.last_message_id ?? null;
+  }
+  session.socket.send(streamFrameText({ type: 'ready', cursor, result_acks: true }));
+  session.subscriber.start(cursor);
+}
+
+/**
+ * Runs a stream's session on its open socket: every frame counts as a sign of life (`heardFrom`),
+ * text frames are taken as result reports, and the stream starts. A start that fails closes the
+ * socket with 1011.
+ */
+export function runStreamSession(session: StreamSession, heardFrom: () => void): void {
+  const { socket, log } = session;
+  socket.on('message', (data, isBinary) => {
+    heardFrom();
+    if (!isBinary) takeFrame(session, data.toString());
+  });
+  startSession(session).catch((error: unknown) => {
+    log.warn({ err: error }, 'stream could not start');
+    socket.close(1011, 'internal error');
+  });
+}

@@ -1,0 +1,32 @@
+import type { EndpointOut, EndpointSummaryOut } from '@hookrelay/shared';
+import type { EndpointRow } from '../db/endpoints.js';
+
+/** An outbound endpoint as GET and PATCH answer it. */
+export function toEndpointOut(row: EndpointRow): EndpointOut {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    rate_limit_rps: row.rate_limit_rps,
+    burst: row.burst,
+    headers: row.headers,
+    paused: row.paused,
+    ephemeral: row.ephemeral,
+    ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** An outbound endpoint as a row of GET /v1/endpoints. */
+export function toEndpointSummaryOut(row: EndpointRow): EndpointSummaryOut {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    paused: row.paused,
+    ephemeral: row.ephemeral,
+    expires_at: row.expires_at ? row.expires_at.toISOString() : null,
+    created_at: row.created_at.toISOString(),
+  };
+}
