@@ -8,17 +8,14 @@ import {
   INBOUND_REPLAY_CHANNEL,
   INGEST_REJECTIONS_CHANNEL,
   readInboundCommits,
-  readRejectionNotice,
   readReplayNotice,
   rejectionNotices,
 } from './db/channels.js';
-import { findRejectionsByIds } from './db/rejections.js';
-import { toRejectionOut } from './views/rejection.js';
 import type { Database } from './db/database.js';
 import { MessageBatcher } from './delivery/message-batcher.js';
 import { DELIVERY_SWEEPERS } from './delivery/sweepers.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery/worker.js';
-import { IngestBatcher, type IngestBatcherOptions, type IngestItem } from './ingest/batcher.js';
+import { IngestBatcher, type IngestBatcherOptions } from './ingest/batcher.js';
 import type { IngestEndpointCache } from './ingest/endpoint-cache.js';
 import { PullIngestBatcher } from './ingest/pull-batcher.js';
 import { RejectionRecorder, type RejectionRecorderOptions } from './ingest/rejections.js';
@@ -26,9 +23,10 @@ import type { Metrics } from './metrics/index.js';
 import type { SecretBox } from './security/crypto.js';
 import type { Resolver } from './security/ssrf.js';
 import type { PayloadStore } from './storage/payload-store.js';
-import type { CommittedInboundMessage } from './stream/cli-message.js';
+import { committedRow } from './stream/committed.js';
 import { StreamConnections } from './stream/connections.js';
 import { committedFrame, StreamHub } from './stream/hub.js';
+import { pushRejections } from './stream/rejection-push.js';
 import { ResultBatcher } from './stream/result-batcher.js';
 import { SocketRegistry } from './stream/sockets.js';
 import { WatchHub } from './stream/watch.js';
@@ -81,28 +79,6 @@ export interface IngestEngines {
   rejections: RejectionRecorder;
   /** The bounds on bodies being received, shared by every ingest URL of the process. */
   guards: IngestGuards;
-}
-
-/**
- * A message this process's ingestion is committing, as its streams send it (`frame`: rendered
- * while the commit was in flight).
- */
-function committedRow(id: string, item: IngestItem, frame?: string): CommittedInboundMessage {
-  return {
-    id,
-    method: item.method,
-    path: item.path,
-    query: item.query,
-    content_type: item.contentType,
-    size_bytes: item.streamed?.size ?? item.body.length,
-    payload_sha256: item.sha256,
-    raw_headers: item.rawHeaders,
-    received_at: item.receivedAt,
-    event_type: item.eventType,
-    trace_context: item.traceContext,
-    payload: item.body,
-    frame,
-  };
 }
 
 /**
@@ -195,7 +171,7 @@ export class Engines {
 
   /** The LISTENs and timers; the app is not ready before they are. */
   async start(): Promise<void> {
-    const { db, ingestCache } = this.deps;
+    const { db, ingestCache, log } = this.deps;
     // Every role: an endpoint changed by any process drops this process's cached ingest settings.
     this.unlisten.push(await db.listen(INBOUND_ENDPOINT_CHANGED_CHANNEL, (id) => ingestCache.invalidate(id)));
     const api = this.api;
@@ -223,27 +199,8 @@ export class Engines {
         const notice = readReplayNotice(payload);
         if (notice) void streams.replayed(notice.endpointId, notice.messageId);
       }),
-      await db.listen(INGEST_REJECTIONS_CHANNEL, (payload) => void this.pushRejections(payload)),
+      await db.listen(INGEST_REJECTIONS_CHANNEL, (payload) => void pushRejections(payload, { streams, watch, sql: db.sql, log })),
     );
-  }
-
-  /** Sends stored refused requests to the streams and watch sockets of their endpoints, read back by id. */
-  private async pushRejections(payload: string): Promise<void> {
-    const api = this.api;
-    if (api === undefined) return;
-    const ids = [...readRejectionNotice(payload)]
-      .filter(([endpointId]) => api.streams.hasSubscribers(endpointId) || api.watch.hasWatchers(endpointId))
-      .flatMap(([, endpointIds]) => endpointIds);
-    if (ids.length === 0) return;
-    try {
-      for (const row of await findRejectionsByIds(this.deps.db.sql, ids)) {
-        const rejection = toRejectionOut(row);
-        api.streams.rejected(row.endpoint_id, rejection);
-        api.watch.rejected(row.endpoint_id, rejection);
-      }
-    } catch (error) {
-      this.deps.log.warn({ err: error }, 'refused requests could not be read for the streams');
-    }
   }
 
   /** The worker role's background work: the sweepers and the delivery worker. */

@@ -8,6 +8,7 @@ import { CursorPump, SOCKET_PAGE_SIZE } from './cursor-pump.js';
 import { streamFrameText } from './frames.js';
 import { byReference, PAYLOAD_STORED, readCliMessagesAfter, toCliMessage, toCliMessages, type CommittedInboundMessage } from './cli-message.js';
 import { matchesFilter, type MessageFilter } from './listen-filter.js';
+import { SubscriberRegistry, type Subscriber } from './subscribers.js';
 import { NOOP_TRACING, type Span, type Tracing } from '../tracing/tracing.js';
 
 /** A stream's read without a NOTIFY (see StreamHub): one indexed query per connected CLI each time. */
@@ -32,7 +33,7 @@ export const CURSOR_FRAME_INTERVAL_MS = 1000;
  * of a run of skipped messages from a `cursor` frame, sent when a read (the catch-up included) ends
  * on skipped messages, and at most once per CURSOR_FRAME_INTERVAL_MS while live ones are skipped.
  */
-export class StreamSubscriber {
+export class StreamSubscriber implements Subscriber {
   private readonly pump: CursorPump;
   private started = false;
   /** The last message id sent or skipped (or the start cursor): everything up to it has been considered. */
@@ -120,8 +121,9 @@ export class StreamSubscriber {
     return matchesFilter(this.filter, message);
   }
 
-  /** Ends `cursor` frames (the connection closed). */
-  stop(): void {
+  /** Sends nothing more and ends `cursor` frames (the connection closed, or the process stops). */
+  close(): void {
+    this.closed = true;
     clearTimeout(this.cursorFrameTimer);
     this.cursorFrameTimer = undefined;
   }
@@ -183,8 +185,7 @@ export class StreamSubscriber {
  * concerned, and its LISTEN on the replay channel `replayed`.
  */
 export class StreamHub {
-  private readonly subscribers = new Map<string, Set<StreamSubscriber>>();
-  private recheckTimer: NodeJS.Timeout | undefined;
+  private readonly subscribers: SubscriberRegistry<StreamSubscriber>;
 
   /**
    * `recheckMs`: how often every stream reads after its cursor even without a NOTIFY. The NOTIFY
@@ -195,9 +196,11 @@ export class StreamHub {
     readonly db: Database,
     readonly payloadStore: PayloadStore,
     readonly log: FastifyBaseLogger,
-    private readonly recheckMs = STREAM_RECHECK_MS,
+    recheckMs = STREAM_RECHECK_MS,
     private readonly tracing: Tracing = NOOP_TRACING,
-  ) {}
+  ) {
+    this.subscribers = new SubscriberRegistry(recheckMs);
+  }
 
   /**
    * The span of one message frame sent to a CLI (`hookrelay.stream.push`), a child of the message's
@@ -214,19 +217,11 @@ export class StreamHub {
   }
 
   start(): void {
-    this.recheckTimer = setInterval(() => this.wakeAll(), this.recheckMs);
-    this.recheckTimer.unref();
+    this.subscribers.start();
   }
 
   stop(): void {
-    clearInterval(this.recheckTimer);
-    this.subscribers.forEach((set) =>
-      set.forEach((s) => {
-        s.closed = true;
-        s.stop();
-      }),
-    );
-    this.subscribers.clear();
+    this.subscribers.stop();
   }
 
   /**
@@ -234,23 +229,21 @@ export class StreamHub {
    * it (streams already past it skip the read).
    */
   committed(endpointId: string, lastId: string | undefined): void {
-    this.subscribers.get(endpointId)?.forEach((s) => s.committed(lastId));
+    this.subscribers.of(endpointId)?.forEach((s) => s.committed(lastId));
   }
 
   /** Every stream reads after its cursor: notices sent while the listening connection was re-established are lost. */
   wakeAll(): void {
-    this.subscribers.forEach((set) => set.forEach((s) => s.wake()));
+    this.subscribers.wakeAll();
   }
 
   /** Whether a stream of this process serves the endpoint (else `publishCommitted` has nothing to do). */
   hasSubscribers(endpointId: string): boolean {
-    return (this.subscribers.get(endpointId)?.size ?? 0) > 0;
+    return this.subscribers.has(endpointId);
   }
 
   get connectedCount(): number {
-    let n = 0;
-    this.subscribers.forEach((set) => (n += set.size));
-    return n;
+    return this.subscribers.count;
   }
 
   /**
@@ -258,19 +251,11 @@ export class StreamHub {
    * wakes it; the caller then calls `start(cursor)`.
    */
   subscribe(endpointId: string, socket: WebSocket, filter: MessageFilter | null = null): StreamSubscriber {
-    const subscriber = new StreamSubscriber(endpointId, socket, this, filter);
-    const set = this.subscribers.get(endpointId) ?? new Set();
-    set.add(subscriber);
-    this.subscribers.set(endpointId, set);
-    return subscriber;
+    return this.subscribers.add(new StreamSubscriber(endpointId, socket, this, filter));
   }
 
   unsubscribe(subscriber: StreamSubscriber): void {
-    subscriber.closed = true;
-    subscriber.stop();
-    const set = this.subscribers.get(subscriber.endpointId);
-    set?.delete(subscriber);
-    if (set?.size === 0) this.subscribers.delete(subscriber.endpointId);
+    this.subscribers.remove(subscriber);
   }
 
   /**
@@ -293,8 +278,8 @@ export class StreamHub {
    * the commit's last id (`<endpoint id>:<last id>`) costs the streams served here no read.
    */
   publishCommitted(endpointId: string, after: string | null, rows: readonly CommittedInboundMessage[]): void {
-    const targets = this.subscribers.get(endpointId);
-    if (!targets || targets.size === 0 || rows.length === 0) return;
+    const targets = this.subscribers.of(endpointId);
+    if (targets === undefined || rows.length === 0) return;
     const ordered = rows.every((row, i) => (i === 0 ? after === null || row.id > after : row.id > rows[i - 1]!.id));
     if (!ordered) {
       targets.forEach((s) => s.wake());
@@ -311,21 +296,17 @@ export class StreamHub {
    * messages (no cursor moves, no filter applies: a refusal is what a developer watches for).
    */
   rejected(endpointId: string, rejection: RejectionOut): void {
-    const targets = this.subscribers.get(endpointId);
-    if (!targets || targets.size === 0) return;
-    const text = streamFrameText({ type: 'rejection', rejection });
-    targets.forEach((subscriber) => subscriber.sendRaw(text));
+    this.subscribers.sendRaw(endpointId, () => streamFrameText({ type: 'rejection', rejection }));
   }
 
   /** A cli-mode message was replayed: it goes again to the started streams of its endpoint that take it. */
   async replayed(endpointId: string, messageId: string): Promise<void> {
-    const targets = this.subscribers.get(endpointId);
-    if (!targets || targets.size === 0) return;
+    if (!this.subscribers.has(endpointId)) return;
     try {
       const row = await findLiveInboundMessage(this.db.sql, endpointId, messageId);
       if (!row) return;
       const [message] = await toCliMessages(this.payloadStore, this.db.sql, [row], true);
-      if (message) targets.forEach((subscriber) => subscriber.sendReplay(message, row.trace_context));
+      if (message) this.subscribers.of(endpointId)?.forEach((subscriber) => subscriber.sendReplay(message, row.trace_context));
     } catch (error) {
       this.log.warn({ err: error, inbound_endpoint_id: endpointId }, 'replay push failed');
     }

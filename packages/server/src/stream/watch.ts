@@ -7,6 +7,7 @@ import { toInboundEndpointMessageOut } from '../views/endpoint-message.js';
 import { CursorPump, SOCKET_PAGE_SIZE } from './cursor-pump.js';
 import { watchFrameText } from './frames.js';
 import { STREAM_RECHECK_MS } from './hub.js';
+import { SubscriberRegistry, type Subscriber } from './subscribers.js';
 
 /** Above this much unsent data a watcher waits for the socket to drain before reading more. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
@@ -16,7 +17,7 @@ const MAX_BUFFERED_BYTES = 1024 * 1024;
  * cursor, in id order. Unlike a CLI stream it delivers nothing, takes no results and is not counted
  * as a listener; it works the same for cli- and forward-mode endpoints.
  */
-export class Watcher {
+export class Watcher implements Subscriber {
   private readonly pump: CursorPump;
   closed = false;
 
@@ -41,6 +42,10 @@ export class Watcher {
     this.pump.wake();
   }
 
+  close(): void {
+    this.closed = true;
+  }
+
   /** A frame outside the message sequence. */
   sendRaw(text: string): void {
     if (!this.closed) this.socket.send(text);
@@ -61,62 +66,50 @@ export class Watcher {
  * watcher's cursor now and then in case a notice was lost.
  */
 export class WatchHub {
-  private readonly watchers = new Map<string, Set<Watcher>>();
-  private recheckTimer: NodeJS.Timeout | undefined;
+  private readonly watchers: SubscriberRegistry<Watcher>;
 
   constructor(
     readonly db: Database,
     readonly log: FastifyBaseLogger,
-    private readonly recheckMs = STREAM_RECHECK_MS,
-  ) {}
+    recheckMs = STREAM_RECHECK_MS,
+  ) {
+    this.watchers = new SubscriberRegistry(recheckMs);
+  }
 
   start(): void {
-    this.recheckTimer = setInterval(() => this.wakeAll(), this.recheckMs);
-    this.recheckTimer.unref();
+    this.watchers.start();
   }
 
   stop(): void {
-    clearInterval(this.recheckTimer);
-    this.watchers.forEach((set) => set.forEach((w) => (w.closed = true)));
-    this.watchers.clear();
+    this.watchers.stop();
   }
 
   /** Starts a watcher after `cursor` (the endpoint's last message when the page connected). */
   watch(endpointId: string, socket: WebSocket, cursor: string | null): Watcher {
-    const watcher = new Watcher(endpointId, socket, this, cursor);
-    const set = this.watchers.get(endpointId) ?? new Set();
-    set.add(watcher);
-    this.watchers.set(endpointId, set);
-    return watcher;
+    return this.watchers.add(new Watcher(endpointId, socket, this, cursor));
   }
 
   unwatch(watcher: Watcher): void {
-    watcher.closed = true;
-    const set = this.watchers.get(watcher.endpointId);
-    set?.delete(watcher);
-    if (set?.size === 0) this.watchers.delete(watcher.endpointId);
+    this.watchers.remove(watcher);
   }
 
   /** Some process committed messages of `endpointId`. */
   committed(endpointId: string): void {
-    this.watchers.get(endpointId)?.forEach((w) => w.wake());
+    this.watchers.of(endpointId)?.forEach((w) => w.wake());
   }
 
   /** Whether a page watches the endpoint. */
   hasWatchers(endpointId: string): boolean {
-    return (this.watchers.get(endpointId)?.size ?? 0) > 0;
+    return this.watchers.has(endpointId);
   }
 
   /** A request the endpoint's ingest URL refused, to every page watching it. */
   rejected(endpointId: string, rejection: RejectionOut): void {
-    const targets = this.watchers.get(endpointId);
-    if (!targets || targets.size === 0) return;
-    const text = watchFrameText({ type: 'rejection', rejection });
-    targets.forEach((w) => w.sendRaw(text));
+    this.watchers.sendRaw(endpointId, () => watchFrameText({ type: 'rejection', rejection }));
   }
 
   /** Every watcher reads after its cursor (notices may have been lost). */
   wakeAll(): void {
-    this.watchers.forEach((set) => set.forEach((w) => w.wake()));
+    this.watchers.wakeAll();
   }
 }
