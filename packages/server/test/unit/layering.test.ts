@@ -31,6 +31,14 @@ function serverImports(): Map<string, string[]> {
 }
 
 const ROUTE_FILES = /^(routes\/|ingest\/(routes|pull-routes)\.ts$)/;
+/**
+ * The route plugin a route file belongs to: the folder of a plugin split into files
+ * (`routes/inbound-endpoints/`), else the file itself.
+ */
+function routePlugin(file: string): string {
+  const folder = /^routes\/[^/]+\//.exec(file);
+  return folder ? folder[0] : file;
+}
 /** The composition root and the process. */
 const ROOT = new Set(['app.ts', 'engines.ts', 'main.ts']);
 const ENGINES = ['IngestBatcher', 'PullIngestBatcher', 'StreamHub', 'WatchHub', 'ResultBatcher', 'MessageBatcher', 'DeliveryWorker', 'SocketRegistry'];
@@ -45,11 +53,46 @@ describe('module layering', () => {
     expect(upward).toEqual([]);
   });
 
+  it('a route file imports no route file outside its own folder: no route plugin imports another', () => {
+    const across = [...imports]
+      .filter(([file]) => ROUTE_FILES.test(file))
+      .flatMap(([file, targets]) => targets.filter((t) => ROUTE_FILES.test(t) && routePlugin(t) !== routePlugin(file)).map((t) => `${file} → ${t}`));
+    expect(across).toEqual([]);
+  });
+
+  it('what routes share (http/) imports no route file, plugin or the composition root', () => {
+    const upward = [...imports]
+      .filter(([file]) => file.startsWith('http/'))
+      .flatMap(([file, targets]) => targets.filter((t) => ROUTE_FILES.test(t) || t.startsWith('plugins/') || ROOT.has(t)).map((t) => `${file} → ${t}`));
+    expect(upward).toEqual([]);
+  });
+
+  it('a view imports no route file, plugin, engine, route helper or the composition root', () => {
+    const upward = [...imports]
+      .filter(([file]) => file.startsWith('views/'))
+      .flatMap(([file, targets]) =>
+        targets.filter((t) => ROUTE_FILES.test(t) || /^(plugins|http|ingest|stream|delivery)\//.test(t) || ROOT.has(t)).map((t) => `${file} → ${t}`),
+      );
+    expect(upward).toEqual([]);
+  });
+
   it('a route file never imports the composition root or the process', () => {
     const upward = [...imports]
       .filter(([file]) => ROUTE_FILES.test(file))
       .flatMap(([file, targets]) => targets.filter((t) => ROOT.has(t)).map((t) => `${file} → ${t}`));
     expect(upward).toEqual([]);
+  });
+});
+
+describe('the records the API shows', () => {
+  it('every exported to…Out mapper lives in views/', () => {
+    const mappers = sourceFiles(serverSrc).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/^export (?:async )?function (to\w*Out)\b|^export const (to\w*Out)\b/gm)].map(
+        (match) => `${path.relative(serverSrc, file).split(path.sep).join('/')}: ${match[1] ?? match[2]}`,
+      ),
+    );
+    expect(mappers).toContain('views/rejection.ts: toRejectionOut');
+    expect(mappers.filter((mapper) => !mapper.startsWith('views/'))).toEqual([]);
   });
 });
 
