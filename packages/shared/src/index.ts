@@ -10,6 +10,7 @@ export * from './schemas/whoami.js';
 export * from './schemas/messages.js';
 export * from './schemas/inbound.js';
 export * from './schemas/pull.js';
+export * from './schemas/ingest.js';
 export * from './schemas/event-type.js';
 export * from './glob.js';
 export * from './own.js';

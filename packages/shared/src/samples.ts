@@ -1,5 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sha256Hex } from './digest.js';
+import { successEnvelope } from './envelope.js';
+import { InboundIngestOut } from './schemas/ingest.js';
 import type { InboundSampleOut } from './schemas/samples.js';
 import { signGithub, signShopify, signSlack, signStripe, standardWebhookHeaders } from './signing.js';
 
@@ -559,10 +561,12 @@ export function sampleRequest(provider: SampleProvider, event: string, body: Jso
   return { body: bytes, headers };
 }
 
+const IngestAnswer = successEnvelope(InboundIngestOut);
+
 /** What the ingest URL answered to a sample. */
 export interface SampleIngestAnswer {
   status: number;
-  /** The `hookrelay-duplicate` header was `true`. */
+  /** The `hookrelay-duplicate` header (INGEST_DUPLICATE_HEADER) was `true`. */
   duplicate: boolean;
   /** The answer's body (the envelope with `message_id`, or empty for 204/205). */
   text: string;
@@ -580,8 +584,8 @@ export function sampleOutcome(
 ): InboundSampleOut {
   let messageId: string | null = null;
   try {
-    const parsed = JSON.parse(answer.text) as { data?: { message_id?: unknown } };
-    if (typeof parsed.data?.message_id === 'string') messageId = parsed.data.message_id;
+    const parsed = IngestAnswer.safeParse(JSON.parse(answer.text));
+    if (parsed.success) messageId = parsed.data.data.message_id;
   } catch {
     // 204/205, or an endpoint's own answer: no id to show.
   }

@@ -47,6 +47,11 @@ import {
   RejectionOut,
   RejectionsQuery,
   WatchFrame,
+  ErrorEnvelope,
+  InboundIngestOut,
+  PullIngestOut,
+  sampleOutcome,
+  successEnvelope,
 } from '../src/index.js';
 
 const EP = `ep_${'a'.repeat(32)}`;
@@ -790,5 +795,27 @@ describe('refused requests', () => {
     expect(accepts(WatchFrame, { type: 'rejection', rejection })).toBe(true);
     expect(accepts(RejectionDetailOut, rejection)).toBe(false);
     expect(accepts(RejectionDetailOut, { ...rejection, body: 'e30=', body_encoding: 'base64' })).toBe(true);
+  });
+});
+
+describe('ingest answers', () => {
+  it('a stored or duplicate webhook names its message, a stored pull event its event; a refusal is the error envelope', () => {
+    const meta = { request_id: ID3 };
+    expect(accepts(successEnvelope(InboundIngestOut), { data: { message_id: ID1 }, meta })).toBe(true);
+    expect(accepts(successEnvelope(InboundIngestOut), { data: { event_id: ID1 }, meta })).toBe(false);
+    expect(accepts(successEnvelope(InboundIngestOut), { data: { message_id: 'm1' }, meta })).toBe(false);
+    expect(accepts(successEnvelope(PullIngestOut), { data: { event_id: ID2 }, meta })).toBe(true);
+    expect(accepts(successEnvelope(PullIngestOut), { data: { message_id: ID2 }, meta })).toBe(false);
+    expect(accepts(ErrorEnvelope, { error: { code: 'UNAUTHORIZED', message: 'unauthorized' }, meta })).toBe(true);
+    expect(accepts(ErrorEnvelope, { error: { code: 'NOPE', message: 'unauthorized' }, meta })).toBe(false);
+  });
+
+  it("a sample's outcome takes the message id from the ingest's answer, and none from any other body", () => {
+    const sample = { body: Buffer.from('{}'), headers: [] };
+    const outcome = (text: string) => sampleOutcome(ID1, 'github', 'push', '/', sample, { status: 200, duplicate: false, text }, true).message_id;
+    expect(outcome(JSON.stringify({ data: { message_id: ID2 }, meta: { request_id: ID3 } }))).toBe(ID2);
+    expect(outcome('')).toBeNull();
+    expect(outcome('ok')).toBeNull();
+    expect(outcome(JSON.stringify({ error: { code: 'GONE', message: 'gone' }, meta: { request_id: ID3 } }))).toBeNull();
   });
 });

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler, RouteHandlerMethod } from 'fastify';
-import { newUuidv7, SECRET_TOKEN_PATTERN, UUID_PATTERN, uuidv7Time } from '@hookrelay/shared';
+import { newUuidv7, PullIngestOut, SECRET_TOKEN_PATTERN, successEnvelope, UUID_PATTERN, uuidv7Time } from '@hookrelay/shared';
 import { findPullIngestEndpoint, type PullIngestEndpointRow } from '../db/pull-endpoints.js';
 import { AppError } from '../errors.js';
 import { constantTimeEqual, sha256Hex } from '../security/crypto.js';
@@ -160,6 +160,7 @@ export async function pullIngestRoutes(app: FastifyInstance, { batcher, rejectio
     exposeHeadRoute: false,
     bodyLimit: services.config.maxIngestBodyBytes,
     preParsing: limitBody,
+    schema: { response: { 200: successEnvelope(PullIngestOut) } },
     handler: record,
   });
   app.route({ method: ['HEAD', 'OPTIONS'], url: '/pull/:id/:token', handler: answerProbe });

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler, RouteHandlerMethod } from 'fastify';
-import { SECRET_TOKEN_PATTERN } from '@hookrelay/shared';
+import { InboundIngestOut, INGEST_DUPLICATE_HEADER, SECRET_TOKEN_PATTERN, successEnvelope } from '@hookrelay/shared';
 import { AppError } from '../errors.js';
 import { sha256Hex } from '../security/crypto.js';
 import type { IngestBatcher, IngestItem, IngestOutcome } from './batcher.js';
@@ -211,7 +211,7 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections, 
         services.ingestCache.invalidate(target.id);
         throw paused(request, at, receivedAt, body);
       case 'duplicate':
-        reply.header('hookrelay-duplicate', 'true');
+        reply.header(INGEST_DUPLICATE_HEADER, 'true');
         break;
       case 'stored':
         break;
@@ -261,6 +261,8 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections, 
       exposeHeadRoute: false,
       bodyLimit: services.config.maxIngestBodyBytes,
       preParsing: limitBody,
+      // Any 2xx: the status is the endpoint's ingest_response_code.
+      schema: { response: { '2xx': successEnvelope(InboundIngestOut) } },
       handler: record,
     });
     app.route({ method: ['HEAD', 'OPTIONS'], url, handler: answerProbe });
