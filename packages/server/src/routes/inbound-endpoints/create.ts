@@ -19,8 +19,8 @@ const DEFAULT_INGEST_RESPONSE_CODE = 200;
 const CreateBody = refuseNul(InboundEndpointCreateIn);
 
 /**
- * POST /v1/inbound-endpoints: the only answer that shows the secret token (in `ingest_url`) and,
- * when signing is on, the signing secret.
+ * POST /v1/inbound-endpoints: every switched-on check must be complete before anything is stored;
+ * the answer holds the secret token and, when signing is on, the first signing key's secret.
  */
 export function inboundEndpointCreateRoute(fastify: FastifyInstance): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
