@@ -20,13 +20,15 @@ function fake(endpointId: string): Subscriber & { wakes: number; sent: string[];
   };
 }
 
+type Fake = ReturnType<typeof fake>;
+
 describe('SubscriberRegistry', () => {
   afterEach(() => {
     vi.useRealTimers();
   });
 
   it('holds subscribers by endpoint and counts them all', () => {
-    const registry = new SubscriberRegistry(1000);
+    const registry = new SubscriberRegistry<Fake>(1000);
     const a1 = registry.add(fake('a'));
     const a2 = registry.add(fake('a'));
     const b = registry.add(fake('b'));
@@ -39,7 +41,7 @@ describe('SubscriberRegistry', () => {
   });
 
   it('closes a removed subscriber, and forgets an endpoint once nobody follows it', () => {
-    const registry = new SubscriberRegistry(1000);
+    const registry = new SubscriberRegistry<Fake>(1000);
     const a1 = registry.add(fake('a'));
     const a2 = registry.add(fake('a'));
     registry.remove(a1);
@@ -56,7 +58,7 @@ describe('SubscriberRegistry', () => {
   });
 
   it('sends a frame to the subscribers of its endpoint only, rendered once, and not at all without one', () => {
-    const registry = new SubscriberRegistry(1000);
+    const registry = new SubscriberRegistry<Fake>(1000);
     const a1 = registry.add(fake('a'));
     const a2 = registry.add(fake('a'));
     const b = registry.add(fake('b'));
@@ -72,7 +74,7 @@ describe('SubscriberRegistry', () => {
 
   it('wakes every subscriber at once, and on its timer from start to stop', () => {
     vi.useFakeTimers();
-    const registry = new SubscriberRegistry(1000);
+    const registry = new SubscriberRegistry<Fake>(1000);
     const a = registry.add(fake('a'));
     const b = registry.add(fake('b'));
     registry.wakeAll();
@@ -92,7 +94,7 @@ describe('SubscriberRegistry', () => {
   });
 
   it('closes and forgets every subscriber when it stops', () => {
-    const registry = new SubscriberRegistry(1000);
+    const registry = new SubscriberRegistry<Fake>(1000);
     const a = registry.add(fake('a'));
     const b = registry.add(fake('b'));
     registry.start();
