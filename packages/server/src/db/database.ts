@@ -50,6 +50,11 @@ export interface Database {
    */
   listen(channel: string, onPayload: (payload: string) => void, onResubscribed?: () => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * NOTIFYs each payload as a wake-up after a commit: in an autocommit transaction that does not
+   * wait for its WAL flush on PostgreSQL (what it announces was committed durably before).
+   */
+  announce(channel: string, payloads: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -186,9 +191,10 @@ export function openPostgres(options: PostgresOptions): Database {
         await conn.unsafe(script).simple();
       },
     );
+  const sql = wrap(client, false);
   return {
     backend: 'postgres',
-    sql: wrap(client, false),
+    sql,
     async listen(channel, onPayload, onResubscribed) {
       // The driver re-LISTENs by itself after a reconnect and calls this again each time.
       let subscribed = false;
@@ -200,6 +206,9 @@ export function openPostgres(options: PostgresOptions): Database {
     },
     async notify(channel, payload) {
       await client.notify(channel, payload);
+    },
+    async announce(channel, payloads) {
+      await sql`SELECT set_config('synchronous_commit', 'off', true), pg_notify(${channel}, p) FROM unnest(${payloads}::text[]) AS p`;
     },
     async close() {
       await client.end({ timeout: 5 });
@@ -265,16 +274,34 @@ export function wrapPGlite(pglite: PGlite): Database & { pglite: PGlite } {
       await pglite.exec(script);
     },
   );
+  // One process holds an embedded data dir (its lock), so a NOTIFY of its own reaches only its own
+  // listeners: `notify` and `announce` hand the payload to them directly, sparing a statement on
+  // PGlite's one thread, which every request of the process waits for. A NOTIFY that SQL sends
+  // (a stored function's, in its transaction) still comes through PGlite, so `listen` takes both.
+  const local = new Map<string, Set<(payload: string) => void>>();
+  const notifyLocally = (channel: string, payload: string): void => {
+    for (const onPayload of [...(local.get(channel) ?? [])]) onPayload(payload);
+  };
   return {
     backend: 'pglite',
     pglite,
     sql,
     async listen(channel, onPayload) {
       const unsubscribe = await pglite.listen(channel, onPayload);
-      return () => unsubscribe();
+      let listeners = local.get(channel);
+      if (listeners === undefined) local.set(channel, (listeners = new Set()));
+      const own = (payload: string) => onPayload(payload);
+      listeners.add(own);
+      return async () => {
+        listeners.delete(own);
+        await unsubscribe();
+      };
     },
     async notify(channel, payload) {
-      await pglite.query('SELECT pg_notify($1, $2)', [channel, payload]);
+      notifyLocally(channel, payload);
+    },
+    async announce(channel, payloads) {
+      for (const payload of payloads) notifyLocally(channel, payload);
     },
     async close() {
       if (!pglite.closed) await pglite.close();

@@ -1,4 +1,4 @@
-import type { Sql } from './database.js';
+import type { Database, Sql } from './database.js';
 
 /** NOTIFY inside the caller's transaction: listeners hear it only if, and when, it commits. */
 export async function notifyOnCommit(sql: Sql, channel: string, payload: string): Promise<void> {
@@ -9,11 +9,11 @@ export async function notifyOnCommit(sql: Sql, channel: string, payload: string)
 const MAX_NOTIFY_PAYLOAD_BYTES = 7_900;
 
 /**
- * Announces `entries` (ASCII, joined with commas) on `channel` in an autocommit transaction of its
- * own, in as many NOTIFYs as the payload limit needs. The transaction does not wait for its WAL
- * flush: a NOTIFY is only a wake-up, and the rows it announces were committed durably before.
+ * Announces `entries` (ASCII, joined with commas) on `channel` after their commit, in as many
+ * NOTIFYs as the payload limit needs (`Database.announce`: a wake-up, the rows were committed
+ * durably before).
  */
-export async function notifyAfterCommit(sql: Sql, channel: string, entries: readonly string[]): Promise<void> {
+export async function notifyAfterCommit(db: Pick<Database, 'announce'>, channel: string, entries: readonly string[]): Promise<void> {
   const payloads: string[] = [];
   let current = '';
   for (const entry of entries) {
@@ -25,5 +25,5 @@ export async function notifyAfterCommit(sql: Sql, channel: string, entries: read
   }
   if (current !== '') payloads.push(current);
   if (payloads.length === 0) return;
-  await sql`SELECT set_config('synchronous_commit', 'off', true), pg_notify(${channel}, p) FROM unnest(${payloads}::text[]) AS p`;
+  await db.announce(channel, payloads);
 }

@@ -280,7 +280,7 @@ export class IngestBatcher {
       while (this.unannounced.size > 0) {
         const entries = [...this.unannounced].map(([endpointId, lastId]) => inboundCommitEntry(endpointId, lastId));
         this.unannounced.clear();
-        await notifyAfterCommit(this.db.sql, INBOUND_MESSAGES_CHANNEL, entries).catch(() => undefined);
+        await notifyAfterCommit(this.db, INBOUND_MESSAGES_CHANNEL, entries).catch(() => undefined);
       }
     } finally {
       this.announcing = false;

@@ -27,7 +27,7 @@ beforeAll(async () => {
     return run().finally(() => queries.running--);
   });
   // The hub hears no NOTIFY of its own (the app's LISTEN feeds the app's hub): the test plays the notices itself.
-  hubDb = { backend: t.db.backend, sql: counted, listen: async () => async () => {}, notify: async () => {}, close: async () => {} };
+  hubDb = { backend: t.db.backend, sql: counted, listen: async () => async () => {}, notify: async () => {}, announce: async () => {}, close: async () => {} };
   // No periodic check here: these tests count the hub's reads.
   hub = new StreamHub(hubDb, new DatabasePayloadStore(), t.app.log, 3_600_000);
   hub.start();
