@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deliveryJson, formatClock, formatDeliveryLine, formatResponseLines } from '../src/format/listen.js';
 import { plainStyle } from '../src/format/style.js';
-import type { DeliveryRecord } from '../src/listen/listener.js';
+import type { DeliveryRecord } from '../src/listen/ports.js';
 
 const record: DeliveryRecord = {
   message_id: '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70',

@@ -7,9 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { errorCode } from '../src/listen/error-text.js';
 import {
   capturedHeaders,
-  errorCode,
   Forwarder,
   isRetryable,
   MAX_CAPTURED_HEADERS,

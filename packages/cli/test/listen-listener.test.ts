@@ -9,17 +9,18 @@ import {
 } from '@hookrelay/shared';
 import { describe, expect, it } from 'vitest';
 import { CliFailure } from '../src/errors.js';
-import type { ForwardOutcome } from '../src/listen/forwarder.js';
+import { Listener, type ListenerOptions } from '../src/listen/listener.js';
 import {
-  Listener,
   ZERO_CURSOR,
   type DeliveryRecord,
+  type ForwardOutcome,
   type ListenApi,
   type ListenerEvents,
-  type ListenerOptions,
   type ListenerTiming,
-} from '../src/listen/listener.js';
-import type { StreamConnection, StreamEnd, StreamHandlers } from '../src/listen/stream.js';
+  type StreamConnection,
+  type StreamEnd,
+  type StreamHandlers,
+} from '../src/listen/ports.js';
 
 /**
  * The listener's connection logic against a fake server: fallback to polling and back, flapping,

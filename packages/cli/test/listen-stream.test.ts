@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { KEY_REVOKED_CLOSE } from '@hookrelay/shared/sockets';
-import { openStream, streamUrl, type StreamHandlers, type StreamOptions } from '../src/listen/stream.js';
+import type { StreamHandlers } from '../src/listen/ports.js';
+import { openStream, streamUrl, type StreamOptions } from '../src/listen/stream.js';
 
 /** The WebSocket client against a small local server: upgrade answers, frames, heartbeat. */
 

@@ -1,5 +1,5 @@
 import type { RejectionOut } from '@hookrelay/shared';
-import type { DeliveryRecord } from '../listen/listener.js';
+import type { DeliveryRecord } from '../listen/ports.js';
 import type { Style } from './style.js';
 import { terminalSafe, terminalText, truncate } from './text.js';
 

@@ -1,5 +1,5 @@
 import type { HookrelayClient, ListenFilter } from '@hookrelay/shared';
-import type { ListenApi } from './listener.js';
+import type { ListenApi } from './ports.js';
 import { openStream, type StreamOptions } from './stream.js';
 
 /** Refused requests read per poll: more than a poll interval's worth at the recording rate. */

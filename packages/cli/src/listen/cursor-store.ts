@@ -6,7 +6,7 @@ import { UUID_PATTERN } from '@hookrelay/shared/ids';
 import { CONFIG_DIR_MODE, CONFIG_FILE_MODE } from '../config.js';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
-import type { PendingResultFrame, PendingResults } from './listener.js';
+import type { PendingResultFrame, PendingResults } from './ports.js';
 
 /**
  * Where `listen` keeps its place, so that it never loses a message across restarts (docs/cli.md,

@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { Flags } from '@oclif/core';
 import { usageFailure } from '../errors.js';
 import { formatDuration, parseDuration } from './duration.js';
-import type { TransportMode } from './listener.js';
+import type { TlsSettings } from './forwarder.js';
+import type { TransportMode } from './ports.js';
 import { PROJECT_FILE, readProjectFile } from './project-file.js';
 import { isLoopbackHost, parseRoute, type ForwardRoute } from './routes.js';
 import type { ListenFilter } from '@hookrelay/shared';
@@ -63,13 +64,6 @@ export function durationFlag(flag: string, value: string | undefined, minimumMs 
   }
   if (ms < minimumMs) throw usageFailure(`--${flag} must be at least ${formatDuration(minimumMs)}`);
   return ms;
-}
-
-export interface TlsSettings {
-  /** PEM of `--ca-file`, trusted besides the system's CAs. */
-  ca?: Buffer | undefined;
-  /** `--insecure`: no certificate check (loopback targets only). */
-  insecure: boolean;
 }
 
 export interface ForwardingSettings {

@@ -6,34 +6,19 @@ import type { CliMessageOut } from '@hookrelay/shared';
 import { sha256Hex } from '@hookrelay/shared/digest';
 import { Agent, type Dispatcher } from 'undici';
 import { formatDuration } from './duration.js';
-import type { TlsSettings } from './flags.js';
+import { errorCode, errorText } from './error-text.js';
 import { forwardHeaders } from './forward-headers.js';
+import type { CapturedResponse, ForwardOutcome } from './ports.js';
 import { chooseRoute, type ForwardRoute } from './routes.js';
 import { sleep as defaultSleep, type Sleep } from './sleep.js';
 import { forwardPath } from './target.js';
 
-/** What the app answered besides its status (`--capture-response-bytes`). */
-export interface CapturedResponse {
-  /** `[name, value]` in the order received, bounded (see `MAX_CAPTURED_HEADERS`). */
-  headers: [string, string][];
-  /** The first bytes of the body. */
-  body: Buffer;
-  /** The app sent more than was kept. */
-  truncated: boolean;
-}
-
-/** What became of one message: the app's answer, or why there is none. */
-export interface ForwardOutcome {
-  /** The app's HTTP status; null when it gave none. */
-  status: number | null;
-  latencyMs: number;
-  error: string | null;
-  /** Attempts made (0 when the message could not be sent at all). */
-  attempt: number;
-  /** The target of the route that took the message (`http://localhost:4000/x`); null when no route did. */
-  target: string | null;
-  /** Set when the app answered. */
-  response?: CapturedResponse | undefined;
+/** The certificates an https:// app is checked against (`--ca-file`, `--insecure`). */
+export interface TlsSettings {
+  /** PEM of `--ca-file`, trusted besides the system's CAs. */
+  ca?: Buffer | undefined;
+  /** `--insecure`: no certificate check (loopback targets only). */
+  insecure: boolean;
 }
 
 /** The message fields the forwarder reads (a stream frame's or a listen page's message). */
@@ -150,40 +135,6 @@ const RETRYABLE_CODES = new Set([
 /** Failed downloads of a body that count towards MAX_BODY_MISMATCHES. */
 const BOUNDED_BODY_FAILURES = new Set(['PAYLOAD_SHA256_MISMATCH', 'BODY_FETCH_SERVER_ERROR']);
 const BODY_FAILURES = new Set(['BODY_FETCH_FAILED', ...BOUNDED_BODY_FAILURES]);
-
-interface ErrorShape {
-  code?: unknown;
-  message?: unknown;
-  errors?: unknown;
-  cause?: unknown;
-}
-
-/** The code of an error, looking into AggregateError (IPv4 and IPv6 both refused) and causes. */
-export function errorCode(error: unknown): string | undefined {
-  const shape = error as ErrorShape | null;
-  if (shape === null || typeof shape !== 'object') return undefined;
-  if (typeof shape.code === 'string') return shape.code;
-  if (Array.isArray(shape.errors)) {
-    for (const inner of shape.errors) {
-      const code = errorCode(inner);
-      if (code !== undefined) return code;
-    }
-  }
-  return shape.cause === undefined ? undefined : errorCode(shape.cause);
-}
-
-export function errorText(error: unknown): string {
-  const shape = error as ErrorShape | null;
-  if (shape !== null && typeof shape === 'object') {
-    if (Array.isArray(shape.errors) && shape.errors.length > 0) {
-      return [...new Set(shape.errors.map((inner) => errorText(inner)))].join('; ');
-    }
-    if (typeof shape.message === 'string' && shape.message !== '') return shape.message;
-    const code = errorCode(error);
-    if (code !== undefined) return code;
-  }
-  return String(error);
-}
 
 export function isRetryable(error: unknown): boolean {
   const code = errorCode(error);

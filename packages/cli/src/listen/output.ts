@@ -5,7 +5,7 @@ import type { Style } from '../format/style.js';
 import { terminalText } from '../format/text.js';
 import { formatDuration } from './duration.js';
 import type { HoldInfo } from './forwarder.js';
-import type { DeliveryRecord, ListenerEvents, TransportName } from './listener.js';
+import type { DeliveryRecord, ListenerEvents, TransportName } from './ports.js';
 
 export interface ListenOutputOptions {
   /** `--json`: deliveries as NDJSON on stdout; on stderr only warnings. */

@@ -8,8 +8,9 @@ import { CursorStore } from './cursor-store.js';
 import type { ForwardingSettings } from './flags.js';
 import { Forwarder, type ForwardableMessage } from './forwarder.js';
 import { KEY_HELP, listenForKeys } from './keys.js';
-import { Listener, ZERO_CURSOR } from './listener.js';
+import { Listener } from './listener.js';
 import { ListenOutput } from './output.js';
+import { ZERO_CURSOR } from './ports.js';
 
 /** Where a listen session starts (the flags of `listen`; `dev` always resumes). */
 export interface ListenStart {

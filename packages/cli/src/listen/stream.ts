@@ -11,50 +11,8 @@ import {
 import { HookrelayApiError } from '@hookrelay/shared/client';
 import { KEY_REVOKED_CLOSE, STREAM_FRAME_MAX_BYTES } from '@hookrelay/shared/sockets';
 import WebSocket from 'ws';
-import { errorText } from './forwarder.js';
-
-/** How one stream connection ended. */
-export type StreamEnd =
-  /** The upgrade was refused in the API's envelope with 400/401/403/404/410: the command cannot go on. */
-  | { kind: 'fatal'; error: HookrelayApiError }
-  /**
-   * The upgrade was refused 429 in the API's envelope: the key, its project or the server has as
-   * many sockets open as the server allows (`error.retryAfterSeconds`: the server's Retry-After).
-   */
-  | { kind: 'limited'; error: HookrelayApiError }
-  /** The upgrade was answered with another HTTP status (a proxy that refuses WebSockets, a 5xx). */
-  | { kind: 'refused'; status: number; message: string }
-  /** The server closed the open stream because the API key was revoked: no retry can succeed. */
-  | { kind: 'revoked'; code: number; reason: string }
-  /** No connection, or it broke before the upgrade completed. */
-  | { kind: 'unreachable'; message: string }
-  /** An open stream closed: by the server or the network, by our heartbeat watch, or by us. */
-  | { kind: 'closed'; code: number; reason: string; openMs: number; cause: 'server' | 'heartbeat' | 'client' };
-
-export interface StreamHandlers {
-  /** `resultAcks`: the server acknowledges each result (by its `result_id`) once it is committed. */
-  ready(cursor: string | null, resultAcks: boolean): void;
-  /** The server has settled the result `resultId` (recorded, or never to be). */
-  resultAck?(resultId: string, outcome: ResultAckOutcome, message: string | undefined): void;
-  /** `replay`: the server marked the frame as a replay (a newer server may; see docs/cli.md). */
-  message(message: CliMessageOut, replay: boolean): void;
-  /** With a filter: every message up to `cursor` was considered, none after the last message frame matched. */
-  cursor?(cursor: string): void;
-  /** A request the endpoint's ingest URL refused (not a message: no cursor, no result). */
-  rejection?(rejection: RejectionOut): void;
-  /** Nothing (ping or frame) heard for `silentMs`: shown as a warning before the connection is dropped. */
-  silent(silentMs: number): void;
-}
-
-export interface StreamConnection {
-  readonly ended: Promise<StreamEnd>;
-  /**
-   * False when the socket is not open (the caller then reports over HTTP). Without acknowledgements
-   * from the server (an older one), the frame goes without its `result_id`, which such a server refuses.
-   */
-  sendResult(frame: StreamResultFrame): boolean;
-  close(): void;
-}
+import { errorText } from './error-text.js';
+import type { StreamConnection, StreamEnd, StreamHandlers } from './ports.js';
 
 export interface StreamOptions {
   apiUrl: string;
