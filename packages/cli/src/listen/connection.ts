@@ -29,7 +29,7 @@ export interface ConnectionSupervisorOptions {
   /** Where the messages go, in order, for the processing side. */
   queue: WorkQueue;
   /** Handed each ready stream, and told when polling starts and ends. */
-  results: ResultLedger;
+  results: Pick<ResultLedger, 'attach' | 'detach' | 'setPolling' | 'acknowledge' | 'acknowledged'>;
   /** The listener's stop. */
   halt: AbortSignal;
   /** A first run's starting point: saved at once, so that a restart resumes from there even before the first message. */
