@@ -4,7 +4,7 @@ import { usageFailure } from './errors.js';
 import { formatRejectionRow, formatRejectionTable } from './format/rejections.js';
 import { ListCommand } from './list-command.js';
 import type { ListResult, Page } from './paging.js';
-import { parseTimeFlag } from './time-flags.js';
+import { parseTimeFlag } from './flags/time.js';
 
 type Filters = Omit<Partial<RejectionsQuery>, 'limit' | 'cursor'>;
 

@@ -1,6 +1,6 @@
 import { InboundEndpointCreateIn, InboundEndpointUpdateIn } from '@hookrelay/shared';
 import { describe, expect, it } from 'vitest';
-import { inboundSettingsBody } from '../src/inbound-flags.js';
+import { inboundSettingsBody } from '../src/flags/inbound.js';
 
 describe('inboundSettingsBody', () => {
   it('sends nothing for no flags, so a PATCH changes nothing', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CliFailure } from '../src/errors.js';
 import { ExitCode } from '../src/exit-codes.js';
-import { forwardingSettings } from '../src/listen/flags.js';
+import { forwardingSettings } from '../src/flags/forwarding.js';
 import { parseProjectFile, readProjectFile } from '../src/listen/project-file.js';
 import { chooseRoute, isLoopbackHost, makeRoute, parseRoute } from '../src/listen/routes.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliFailure } from '../src/errors.js';
 import { ExitCode } from '../src/exit-codes.js';
-import { forwardingSettings, type ForwardingFlagValues } from '../src/listen/flags.js';
+import { forwardingSettings, type ForwardingFlagValues } from '../src/flags/forwarding.js';
 import { parseProjectFile } from '../src/listen/project-file.js';
 import { chooseRoute, isLoopbackHost, parseRoute } from '../src/listen/routes.js';
 

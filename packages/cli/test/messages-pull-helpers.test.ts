@@ -7,7 +7,7 @@ import { formatDeleteAll, formatPullEventAckBatch } from '../src/format/pull.js'
 import { createStyle, plainStyle } from '../src/format/style.js';
 import { isJsonMediaType, messageBodyFromFlags, type MessageInputSource } from '../src/message-input.js';
 import { committedByError, DELETE_ALL_REQUEST_LIMIT, deleteAllInRounds, eventBodyBytes, mergeAckResults } from '../src/pull-events.js';
-import { pullEventFilterArgs, pullEventFilters } from '../src/pull-flags.js';
+import { pullEventFilterArgs, pullEventFilters } from '../src/flags/pull.js';
 
 function source(overrides: Partial<MessageInputSource> = {}): MessageInputSource {
   return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CliFailure } from '../src/errors.js';
-import { parseTimeFlag } from '../src/time-flags.js';
+import { parseTimeFlag } from '../src/flags/time.js';
 
 const now = Date.parse('2026-05-01T12:00:00.000Z');
 

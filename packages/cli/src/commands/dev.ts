@@ -13,7 +13,7 @@ import { readDevState, readServerBootstrapKey, SERVER_DATABASE_DIR, writeDevStat
 import { CliErrorCode, CliFailure, usageFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { inspectorUrl } from '../inspector.js';
-import { forwardingFlags, forwardingSettings } from '../listen/flags.js';
+import { forwardingFlags, forwardingSettings } from '../flags/forwarding.js';
 import { StopSignals } from '../signals.js';
 import { parseDuration } from '../listen/duration.js';
 import { removeRunningDev, writeRunningDev } from '../dev/running.js';

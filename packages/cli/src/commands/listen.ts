@@ -6,7 +6,7 @@ import { BaseCommand } from '../base-command.js';
 import { configDirectory } from '../config.js';
 import { usageFailure } from '../errors.js';
 import { sinceCursor } from '../listen/duration.js';
-import { durationFlag, forwardingFlags, forwardingSettings } from '../listen/flags.js';
+import { durationFlag, forwardingFlags, forwardingSettings } from '../flags/forwarding.js';
 import { runListenSession } from '../listen/session.js';
 import { StopSignals } from '../signals.js';
 

@@ -3,7 +3,7 @@ import { Flags } from '@oclif/core';
 import { formatLogLine, formatLogTable } from '../format/messages.js';
 import { ListCommand } from '../list-command.js';
 import type { ListResult, Page } from '../paging.js';
-import { parseTimeFlag } from '../time-flags.js';
+import { parseTimeFlag } from '../flags/time.js';
 
 type LogFilters = Omit<Partial<LogsQuery>, 'limit' | 'cursor'>;
 

@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../inbound-flags.js';
+import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../flags/inbound.js';
 import { inspectorUrl, openInBrowser } from '../inspector.js';
 
 export interface OpenResult {

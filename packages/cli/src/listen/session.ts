@@ -1,16 +1,35 @@
-import type { HookrelayClient } from '@hookrelay/shared';
+import type { HookrelayClient, ListenFilter } from '@hookrelay/shared';
 import { uuidv7Time } from '@hookrelay/shared/ids';
 import type { Style } from '../format/style.js';
 import type { StopSignals } from '../signals.js';
 import { createListenApi } from './api.js';
 import { bodyOpener } from './body-fetch.js';
 import { CursorStore } from './cursor-store.js';
-import type { ForwardingSettings } from './flags.js';
-import { Forwarder, type ForwardableMessage } from './forwarder.js';
+import { Forwarder, type ForwardableMessage, type TlsSettings } from './forwarder.js';
 import { KEY_HELP, listenForKeys } from './keys.js';
 import { Listener } from './listener.js';
 import { ListenOutput } from './output.js';
-import { ZERO_CURSOR } from './ports.js';
+import { ZERO_CURSOR, type TransportMode } from './ports.js';
+import type { ForwardRoute } from './routes.js';
+
+/** How a session forwards: the forwarding flags of `listen` and `dev`, checked and parsed. */
+export interface ForwardingSettings {
+  /** `--events` / `--path`, applied by the server; skipped messages still move the cursor. */
+  filter: ListenFilter;
+  /** In order: the first that takes a message forwards it. */
+  routes: ForwardRoute[];
+  /** Where the routes came from, for the banner: `--forward-to` or the project file's path. */
+  routesFrom: string;
+  tls: TlsSettings;
+  transport: TransportMode;
+  preserveHost: boolean;
+  /** 0: no limit. */
+  timeoutMs: number;
+  maxWaitMs: number | undefined;
+  heartbeatTimeoutMs: number;
+  captureResponseBytes: number;
+  verbose: boolean;
+}
 
 /** Where a listen session starts (the flags of `listen`; `dev` always resumes). */
 export interface ListenStart {

@@ -1,7 +1,7 @@
 import type { EndpointCreateIn, EndpointCreateOut } from '@hookrelay/shared';
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { endpointSettingFlags } from '../../endpoint-flags.js';
+import { endpointSettingFlags } from '../../flags/endpoint.js';
 import { formatCreatedEndpoint } from '../../format/endpoints.js';
 import { headersFromFlags } from '../../headers.js';
 

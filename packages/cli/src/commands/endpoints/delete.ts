@@ -1,7 +1,7 @@
 import type { EndpointDeleteOut } from '@hookrelay/shared';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { ENDPOINT_ID_DESCRIPTION } from '../../endpoint-flags.js';
+import { ENDPOINT_ID_DESCRIPTION } from '../../flags/endpoint.js';
 import { confirmDeletion } from '../../confirm-delete.js';
 import { terminalText } from '../../format/text.js';
 

@@ -1,7 +1,7 @@
 import type { EndpointOut } from '@hookrelay/shared';
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { ENDPOINT_ID_DESCRIPTION } from '../../endpoint-flags.js';
+import { ENDPOINT_ID_DESCRIPTION } from '../../flags/endpoint.js';
 import { formatEndpoint } from '../../format/endpoints.js';
 
 export default class EndpointsGet extends BaseCommand<typeof EndpointsGet> {

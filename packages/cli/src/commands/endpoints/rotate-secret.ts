@@ -1,7 +1,7 @@
 import type { RotateSecretOut } from '@hookrelay/shared';
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { ENDPOINT_ID_DESCRIPTION } from '../../endpoint-flags.js';
+import { ENDPOINT_ID_DESCRIPTION } from '../../flags/endpoint.js';
 import { formatRotatedSecret } from '../../format/endpoints.js';
 
 export default class EndpointsRotateSecret extends BaseCommand<typeof EndpointsRotateSecret> {

@@ -1,7 +1,7 @@
 import type { EndpointOut, EndpointUpdateIn } from '@hookrelay/shared';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
-import { ENDPOINT_ID_DESCRIPTION, endpointSettingFlags } from '../../endpoint-flags.js';
+import { ENDPOINT_ID_DESCRIPTION, endpointSettingFlags } from '../../flags/endpoint.js';
 import { usageFailure } from '../../errors.js';
 import { formatEndpoint } from '../../format/endpoints.js';
 import { headersFromFlags } from '../../headers.js';

@@ -2,7 +2,7 @@ import type { InboundEndpointCreateIn, InboundEndpointCreateOut } from '@hookrel
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { formatCreatedInboundEndpoint } from '../../format/inbound-endpoints.js';
-import { inboundSettingFlags, inboundSettingsBody } from '../../inbound-flags.js';
+import { inboundSettingFlags, inboundSettingsBody } from '../../flags/inbound.js';
 
 export default class InboundCreate extends BaseCommand<typeof InboundCreate> {
   static override summary = 'Create an inbound endpoint: an ingest URL that providers (GitHub, Stripe, …) send webhooks to.';

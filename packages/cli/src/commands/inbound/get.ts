@@ -2,7 +2,7 @@ import type { InboundEndpointOut } from '@hookrelay/shared';
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { formatInboundEndpoint } from '../../format/inbound-endpoints.js';
-import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../inbound-flags.js';
+import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../flags/inbound.js';
 
 export default class InboundGet extends BaseCommand<typeof InboundGet> {
   static override summary = 'Show one inbound endpoint: its ingest URL, mode, verification checks and status.';

@@ -4,7 +4,7 @@ import { usageFailure } from '../../errors.js';
 import { formatInboundLogLine, formatInboundLogTable } from '../../format/inbound-logs.js';
 import { ListCommand } from '../../list-command.js';
 import type { ListResult, Page } from '../../paging.js';
-import { parseTimeFlag } from '../../time-flags.js';
+import { parseTimeFlag } from '../../flags/time.js';
 
 type LogFilters = Omit<Partial<InboundLogsQuery>, 'limit' | 'cursor'>;
 

@@ -2,7 +2,7 @@ import type { PauseOut } from '@hookrelay/shared';
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { formatInboundPauseResult } from '../../format/inbound-endpoints.js';
-import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../inbound-flags.js';
+import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../flags/inbound.js';
 
 export default class InboundPause extends BaseCommand<typeof InboundPause> {
   static override summary = 'Pause an inbound endpoint: its ingest URL answers 503 and stores nothing.';

@@ -1,4 +1,4 @@
-import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../inbound-flags.js';
+import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../flags/inbound.js';
 import { RejectionsCommand, rejectionsArgs, rejectionsFlags, rejectionsHelp } from '../../rejections-command.js';
 
 const help = rejectionsHelp('inbound');

@@ -2,7 +2,7 @@ import type { PauseOut } from '@hookrelay/shared';
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { formatInboundPauseResult } from '../../format/inbound-endpoints.js';
-import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../inbound-flags.js';
+import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../flags/inbound.js';
 
 export default class InboundResume extends BaseCommand<typeof InboundResume> {
   static override summary = 'Resume a paused inbound endpoint: its ingest URL accepts webhooks again.';

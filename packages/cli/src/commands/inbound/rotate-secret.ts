@@ -2,7 +2,7 @@ import type { RotateSecretOut } from '@hookrelay/shared';
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { formatInboundRotatedSecret } from '../../format/inbound-endpoints.js';
-import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../inbound-flags.js';
+import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../flags/inbound.js';
 
 export default class InboundRotateSecret extends BaseCommand<typeof InboundRotateSecret> {
   static override summary = "Replace an inbound endpoint's signing secret (what hookrelay signs forwarded webhooks with); the new one is shown once.";

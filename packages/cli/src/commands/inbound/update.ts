@@ -3,7 +3,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { usageFailure } from '../../errors.js';
 import { formatInboundEndpoint } from '../../format/inbound-endpoints.js';
-import { INBOUND_ENDPOINT_ID_DESCRIPTION, inboundSettingFlags, inboundSettingsBody } from '../../inbound-flags.js';
+import { INBOUND_ENDPOINT_ID_DESCRIPTION, inboundSettingFlags, inboundSettingsBody } from '../../flags/inbound.js';
 import { terminalText } from '../../format/text.js';
 
 export default class InboundUpdate extends BaseCommand<typeof InboundUpdate> {

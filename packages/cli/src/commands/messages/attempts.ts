@@ -2,7 +2,7 @@ import type { AttemptOut } from '@hookrelay/shared';
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { formatAttemptTable } from '../../format/messages.js';
-import { MESSAGE_ID_DESCRIPTION } from '../../message-flags.js';
+import { MESSAGE_ID_DESCRIPTION } from '../../flags/message.js';
 
 export default class MessagesAttempts extends BaseCommand<typeof MessagesAttempts> {
   static override summary = "List a message's delivery attempts, oldest first: when, the answer, latency, error.";

@@ -4,7 +4,7 @@ import { BaseCommand } from '../../base-command.js';
 import { batchIds, DELETE_BATCH_SIZE, mergeBatchResults } from '../../batch-delete.js';
 import { confirmDeletion } from '../../confirm-delete.js';
 import { formatMessageBatchDeleted } from '../../format/messages.js';
-import { MESSAGE_ID_DESCRIPTION } from '../../message-flags.js';
+import { MESSAGE_ID_DESCRIPTION } from '../../flags/message.js';
 
 export default class MessagesDeleteBatch extends BaseCommand<typeof MessagesDeleteBatch> {
   static override summary = 'Delete several outbound messages at once; it asks first unless --force.';

@@ -3,7 +3,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { confirmDeletion } from '../../confirm-delete.js';
 import { formatMessageDeleted } from '../../format/messages.js';
-import { MESSAGE_ID_DESCRIPTION } from '../../message-flags.js';
+import { MESSAGE_ID_DESCRIPTION } from '../../flags/message.js';
 
 export default class MessagesDelete extends BaseCommand<typeof MessagesDelete> {
   static override summary = "Delete an outbound message's payload and cancel its waiting deliveries; it asks first unless --force.";

@@ -2,7 +2,7 @@ import type { MessageOut } from '@hookrelay/shared';
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { formatMessage } from '../../format/messages.js';
-import { MESSAGE_ID_DESCRIPTION } from '../../message-flags.js';
+import { MESSAGE_ID_DESCRIPTION } from '../../flags/message.js';
 
 export default class MessagesGet extends BaseCommand<typeof MessagesGet> {
   static override summary = 'Show one outbound message: delivery status, last answer, timings and its payload.';

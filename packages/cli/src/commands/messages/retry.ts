@@ -2,7 +2,7 @@ import type { MessageRetryOut } from '@hookrelay/shared';
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { formatMessageRetry } from '../../format/messages.js';
-import { MESSAGE_ID_DESCRIPTION } from '../../message-flags.js';
+import { MESSAGE_ID_DESCRIPTION } from '../../flags/message.js';
 
 export default class MessagesRetry extends BaseCommand<typeof MessagesRetry> {
   static override summary = 'Deliver a message again now, with the whole retry schedule, whatever its status.';

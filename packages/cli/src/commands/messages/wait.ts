@@ -4,7 +4,7 @@ import { BaseCommand } from '../../base-command.js';
 import { CliErrorCode, CliFailure } from '../../errors.js';
 import { ExitCode } from '../../exit-codes.js';
 import { formatMessage } from '../../format/messages.js';
-import { MESSAGE_ID_DESCRIPTION } from '../../message-flags.js';
+import { MESSAGE_ID_DESCRIPTION } from '../../flags/message.js';
 import { parseTimeout, timeoutFlag, WaitDeadline } from '../../wait.js';
 
 /** The statuses after which a message's delivery changes no more (unless someone retries it). */

@@ -2,7 +2,7 @@ import type { PullEndpointCreateIn, PullEndpointCreateOut } from '@hookrelay/sha
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { formatCreatedPullEndpoint } from '../../format/pull.js';
-import { pullEndpointSettingFlags } from '../../pull-flags.js';
+import { pullEndpointSettingFlags } from '../../flags/pull.js';
 
 export default class PullCreate extends BaseCommand<typeof PullCreate> {
   static override summary = 'Create a pull endpoint: webhooks sent to its URL are stored until your code fetches them.';

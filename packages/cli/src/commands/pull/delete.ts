@@ -2,7 +2,7 @@ import type { EndpointDeleteOut } from '@hookrelay/shared';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { confirmDeletion } from '../../confirm-delete.js';
-import { PULL_ENDPOINT_ID_DESCRIPTION } from '../../pull-flags.js';
+import { PULL_ENDPOINT_ID_DESCRIPTION } from '../../flags/pull.js';
 import { terminalText } from '../../format/text.js';
 
 export default class PullDelete extends BaseCommand<typeof PullDelete> {

@@ -2,7 +2,7 @@ import type { PullEndpointOut } from '@hookrelay/shared';
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { formatPullEndpoint } from '../../format/pull.js';
-import { PULL_ENDPOINT_ID_DESCRIPTION } from '../../pull-flags.js';
+import { PULL_ENDPOINT_ID_DESCRIPTION } from '../../flags/pull.js';
 
 export default class PullGet extends BaseCommand<typeof PullGet> {
   static override summary = 'Show one pull endpoint: settings, status and how many events it holds in each state.';

@@ -2,7 +2,7 @@ import type { PauseOut } from '@hookrelay/shared';
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { formatPullPauseResult } from '../../format/pull.js';
-import { PULL_ENDPOINT_ID_DESCRIPTION } from '../../pull-flags.js';
+import { PULL_ENDPOINT_ID_DESCRIPTION } from '../../flags/pull.js';
 
 export default class PullPause extends BaseCommand<typeof PullPause> {
   static override summary = 'Pause a pull endpoint: webhooks sent to it are refused (503) and not stored; stored events stay readable.';

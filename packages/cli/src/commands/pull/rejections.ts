@@ -1,4 +1,4 @@
-import { PULL_ENDPOINT_ID_DESCRIPTION } from '../../pull-flags.js';
+import { PULL_ENDPOINT_ID_DESCRIPTION } from '../../flags/pull.js';
 import { RejectionsCommand, rejectionsArgs, rejectionsFlags, rejectionsHelp } from '../../rejections-command.js';
 
 const help = rejectionsHelp('pull');

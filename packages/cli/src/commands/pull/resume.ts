@@ -2,7 +2,7 @@ import type { PauseOut } from '@hookrelay/shared';
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { formatPullPauseResult } from '../../format/pull.js';
-import { PULL_ENDPOINT_ID_DESCRIPTION } from '../../pull-flags.js';
+import { PULL_ENDPOINT_ID_DESCRIPTION } from '../../flags/pull.js';
 
 export default class PullResume extends BaseCommand<typeof PullResume> {
   static override summary = 'Resume a paused pull endpoint: webhooks are stored again.';

@@ -3,7 +3,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base-command.js';
 import { usageFailure } from '../../errors.js';
 import { formatPullEndpoint } from '../../format/pull.js';
-import { PULL_ENDPOINT_ID_DESCRIPTION, pullEndpointSettingFlags } from '../../pull-flags.js';
+import { PULL_ENDPOINT_ID_DESCRIPTION, pullEndpointSettingFlags } from '../../flags/pull.js';
 import { terminalText } from '../../format/text.js';
 
 export default class PullUpdate extends BaseCommand<typeof PullUpdate> {

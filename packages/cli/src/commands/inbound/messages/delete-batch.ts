@@ -3,7 +3,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
 import { batchIds, DELETE_BATCH_SIZE, mergeBatchResults } from '../../../batch-delete.js';
 import { formatBatchDeleteResult } from '../../../format/inbound-messages.js';
-import { INBOUND_MESSAGE_ID_DESCRIPTION } from '../../../inbound-flags.js';
+import { INBOUND_MESSAGE_ID_DESCRIPTION } from '../../../flags/inbound.js';
 import { confirmDeletion } from '../../../confirm-delete.js';
 
 export default class InboundMessagesDeleteBatch extends BaseCommand<typeof InboundMessagesDeleteBatch> {

@@ -2,7 +2,7 @@ import type { InboundMessageDeleteOut } from '@hookrelay/shared';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
 import { formatInboundMessageDeleted } from '../../../format/inbound-messages.js';
-import { INBOUND_MESSAGE_ID_DESCRIPTION } from '../../../inbound-flags.js';
+import { INBOUND_MESSAGE_ID_DESCRIPTION } from '../../../flags/inbound.js';
 import { confirmDeletion } from '../../../confirm-delete.js';
 
 export default class InboundMessagesDelete extends BaseCommand<typeof InboundMessagesDelete> {

@@ -4,7 +4,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
 import { usageFailure } from '../../../errors.js';
 import { formatInboundMessage, SHOWN_BODY_MAX_BYTES } from '../../../format/inbound-messages.js';
-import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../../inbound-flags.js';
+import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../../flags/inbound.js';
 import { parseTimeout, timeoutFlag, WaitDeadline } from '../../../wait.js';
 
 /** The list's largest page: a burst of new messages between two reads takes few requests. */

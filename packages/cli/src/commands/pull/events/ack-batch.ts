@@ -4,7 +4,7 @@ import { BaseCommand } from '../../../base-command.js';
 import { batchIds } from '../../../batch-delete.js';
 import { formatPullEventAckBatch } from '../../../format/pull.js';
 import { ACK_BATCH_SIZE, mergeAckResults } from '../../../pull-events.js';
-import { PULL_ENDPOINT_ID_DESCRIPTION, PULL_EVENT_ID_DESCRIPTION } from '../../../pull-flags.js';
+import { PULL_ENDPOINT_ID_DESCRIPTION, PULL_EVENT_ID_DESCRIPTION } from '../../../flags/pull.js';
 
 export default class PullEventsAckBatch extends BaseCommand<typeof PullEventsAckBatch> {
   static override summary = 'Acknowledge several events of a pull endpoint at once.';

@@ -2,7 +2,7 @@ import type { PullEventAckOut } from '@hookrelay/shared';
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
 import { formatPullEventAck } from '../../../format/pull.js';
-import { PULL_ENDPOINT_ID_DESCRIPTION, PULL_EVENT_ID_DESCRIPTION } from '../../../pull-flags.js';
+import { PULL_ENDPOINT_ID_DESCRIPTION, PULL_EVENT_ID_DESCRIPTION } from '../../../flags/pull.js';
 
 export default class PullEventsAck extends BaseCommand<typeof PullEventsAck> {
   static override summary = 'Acknowledge an event: it is processed, its status becomes delivered.';

@@ -5,7 +5,7 @@ import { confirmDeletion } from '../../../confirm-delete.js';
 import { describeFailure, failureToJson } from '../../../errors.js';
 import { formatDeleteAll } from '../../../format/pull.js';
 import { committedByError, deleteAllInRounds } from '../../../pull-events.js';
-import { PULL_ENDPOINT_ID_DESCRIPTION, pullEventFilterFlags, pullEventFilters } from '../../../pull-flags.js';
+import { PULL_ENDPOINT_ID_DESCRIPTION, pullEventFilterFlags, pullEventFilters } from '../../../flags/pull.js';
 import { terminalText } from '../../../format/text.js';
 
 function describeFilters(filters: PullEventFilterParams): string {

@@ -4,7 +4,7 @@ import { BaseCommand } from '../../../base-command.js';
 import { batchIds, DELETE_BATCH_SIZE, mergeBatchResults } from '../../../batch-delete.js';
 import { confirmDeletion } from '../../../confirm-delete.js';
 import { formatPullEventBatchDeleted } from '../../../format/pull.js';
-import { PULL_ENDPOINT_ID_DESCRIPTION, PULL_EVENT_ID_DESCRIPTION } from '../../../pull-flags.js';
+import { PULL_ENDPOINT_ID_DESCRIPTION, PULL_EVENT_ID_DESCRIPTION } from '../../../flags/pull.js';
 
 export default class PullEventsDeleteBatch extends BaseCommand<typeof PullEventsDeleteBatch> {
   static override summary = 'Delete several events of a pull endpoint at once; it asks first unless --force.';

@@ -3,7 +3,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
 import { confirmDeletion } from '../../../confirm-delete.js';
 import { formatPullEventDeleted } from '../../../format/pull.js';
-import { PULL_ENDPOINT_ID_DESCRIPTION, PULL_EVENT_ID_DESCRIPTION } from '../../../pull-flags.js';
+import { PULL_ENDPOINT_ID_DESCRIPTION, PULL_EVENT_ID_DESCRIPTION } from '../../../flags/pull.js';
 
 export default class PullEventsDelete extends BaseCommand<typeof PullEventsDelete> {
   static override summary = "Delete an event's payload; it asks first unless --force.";

@@ -4,7 +4,7 @@ import { BaseCommand } from '../../../base-command.js';
 import { usageFailure } from '../../../errors.js';
 import { formatPullEvent } from '../../../format/pull.js';
 import { eventBodyBytes } from '../../../pull-events.js';
-import { PULL_ENDPOINT_ID_DESCRIPTION, PULL_EVENT_ID_DESCRIPTION } from '../../../pull-flags.js';
+import { PULL_ENDPOINT_ID_DESCRIPTION, PULL_EVENT_ID_DESCRIPTION } from '../../../flags/pull.js';
 
 export default class PullEventsGet extends BaseCommand<typeof PullEventsGet> {
   static override summary = 'Fetch one event: the request as received and its body. The first fetch moves it from stored to fetched.';

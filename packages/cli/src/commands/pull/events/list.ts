@@ -3,7 +3,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
 import { formatPullEventTable } from '../../../format/pull.js';
 import { collectAllPages, nextPageHint, type ListResult, type Page } from '../../../paging.js';
-import { PULL_ENDPOINT_ID_DESCRIPTION, pullEventFilterArgs, pullEventFilterFlags, pullEventFilters } from '../../../pull-flags.js';
+import { PULL_ENDPOINT_ID_DESCRIPTION, pullEventFilterArgs, pullEventFilterFlags, pullEventFilters } from '../../../flags/pull.js';
 
 export default class PullEventsList extends BaseCommand<typeof PullEventsList> {
   static override summary = "List a pull endpoint's events, oldest first (by default those not fetched yet: status stored).";

@@ -1,6 +1,6 @@
 import { EVENT_TYPE_SOURCES, PULL_EVENT_STATUSES, type PullEventFilterParams, type PullEventStatus } from '@hookrelay/shared';
 import { Flags } from '@oclif/core';
-import { parseTimeFlag } from './time-flags.js';
+import { parseTimeFlag } from './time.js';
 
 /** Argument descriptions, the same everywhere. */
 export const PULL_ENDPOINT_ID_DESCRIPTION = 'Pull endpoint id (a UUID).';

@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Flags } from '@oclif/core';
 import { usageFailure } from '../errors.js';
-import { formatDuration, parseDuration } from './duration.js';
-import type { TlsSettings } from './forwarder.js';
-import type { TransportMode } from './ports.js';
-import { PROJECT_FILE, readProjectFile } from './project-file.js';
-import { isLoopbackHost, parseRoute, type ForwardRoute } from './routes.js';
+import { formatDuration, parseDuration } from '../listen/duration.js';
+import type { TlsSettings } from '../listen/forwarder.js';
+import { DEFAULT_TIMING, type TransportMode } from '../listen/ports.js';
+import { PROJECT_FILE, readProjectFile } from '../listen/project-file.js';
+import { isLoopbackHost, parseRoute, type ForwardRoute } from '../listen/routes.js';
+import type { ForwardingSettings } from '../listen/session.js';
 import type { ListenFilter } from '@hookrelay/shared';
 
 export const TRANSPORTS = ['auto', 'ws', 'poll'] as const;
@@ -64,24 +65,6 @@ export function durationFlag(flag: string, value: string | undefined, minimumMs 
   }
   if (ms < minimumMs) throw usageFailure(`--${flag} must be at least ${formatDuration(minimumMs)}`);
   return ms;
-}
-
-export interface ForwardingSettings {
-  /** `--events` / `--path`, applied by the server; skipped messages still move the cursor. */
-  filter: ListenFilter;
-  /** In order: the first that takes a message forwards it. */
-  routes: ForwardRoute[];
-  /** Where the routes came from, for the banner: `--forward-to` or the project file's path. */
-  routesFrom: string;
-  tls: TlsSettings;
-  transport: TransportMode;
-  preserveHost: boolean;
-  /** 0: no limit. */
-  timeoutMs: number;
-  maxWaitMs: number | undefined;
-  heartbeatTimeoutMs: number;
-  captureResponseBytes: number;
-  verbose: boolean;
 }
 
 export interface ForwardingFlagValues {
@@ -171,7 +154,7 @@ export function forwardingSettings(flags: ForwardingFlagValues, cwd: string = pr
     preserveHost: flags['preserve-host'],
     maxWaitMs: durationFlag('max-wait', flags['max-wait']),
     timeoutMs: /^0+(ms|s|m|h)?$/u.test(flags.timeout.trim()) ? 0 : (durationFlag('timeout', flags.timeout, 1) ?? 30_000),
-    heartbeatTimeoutMs: durationFlag('heartbeat-timeout', flags['heartbeat-timeout'], 1000) ?? 45_000,
+    heartbeatTimeoutMs: durationFlag('heartbeat-timeout', flags['heartbeat-timeout'], 1000) ?? DEFAULT_TIMING.heartbeatTimeoutMs,
     captureResponseBytes: flags['capture-response-bytes'],
     verbose: flags.verbose,
   };

@@ -1,5 +1,5 @@
-import { parseDuration } from './listen/duration.js';
-import { usageFailure } from './errors.js';
+import { parseDuration } from '../listen/duration.js';
+import { usageFailure } from '../errors.js';
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?$/iu;
 
