@@ -177,6 +177,17 @@ export class StreamSubscriber {
   }
 }
 
+export interface StreamHubOptions {
+  /**
+   * How often every stream reads after its cursor even without a NOTIFY (default STREAM_RECHECK_MS).
+   * The NOTIFY of a commit is sent after it (IngestBatcher), so a process that dies in between
+   * never sends it: the check bounds how long another process's CLI can then wait for that message.
+   */
+  recheckMs?: number;
+  /** A span per message frame sent (`hookrelay.stream.push`). */
+  tracing?: Tracing;
+}
+
 /**
  * The process's connected CLIs by endpoint. The process's one LISTEN on the commit channel (any
  * process's commits: PostgreSQL NOTIFY, in-process on PGlite) calls `committed` for the endpoints
@@ -186,18 +197,18 @@ export class StreamHub {
   private readonly subscribers = new Map<string, Set<StreamSubscriber>>();
   private recheckTimer: NodeJS.Timeout | undefined;
 
-  /**
-   * `recheckMs`: how often every stream reads after its cursor even without a NOTIFY. The NOTIFY
-   * of a commit is sent after it (IngestBatcher), so a process that dies in between never sends it:
-   * the check bounds how long another process's CLI can then wait for that message.
-   */
+  private readonly recheckMs: number;
+  private readonly tracing: Tracing;
+
   constructor(
     readonly db: Database,
     readonly payloadStore: PayloadStore,
     readonly log: FastifyBaseLogger,
-    private readonly recheckMs = STREAM_RECHECK_MS,
-    private readonly tracing: Tracing = NOOP_TRACING,
-  ) {}
+    options: StreamHubOptions = {},
+  ) {
+    this.recheckMs = options.recheckMs ?? STREAM_RECHECK_MS;
+    this.tracing = options.tracing ?? NOOP_TRACING;
+  }
 
   /**
    * The span of one message frame sent to a CLI (`hookrelay.stream.push`), a child of the message's
