@@ -4,7 +4,8 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { newUuidv7, SERVER_SHUTDOWN_CLOSE } from '@hookrelay/shared';
 import type { Config } from './config.js';
 import type { AppDeps, AppServices } from './services.js';
-import { openPayloadStore, withBlobStore } from './storage/payload-store.js';
+import { openPayloadStore } from './storage/open-payload-store.js';
+import { withBlobStore } from './storage/payload-store.js';
 import { openBlobStore } from './storage/open-blob-store.js';
 import { IngestEndpointCache } from './ingest/endpoint-cache.js';
 import { Metrics } from './metrics/index.js';

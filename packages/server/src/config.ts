@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { API_KEY_PATTERN, emptyRecord, MAX_INGEST_BODY_BYTES_CEILING } from '@hookrelay/shared';
+import { ConfigError } from './errors.js';
 import { parseCidr } from './security/cidr.js';
 
 /**
@@ -460,10 +461,6 @@ export type PayloadStoreConfig = { kind: 'database' } | S3PayloadStoreConfig;
 /** The part of the ingest budget only small bodies (at most 1 MiB) may use: an eighth. */
 export function smallBodyReserve(maxBytes: number): number {
   return Math.floor(maxBytes / 8);
-}
-
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
 }
 
 export function parseConfig(env: Readonly<Record<string, string | undefined>>): Config {

@@ -120,7 +120,7 @@ export class Engines {
         : undefined;
 
     if (roles.has('api')) {
-      const streams = new StreamHub(db, payloadStore, log, undefined, tracing);
+      const streams = new StreamHub(db, payloadStore, log, { tracing });
       metrics.trackConnectedClis(() => streams.connectedCount);
       this.api = {
         streams,
@@ -155,7 +155,7 @@ export class Engines {
       this.ingest = {
         guards: { budget, minBytesPerSecond: config.ingestMinUploadBytesPerSecond, onBudgetRefusal: (bound) => metrics.countBudgetRefusal(bound) },
         inbound: new IngestBatcher(db, payloadStore, handOff),
-        pull: new PullIngestBatcher(db, payloadStore, undefined, undefined, tracing),
+        pull: new PullIngestBatcher(db, payloadStore, { tracing }),
         // Every process's streams and watch sockets hear of stored refusals by NOTIFY, this one's too.
         rejections: new RejectionRecorder(db, metrics, log, {
           ...options.rejections,

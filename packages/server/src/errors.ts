@@ -43,3 +43,11 @@ export function bodyTooLarge(limit: number, size: number | null): AppError {
     : `request body of ${size} bytes is larger than the limit of ${limit} bytes`;
   return new AppError('PAYLOAD_TOO_LARGE', message);
 }
+
+/**
+ * A start refused by its settings (the environment, a flag, a key, a missing optional package): the
+ * process prints the message and exits 2, having changed nothing.
+ */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}

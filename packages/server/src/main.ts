@@ -2,10 +2,11 @@
 import { parseArgs } from 'node:util';
 import { SERVER_VERSION } from './version.js';
 import { saveCodeCache } from './code-cache.js';
-import { ConfigError, configVariables, parseConfig, processEnvironment, type Config, type ConfigVariable } from './config.js';
+import { configVariables, parseConfig, processEnvironment, type Config, type ConfigVariable } from './config.js';
+import { ConfigError } from './errors.js';
 import type { Database } from './db/database.js';
 import { migrate, type MigrateResult } from './db/migrate.js';
-import { checkPayloadStoreAvailable } from './storage/payload-store.js';
+import { checkPayloadStoreAvailable } from './storage/open-payload-store.js';
 import { checkTracingAvailable } from './tracing/tracing.js';
 import type { PrepareDataDirResult } from './db/pglite-template.js';
 import { DataDirLockedError, loadEncryptionKeys, openDatabase, persistGeneratedKey } from './runtime.js';

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { setV8Flag } from './code-cache.js';
 import type { Config } from './config.js';
-import { ConfigError } from './config.js';
+import { ConfigError } from './errors.js';
 import { openPGlite, openPostgres, PGliteStartError, type Database } from './db/database.js';
 import { prepareDataDir, type PrepareDataDirResult } from './db/pglite-template.js';
-import { generateEncryptionKey, parseEncryptionKey } from './security/crypto.js';
+import { generateEncryptionKey, parseEncryptionKey, type EncryptionKeys } from './security/crypto.js';
 
 export const PGLITE_DIR = 'pgdata';
 export const LOCK_FILE = 'hookrelay.pid';
@@ -175,26 +175,6 @@ export async function openDatabase(
 
 /** In the data dir during a rotation of the key file's key: the key it replaced (see rotateKeyFile). */
 export const PREVIOUS_ENCRYPTION_KEY_FILE = 'encryption-key.previous';
-
-/** The keys that seal and open secrets at rest, and where they came from (for messages and rotation). */
-export interface EncryptionKeys {
-  /** Seals new secrets and opens them. */
-  current: Buffer;
-  /** Opens secrets sealed before the current key replaced it; never seals. */
-  previous: Buffer | undefined;
-  /** The current key's origin as an operator knows it: the variable or the key file's path. */
-  currentName: string;
-  previousName: string | undefined;
-  /** The data dir's key file: the current key's origin when HOOKRELAY_ENCRYPTION_KEY is unset. */
-  keyFile: string;
-  fromKeyFile: boolean;
-  /**
-   * The data dir had no key file, so the current key was made now. `persistGeneratedKey` writes it
-   * once the database has accepted it: a data dir whose file was lost gets no new key beside secrets
-   * sealed under the old one.
-   */
-  generated: boolean;
-}
 
 function parseKeyFrom(name: string, text: string): Buffer {
   try {

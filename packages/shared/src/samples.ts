@@ -1,8 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { sha256Hex } from './digest.js';
-import { successEnvelope } from './envelope.js';
-import { InboundIngestOut } from './schemas/ingest.js';
-import type { InboundSampleOut } from './schemas/samples.js';
 import { signGithub, signShopify, signSlack, signStripe, standardWebhookHeaders } from './signing.js';
 
 /**
@@ -559,46 +555,4 @@ export function sampleRequest(provider: SampleProvider, event: string, body: Jso
   const headers = providerHeaders(provider, event, ctx);
   if (secret !== null) headers.push(...sampleSignatureHeaders(provider, secret, bytes, ctx));
   return { body: bytes, headers };
-}
-
-const IngestAnswer = successEnvelope(InboundIngestOut);
-
-/** What the ingest URL answered to a sample. */
-export interface SampleIngestAnswer {
-  status: number;
-  /** The `hookrelay-duplicate` header (INGEST_DUPLICATE_HEADER) was `true`. */
-  duplicate: boolean;
-  /** The answer's body (the envelope with `message_id`, or empty for 204/205). */
-  text: string;
-}
-
-/** The outcome of a sample as the samples route and `hookrelay trigger` report it. */
-export function sampleOutcome(
-  endpointId: string,
-  provider: SampleProvider,
-  event: string,
-  path: string,
-  sample: SampleRequest,
-  answer: SampleIngestAnswer,
-  signed: boolean,
-): InboundSampleOut {
-  let messageId: string | null = null;
-  try {
-    const parsed = IngestAnswer.safeParse(JSON.parse(answer.text));
-    if (parsed.success) messageId = parsed.data.data.message_id;
-  } catch {
-    // 204/205, or an endpoint's own answer: no id to show.
-  }
-  return {
-    inbound_endpoint_id: endpointId,
-    provider,
-    event,
-    path,
-    message_id: messageId,
-    ingest_status: answer.status,
-    duplicate: answer.duplicate,
-    size_bytes: sample.body.length,
-    payload_sha256: sha256Hex(sample.body),
-    signed,
-  };
 }

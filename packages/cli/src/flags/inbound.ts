@@ -1,5 +1,5 @@
 import { HMAC_SCHEMES, INBOUND_MODES, type InboundEndpointUpdateIn } from '@hookrelay/shared';
-import { Flags } from '@oclif/core';
+import { Flags, type Interfaces } from '@oclif/core';
 
 /**
  * Flags shared by `inbound create` and `inbound update`, and the request body they make.
@@ -62,32 +62,16 @@ export const inboundSettingFlags = {
   }),
 };
 
-/** The parsed values of `inboundSettingFlags` (plus update's clearing flags). */
-export interface InboundSettingFlagValues {
+/**
+ * The parsed values of `inboundSettingFlags` (each absent when not given), with the name and
+ * update's clearing flags, which only some commands have.
+ */
+export type InboundSettingFlagValues = Partial<Interfaces.InferredFlags<typeof inboundSettingFlags>> & {
   name?: string | undefined;
-  description?: string | undefined;
-  mode?: string | undefined;
-  url?: string | undefined;
-  'static-token'?: string | undefined;
-  'static-token-header'?: string | undefined;
-  'static-token-query'?: string | undefined;
-  'verify-static-token'?: boolean | undefined;
-  'hmac-scheme'?: string | undefined;
-  'hmac-secret'?: string | undefined;
-  'hmac-header'?: string | undefined;
-  'verify-hmac'?: boolean | undefined;
-  'timestamp-header'?: string | undefined;
-  'timestamp-tolerance'?: number | undefined;
-  'allow-cidr'?: string[] | undefined;
-  'verify-ip'?: boolean | undefined;
-  'idempotency-header'?: string[] | undefined;
-  'response-code'?: number | undefined;
-  'max-body-bytes'?: number | undefined;
-  signing?: boolean | undefined;
   'clear-allow-cidrs'?: boolean | undefined;
   'clear-idempotency-headers'?: boolean | undefined;
   'clear-max-body-bytes'?: boolean | undefined;
-}
+};
 
 /**
  * The settings part of a create or PATCH body: only what a flag gives, so that a PATCH changes

@@ -17,9 +17,8 @@ import {
   openDatabase,
   PREVIOUS_ENCRYPTION_KEY_FILE,
   rotateKeyFile,
-  type EncryptionKeys,
 } from '../runtime.js';
-import type { SecretBox } from '../security/crypto.js';
+import type { EncryptionKeys, SecretBox } from '../security/crypto.js';
 import { keyCheckValue, recordEncryptionKeys, secretBoxOf, verifyEncryptionKeys } from '../security/key-check.js';
 import { AdminError, type AdminOutput } from './commands.js';
 

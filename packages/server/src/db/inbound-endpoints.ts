@@ -1,4 +1,4 @@
-import type { EventTypeSource, HmacScheme, InboundMode } from '@hookrelay/shared';
+import type { Camelized, EventTypeSource, InboundMode, VerificationSettings } from '@hookrelay/shared';
 import type { Sql, SqlFragment } from './database.js';
 import { isUniqueViolation } from './errors.js';
 import { newestFirstBySeq } from './keyset.js';
@@ -23,21 +23,11 @@ export interface InboundEndpointSummaryRow {
  * Every setting of an endpoint. Secrets appear only in sealed form (`secret_token_encrypted`,
  * `hmac_secret_encrypted`) or as a presence flag (`has_static_token`): presenters must never copy them.
  */
-export interface InboundEndpointRow extends InboundEndpointSummaryRow {
+export interface InboundEndpointRow extends InboundEndpointSummaryRow, VerificationSettings {
   project_id: string;
   secret_token_encrypted: string;
-  verify_static_token: boolean;
-  static_token_header_name: string | null;
-  static_token_query_param: string | null;
   has_static_token: boolean;
-  verify_hmac: boolean;
-  hmac_scheme: HmacScheme;
-  hmac_header_name: string | null;
   hmac_secret_encrypted: string | null;
-  timestamp_header_name: string | null;
-  timestamp_tolerance_seconds: number;
-  verify_ip_allowlist: boolean;
-  allowed_cidrs: string[];
   idempotency_header_names: string[];
   ingest_response_code: number;
   signing_enabled: boolean;
@@ -79,7 +69,8 @@ const COLUMNS = (sql: Sql) => sql.fragment`
   LEAST(e.rejections_dropped_count, 2147483647)::int AS rejections_dropped_count, e.last_message_id,
   e.event_type_source, e.event_type_path, e.max_body_bytes, e.updated_at`;
 
-export interface InboundEndpointInsert {
+/** A new endpoint's settings; secrets arrive sealed or hashed. */
+export interface InboundEndpointInsert extends Camelized<VerificationSettings> {
   id: string;
   projectId: string;
   name: string;
@@ -88,18 +79,8 @@ export interface InboundEndpointInsert {
   url: string;
   secretTokenEncrypted: string;
   secretTokenHash: string;
-  verifyStaticToken: boolean;
-  staticTokenHeaderName: string | null;
-  staticTokenQueryParam: string | null;
   staticTokenHash: string | null;
-  verifyHmac: boolean;
-  hmacScheme: HmacScheme;
-  hmacHeaderName: string | null;
   hmacSecretEncrypted: string | null;
-  timestampHeaderName: string | null;
-  timestampToleranceSeconds: number;
-  verifyIpAllowlist: boolean;
-  allowedCidrs: string[];
   idempotencyHeaderNames: string[];
   ingestResponseCode: number;
   signingEnabled: boolean;
@@ -174,23 +155,13 @@ export async function listInboundEndpoints(
  * A partial update: a field that is undefined keeps its value; `null` stores NULL (a cleared
  * optional setting). Secrets arrive sealed or hashed.
  */
-export interface InboundEndpointPatch {
+export interface InboundEndpointPatch extends Partial<Camelized<VerificationSettings>> {
   name?: string;
   description?: string;
   mode?: InboundMode;
   url?: string;
-  verifyStaticToken?: boolean;
-  staticTokenHeaderName?: string | null;
-  staticTokenQueryParam?: string | null;
   staticTokenHash?: string;
-  verifyHmac?: boolean;
-  hmacScheme?: HmacScheme;
-  hmacHeaderName?: string | null;
   hmacSecretEncrypted?: string;
-  timestampHeaderName?: string | null;
-  timestampToleranceSeconds?: number;
-  verifyIpAllowlist?: boolean;
-  allowedCidrs?: string[];
   idempotencyHeaderNames?: string[];
   ingestResponseCode?: number;
   signingEnabled?: boolean;

@@ -1,10 +1,10 @@
-import type { EventTypeSource } from '@hookrelay/shared';
+import type { EventTypeSource, VerificationSettings } from '@hookrelay/shared';
 import type { Sql } from './database.js';
 import { DELIVERIES_CHANNEL } from './channels.js';
 import { liveEndpoint } from './soft-delete.js';
 
 /** What ingestion needs to know about an inbound endpoint, found by its secret token's hash. */
-export interface IngestEndpointRow {
+export interface IngestEndpointRow extends VerificationSettings {
   id: string;
   project_id: string;
   mode: 'forward' | 'cli';
@@ -13,18 +13,8 @@ export interface IngestEndpointRow {
   gone: boolean;
   ingest_response_code: number;
   idempotency_header_names: string[];
-  verify_static_token: boolean;
-  static_token_header_name: string | null;
-  static_token_query_param: string | null;
   static_token_hash: string | null;
-  verify_hmac: boolean;
-  hmac_scheme: string;
-  hmac_header_name: string | null;
   hmac_secret_encrypted: string | null;
-  timestamp_header_name: string | null;
-  timestamp_tolerance_seconds: number;
-  verify_ip_allowlist: boolean;
-  allowed_cidrs: string[];
   event_type_source: EventTypeSource | null;
   event_type_path: string | null;
   max_body_bytes: number | null;

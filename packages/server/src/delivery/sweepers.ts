@@ -1,6 +1,6 @@
 import { claimDeletedOutboundPayloads, clearOutboundPayloadKeys } from '../db/messages.js';
 import { deletedPayloadsSweeper } from '../sweepers/payloads.js';
-import type { Sweeper } from '../sweepers/runner.js';
+import type { Sweeper } from '../sweepers/sweeper.js';
 
 /** Payloads of soft-deleted outbound messages: already unreachable, now removed from the store. */
 export const deletedOutboundPayloadsSweeper = deletedPayloadsSweeper('deleted-outbound-payloads', 0x73770101, claimDeletedOutboundPayloads, clearOutboundPayloadKeys);

@@ -6,45 +6,22 @@ import { newUuidv7 } from '@hookrelay/shared';
 import type { Config } from '../config.js';
 import type { Database, Sql } from '../db/database.js';
 import { DELIVERIES_CHANNEL } from '../db/channels.js';
-import {
-  ENDPOINT_DELETED_ERROR,
-  INBOUND_ENDPOINT_DELETED_ERROR,
-  claimDueJobs,
-  deleteJobs,
-  failWithoutAttempt,
-  loadInboundContexts,
-  loadOutboundContexts,
-  lockPausedEndpoints,
-  lockRateLimit,
-  markDelivering,
-  markLeasedDelivering,
-  msUntilNextDue,
-  parkJobs,
-  reapExpiredLeases,
-  releaseJobs,
-  restoreStatuses,
-  returnInboundToCli,
-  saveRateLimitTat,
-  type ClaimedJob,
-  type DeliveryKind,
-  type DeliveryStatus,
-  type InboundDeliveryContext,
-  type OutboundDeliveryContext,
-} from '../db/deliveries.js';
+import { markLeasedDelivering, msUntilNextDue, reapExpiredLeases, releaseJobs, restoreStatuses } from '../db/deliveries.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { Backoff } from '../lib/backoff.js';
 import type { EnqueueLease } from '../db/messages.js';
 import type { SecretBox } from '../security/crypto.js';
 import { createGuardedAgent, type Resolver } from '../security/ssrf.js';
-import { isBlobKey } from '../storage/blob-store.js';
-import { openPayload, PayloadUnavailableError, type PayloadStore } from '../storage/payload-store.js';
+import { PayloadUnavailableError, type PayloadStore } from '../storage/payload-store.js';
+import { endAttemptSpan, startAttemptSpan } from './attempt-span.js';
+import { claimDeliveries, ClockOffset, PAYLOAD_UNAVAILABLE_DELAY_MS, type ClaimContext } from './claim.js';
 import type { HandedOverDelivery, LocalDeliveryWorker } from './local-worker.js';
-import { reserveSlots } from './rate-limit.js';
-import { buildForwardRequest, buildOutboundRequest } from './request.js';
+import { preparedFromClaim, preparedFromHandoff, type Prepared, type RequestContext } from './prepared.js';
 import { ResultWriter, type AttemptResult } from './results.js';
+import { SecretCache } from './secret-cache.js';
 import type { Metrics } from '../metrics/index.js';
-import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, sendRequest, type OutgoingRequest, type SendResult, type StreamedBody } from './sender.js';
-import type { Span, Tracing } from '../tracing/tracing.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, sendRequest } from './sender.js';
+import type { Tracing } from '../tracing/tracing.js';
 
 /**
  * The delivery worker (docs/architecture.md, Transactions): claims due jobs from the PostgreSQL
@@ -60,6 +37,9 @@ import type { Span, Tracing } from '../tracing/tracing.js';
  * In a process that also takes POST /v1/messages, new messages are leased to this worker by the
  * enqueue's own statement and handed over in memory (local-worker.ts): their first attempt starts
  * right after that commit, with no NOTIFY and no claim transaction.
+ *
+ * This class holds the lifecycle, the scheduling of claims, the hand-over and the attempts; the
+ * claim transaction's steps are claim.ts, and a delivery's request prepared.ts.
  */
 
 export type WorkerState = 'idle' | 'running' | 'stopping' | 'stopped';
@@ -100,167 +80,17 @@ export interface DeliveryWorkerDeps {
   tracing?: Tracing;
 }
 
-/** One claimed delivery, ready to send once its rate-limit slot comes. */
-interface Prepared {
-  kind: DeliveryKind;
-  messageId: string;
-  leaseId: string;
-  previousStatus: DeliveryStatus;
-  attemptNumber: number;
-  attemptInDelivery: number;
-  /** Local time (Date.now()) before which it must not be sent: its rate-limit slot; 0 = at once. */
-  notBefore: number;
-  /** The message's stored `traceparent` (inbound messages; null for outbound ones). */
-  traceContext: string | null;
-  /**
-   * The payload's size, counted against the byte budget until the delivery ends. A streamed body
-   * holds only a few pieces in memory, but counts its size all the same: what the budget bounds
-   * for it is the bytes being read from the store and sent at once, which all share the store's
-   * throughput. Counted by its buffer, as many large bodies as the concurrency allows would stream
-   * at once, each too slowly to end within the request timeout, and be cut and sent again.
-   */
-  bytes: number;
-  /** The blob a streamed body is read from at each attempt; null when the payload is held. */
-  blobKey: string | null;
-  build(timestamp: number): OutgoingRequest | Promise<OutgoingRequest>;
-}
-
-/** A forward-mode body in the blob store: read at each attempt, not in the claim. */
-interface BlobPayload {
-  key: string;
-  size: number;
-}
-
-/** A delivery's payload as the claim leaves it: the bytes, or where to stream them from. */
-type Payload = Buffer | BlobPayload;
-
-type DeliveryContext = OutboundDeliveryContext | InboundDeliveryContext;
-
-const isOutbound = (c: DeliveryContext): c is OutboundDeliveryContext => 'rate_limit_rps' in c;
-
-/** A job given back to the queue without an attempt, due again after `delayMs`. */
-interface Release {
-  messageId: string;
-  delayMs: number;
-}
-
-/** A claim's messages, as loaded with their endpoints, and the job each was claimed by. */
-interface ClaimContexts {
-  /** Outbound first, then inbound. */
-  all: DeliveryContext[];
-  jobOf(c: DeliveryContext): ClaimedJob;
-  kindOf(c: DeliveryContext): DeliveryKind;
-}
-
-async function loadContexts(tx: Sql, jobs: ClaimedJob[], inlinePayloads: boolean): Promise<ClaimContexts> {
-  const byId = new Map(jobs.map((j) => [j.message_id, j]));
-  const ids = (kind: DeliveryKind) => jobs.filter((j) => j.kind === kind).map((j) => j.message_id);
-  const [outbound, inbound] = await Promise.all([loadOutboundContexts(tx, ids('outbound'), inlinePayloads), loadInboundContexts(tx, ids('inbound'), inlinePayloads)]);
-  return { all: [...outbound, ...inbound], jobOf: (c) => byId.get(c.id)!, kindOf: (c) => byId.get(c.id)!.kind };
-}
-
-/**
- * Where each claimed job goes before any payload is read: jobs of messages that no longer exist are
- * dropped, messages of a gone endpoint fail, inbound messages of an endpoint that no longer forwards
- * go back to the CLI, outbound messages of a paused endpoint are candidates for parking, and the rest
- * are ready to send.
- */
-function triage(jobs: ClaimedJob[], contexts: ClaimContexts) {
-  const found = new Set(contexts.all.map((c) => c.id));
-  const drop = jobs.filter((j) => !found.has(j.message_id)).map((j) => j.message_id);
-  const gone: Record<DeliveryKind, string[]> = { outbound: [], inbound: [] };
-  const toCli: string[] = [];
-  const paused: OutboundDeliveryContext[] = [];
-  const ready: DeliveryContext[] = [];
-  for (const c of contexts.all) {
-    if (c.deleted) drop.push(c.id);
-    else if (!c.live) gone[contexts.kindOf(c)].push(c.id);
-    else if (!isOutbound(c) && c.mode !== 'forward') toCli.push(c.id);
-    else if (isOutbound(c) && c.paused) paused.push(c);
-    else ready.push(c);
-  }
-  return { drop, gone, toCli, paused, ready };
-}
-
-/** The ready deliveries whose payload is at hand (or streams), and the messages whose payload is no longer stored. */
-function splitByPayload(ready: DeliveryContext[], payloads: Map<string, Payload>, contexts: ClaimContexts) {
-  const noPayload: Record<DeliveryKind, string[]> = { outbound: [], inbound: [] };
-  const deliverable: DeliveryContext[] = [];
-  for (const c of ready) {
-    if (c.payload_key !== null && payloads.has(c.payload_key)) deliverable.push(c);
-    else noPayload[contexts.kindOf(c)].push(c.id);
-  }
-  return { deliverable, noPayload };
-}
-
-/**
- * Marks `delivering` the deliverable messages not released back to the queue; those deleted
- * meanwhile are not marked, and are not sent.
- */
-async function markSending(tx: Sql, deliverable: DeliveryContext[], release: Release[], contexts: ClaimContexts) {
-  const released = new Set(release.map((r) => r.messageId));
-  const sendNow = deliverable.filter((c) => !released.has(c.id));
-  const liveOut = await markDelivering(tx, 'outbound', sendNow.filter((c) => contexts.kindOf(c) === 'outbound').map((c) => c.id));
-  const liveIn = await markDelivering(tx, 'inbound', sendNow.filter((c) => contexts.kindOf(c) === 'inbound').map((c) => c.id));
-  const sending = sendNow.filter((c) => liveOut.has(c.id) || liveIn.has(c.id));
-  const deletedMeanwhile = sendNow.filter((c) => !liveOut.has(c.id) && !liveIn.has(c.id)).map((c) => c.id);
-  return { sending, deletedMeanwhile };
-}
-
-/** The claimed jobs that send nothing now, settled in the claim's transaction. */
-interface Unsent {
-  /** Messages deleted (or never found): the job goes, the message stays as it is. */
-  drop: string[];
-  /** Messages whose endpoint is gone: failed without an attempt. */
-  gone: Record<DeliveryKind, string[]>;
-  /** Inbound messages whose endpoint no longer forwards: back to the CLI. */
-  toCli: string[];
-  /** Messages whose payload is no longer stored: failed without an attempt. */
-  noPayload: Record<DeliveryKind, string[]>;
-  /** Messages deleted between the triage and `delivering`: the job goes. */
-  deletedMeanwhile: string[];
-  release: Release[];
-}
-
-/** A claimed outbound message in the shape the enqueue hands over, so that one builder makes both requests. */
-function outboundDeliveryOf(c: OutboundDeliveryContext, body: Buffer): HandedOverDelivery {
-  return { messageId: c.id, url: c.url, headers: c.headers, contentType: c.content_type, eventType: c.event_type, secrets: c.secrets, body };
-}
-
 interface Active {
   controller: AbortController;
   sending: boolean;
   wakeWait?: () => void;
 }
 
-const SECRET_CACHE_SIZE = 1000;
-
-/** How long a delivery whose payload could not be read waits before it is tried again. */
-const PAYLOAD_UNAVAILABLE_DELAY_MS = 10_000;
-
 /**
  * A handed-over message stays `queued` until its attempt's result unless the attempt takes longer
  * than this: then it is marked `delivering`. Most attempts end sooner, and skip that commit.
  */
 const HANDED_OVER_DELIVERING_AFTER_MS = 500;
-
-/**
- * Maps database times to local times. Each observation pairs a database clock reading with the local
- * time its answer was seen; the smallest difference of recent ones is the best estimate (the others
- * include network and event-loop delay), as NTP does. Every worker then waits for the same database
- * instant, so a rate limit holds between workers and between claims.
- */
-export class ClockOffset {
-  private readonly samples: number[] = [];
-
-  /** Records a reading and returns the database → local conversion. */
-  observe(databaseMs: number, localMs: number): (databaseTime: number) => number {
-    this.samples.push(localMs - databaseMs);
-    if (this.samples.length > 32) this.samples.shift();
-    const offset = Math.min(...this.samples);
-    return (databaseTime) => databaseTime + offset;
-  }
-}
 
 export class DeliveryWorker implements LocalDeliveryWorker {
   readonly workerId: string;
@@ -278,7 +108,6 @@ export class DeliveryWorker implements LocalDeliveryWorker {
   private readonly sql: Sql;
   private readonly agent: Agent;
   private readonly writer: ResultWriter;
-  private readonly secrets = new Map<string, string>();
   private readonly active = new Map<Active, Promise<void>>();
   private inFlight = 0;
   /** Payload bytes of the deliveries in flight. */
@@ -297,7 +126,8 @@ export class DeliveryWorker implements LocalDeliveryWorker {
   private unlisten: (() => Promise<void>) | null = null;
   private stopping: Promise<void> | null = null;
   private counters = { claimed: 0, handedOver: 0, sent: 0, released: 0 };
-  private readonly clock = new ClockOffset();
+  private readonly claimContext: ClaimContext;
+  private readonly requestContext: RequestContext;
 
   constructor(
     private readonly deps: DeliveryWorkerDeps,
@@ -327,6 +157,9 @@ export class DeliveryWorker implements LocalDeliveryWorker {
     });
     this.writer = new ResultWriter(deps.db, config.retryScheduleSeconds, this.workerId, deps.log, (at) => this.armDue(at.getTime()));
     this.writer.metrics = deps.metrics;
+    const { payloadStore, log } = deps;
+    this.claimContext = { sql: this.sql, workerId: this.workerId, leaseSeconds: this.leaseSeconds, horizonMs: this.horizonMs, payloadStore, log, clock: new ClockOffset() };
+    this.requestContext = { secrets: new SecretCache(deps.secretBox), payloadStore, sql: this.sql };
   }
 
   get state(): WorkerState {
@@ -466,205 +299,13 @@ export class DeliveryWorker implements LocalDeliveryWorker {
     }
   }
 
-  private secret(sealed: string): string {
-    let plain = this.secrets.get(sealed);
-    if (plain === undefined) {
-      plain = this.deps.secretBox.decrypt(sealed);
-      if (this.secrets.size >= SECRET_CACHE_SIZE) this.secrets.delete(this.secrets.keys().next().value!);
-      this.secrets.set(sealed, plain);
-    }
-    return plain;
-  }
-
-  /**
-   * One claim transaction: lease due jobs, settle the ones that cannot be delivered (message deleted,
-   * endpoint gone or paused, inbound endpoint no longer forwarding), take rate-limit slots, mark the
-   * rest `delivering` and commit; only then are requests sent. Returns the number of jobs claimed.
-   */
+  /** One claim transaction (claim.ts); its deliveries are sent once it has committed. Returns the number of jobs claimed. */
   private async claimBatch(limit: number, maxBytes: number): Promise<number> {
-    const leaseId = newUuidv7();
-    const { claimed, prepared } = await this.sql.begin(async (tx) => {
-      const jobs = await claimDueJobs(tx, { workerId: this.workerId, leaseId, limit, leaseSeconds: this.leaseSeconds, maxBytes });
-      if (jobs.length === 0) return { claimed: 0, prepared: [] as Prepared[] };
-      return { claimed: jobs.length, prepared: await this.prepare(tx, leaseId, jobs) };
-    });
-    this.counters.claimed += claimed;
-    for (const p of prepared) this.dispatch(p);
-    return claimed;
-  }
-
-  /** The claim's steps after the lease, in its transaction; returns the deliveries to send once it commits. */
-  private async prepare(tx: Sql, leaseId: string, jobs: ClaimedJob[]): Promise<Prepared[]> {
-    // The database store's payloads come with the contexts: one round trip less per claim.
-    const inlinePayloads = this.deps.payloadStore.kind === 'database';
-    const contexts = await loadContexts(tx, jobs, inlinePayloads);
-    const { drop, gone, toCli, paused, ready } = triage(jobs, contexts);
-    const release = await this.parkPaused(tx, leaseId, paused);
-    const { payloads, postponed } = await this.fetchPayloads(tx, ready, inlinePayloads);
-    release.push(...postponed);
-    // Postponed: none is sent, and none has lost its payload.
-    const { deliverable, noPayload } = splitByPayload(postponed.length > 0 ? [] : ready, payloads, contexts);
-    const notBefore = await this.reserveRateLimits(tx, deliverable, release);
-    const { sending, deletedMeanwhile } = await markSending(tx, deliverable, release, contexts);
-    await this.settleUnsent(tx, leaseId, { drop, gone, toCli, noPayload, deletedMeanwhile, release });
-    return sending.map((c) => this.prepared(c, contexts.jobOf(c), leaseId, payloads.get(c.payload_key!)!, notBefore.get(c.id) ?? 0));
-  }
-
-  private prepared(c: DeliveryContext, job: ClaimedJob, leaseId: string, payload: Payload, notBefore: number): Prepared {
-    const attemptNumber = c.attempt_count + 1;
-    const held = Buffer.isBuffer(payload);
-    return {
-      kind: job.kind,
-      messageId: c.id,
-      leaseId,
-      previousStatus: c.status,
-      attemptNumber,
-      attemptInDelivery: Math.max(1, attemptNumber - job.attempt_base),
-      notBefore,
-      traceContext: isOutbound(c) ? null : c.trace_context,
-      bytes: held ? payload.length : payload.size,
-      blobKey: held ? null : payload.key,
-      // Outbound payloads are always read whole (fetchPayloads): API bodies are at most 1 MiB.
-      build: isOutbound(c) ? this.outboundRequest(outboundDeliveryOf(c, payload as Buffer)) : this.forwardRequest(c, payload),
-    };
-  }
-
-  /** Paused endpoints: their jobs are parked until a resume; a resume that committed first wins, and those jobs are released to run now. */
-  private async parkPaused(tx: Sql, leaseId: string, paused: OutboundDeliveryContext[]): Promise<Release[]> {
-    if (paused.length === 0) return [];
-    const stillPaused = await lockPausedEndpoints(tx, [...new Set(paused.map((c) => c.endpoint_id))].sort());
-    await parkJobs(tx, leaseId, paused.filter((c) => stillPaused.has(c.endpoint_id)).map((c) => c.id));
-    return paused.filter((c) => !stillPaused.has(c.endpoint_id)).map((c) => ({ messageId: c.id, delayMs: 0 }));
-  }
-
-  /**
-   * The payloads of the deliveries about to be sent. A payload store outage is not the receiver's
-   * fault, so it costs no attempt: every delivery is postponed instead. A forward-mode body in the
-   * blob store is not read here: each attempt streams it (its key and size are enough).
-   */
-  private async fetchPayloads(tx: Sql, ready: DeliveryContext[], inlinePayloads: boolean): Promise<{ payloads: Map<string, Payload>; postponed: Release[] }> {
-    const payloads = new Map<string, Payload>();
-    const fromStore: string[] = [];
-    for (const c of ready) {
-      if (c.payload_key === null) continue;
-      // A streamed body is in the blob store, whichever store holds the others.
-      if (!isOutbound(c) && isBlobKey(c.payload_key)) payloads.set(c.payload_key, { key: c.payload_key, size: c.size_bytes });
-      else if (inlinePayloads && !isBlobKey(c.payload_key)) {
-        if (c.payload) payloads.set(c.payload_key, Buffer.from(c.payload.buffer, c.payload.byteOffset, c.payload.byteLength));
-      } else fromStore.push(c.payload_key);
-    }
-    if (fromStore.length === 0) return { payloads, postponed: [] };
-    try {
-      for (const [key, bytes] of await this.deps.payloadStore.getMany(tx, fromStore)) payloads.set(key, bytes);
-      return { payloads, postponed: [] };
-    } catch (error) {
-      if (!(error instanceof PayloadUnavailableError)) throw error;
-      this.deps.log.warn({ err: error }, 'delivery worker: payload store unavailable; deliveries postponed');
-      return { payloads: new Map(), postponed: ready.map((c) => ({ messageId: c.id, delayMs: PAYLOAD_UNAVAILABLE_DELAY_MS })) };
-    }
-  }
-
-  /**
-   * Takes rate-limit slots for the deliveries of rate-limited endpoints (each endpoint's row locked,
-   * in id order): slots within the horizon are kept, to be waited for in process (returned as local
-   * times); later ones, and endpoints paused or deleted meanwhile, go back to the queue (`release`).
-   */
-  private async reserveRateLimits(tx: Sql, deliverable: DeliveryContext[], release: Release[]): Promise<Map<string, number>> {
-    const notBefore = new Map<string, number>();
-    const limited = new Map<string, OutboundDeliveryContext[]>();
-    for (const c of deliverable) {
-      if (isOutbound(c) && c.rate_limit_rps > 0) limited.set(c.endpoint_id, [...(limited.get(c.endpoint_id) ?? []), c]);
-    }
-    for (const endpointId of [...limited.keys()].sort()) {
-      const group = limited.get(endpointId)!;
-      const row = await lockRateLimit(tx, endpointId);
-      const localAtRead = Date.now();
-      if (!row || !row.deliverable) {
-        // Paused or deleted while this claim waited for the lock: the next claim settles them.
-        for (const c of group) release.push({ messageId: c.id, delayMs: 0 });
-        continue;
-      }
-      if (row.rate_limit_rps <= 0) continue;
-      const nowMs = row.now.getTime();
-      // Slots are database times, waited for as absolute times on the local clock.
-      const toLocal = this.clock.observe(nowMs, localAtRead);
-      const reservation = reserveSlots(
-        { rps: row.rate_limit_rps, burst: row.burst, tatMs: row.rate_limit_tat?.getTime() ?? null, nowMs },
-        group.length,
-        this.horizonMs,
-      );
-      await saveRateLimitTat(tx, endpointId, new Date(reservation.tatMs));
-      group.forEach((c, i) => {
-        const offset = reservation.offsets[i];
-        if (offset !== undefined) notBefore.set(c.id, toLocal(nowMs + offset));
-        else release.push({ messageId: c.id, delayMs: reservation.laterOffsets[i - reservation.offsets.length]! });
-      });
-    }
-    return notBefore;
-  }
-
-  /** The claimed jobs that send nothing now: failed without an attempt, returned to the CLI, deleted or released. */
-  private async settleUnsent(tx: Sql, leaseId: string, unsent: Unsent): Promise<void> {
-    const { drop, gone, noPayload, toCli, deletedMeanwhile, release } = unsent;
-    await failWithoutAttempt(tx, 'outbound', gone.outbound, ENDPOINT_DELETED_ERROR);
-    await failWithoutAttempt(tx, 'inbound', gone.inbound, INBOUND_ENDPOINT_DELETED_ERROR);
-    for (const kind of ['outbound', 'inbound'] as const) await failWithoutAttempt(tx, kind, noPayload[kind], 'payload is no longer stored');
-    await returnInboundToCli(tx, toCli);
-    await deleteJobs(tx, leaseId, [...drop, ...gone.outbound, ...gone.inbound, ...noPayload.outbound, ...noPayload.inbound, ...toCli, ...deletedMeanwhile]);
-    await releaseJobs(tx, leaseId, release);
-    this.counters.released += release.length;
-  }
-
-  /**
-   * The one builder of an outbound attempt's request, for a claimed job and a message handed over by
-   * the enqueue alike; it runs when the request is sent, so that the signature carries that time.
-   */
-  private outboundRequest(delivery: HandedOverDelivery): Prepared['build'] {
-    return (timestamp) =>
-      buildOutboundRequest({
-        messageId: delivery.messageId,
-        url: delivery.url,
-        contentType: delivery.contentType,
-        eventType: delivery.eventType,
-        customHeaders: delivery.headers,
-        secrets: delivery.secrets.map((s) => this.secret(s)),
-        body: delivery.body,
-        timestamp,
-      });
-  }
-
-  /** A forward-mode inbound attempt's request, built when it is sent. */
-  private forwardRequest(c: InboundDeliveryContext, payload: Payload): Prepared['build'] {
-    const body = Buffer.isBuffer(payload) ? payload : this.streamedBody(payload);
-    return (timestamp) =>
-      buildForwardRequest({
-        messageId: c.id,
-        url: c.url,
-        method: c.method,
-        path: c.path,
-        query: c.query,
-        rawHeaders: c.raw_headers,
-        secrets: c.signing_enabled ? c.secrets.map((s) => this.secret(s)) : null,
-        body,
-        timestamp,
-      });
-  }
-
-  /**
-   * A blob's bytes, from a fresh read of the store for every pass (the signature's, the request's):
-   * BLOB_CHUNK_BYTES at a time, and checked against the size its message has.
-   */
-  private streamedBody({ key, size }: BlobPayload): StreamedBody {
-    const { payloadStore } = this.deps;
-    const sql = this.sql;
-    return {
-      size,
-      async *open() {
-        const stream = await openPayload(payloadStore, sql, key, size);
-        if (stream === undefined) throw new PayloadUnavailableError(`payload ${key} is not stored`);
-        yield* stream as AsyncIterable<Buffer>;
-      },
-    };
+    const claim = await claimDeliveries(this.claimContext, limit, maxBytes);
+    this.counters.claimed += claim.claimed;
+    this.counters.released += claim.released;
+    for (const delivery of claim.deliveries) this.dispatch(preparedFromClaim(this.requestContext, claim.leaseId, delivery));
+    return claim.claimed;
   }
 
   reserveHandoff(max: number): EnqueueLease | undefined {
@@ -678,21 +319,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
   acceptHandoff(lease: EnqueueLease, deliveries: HandedOverDelivery[]): void {
     this.reserved -= lease.slots;
     this.counters.handedOver += deliveries.length;
-    const entries = deliveries.map((d) =>
-      this.dispatch({
-        kind: 'outbound',
-        messageId: d.messageId,
-        leaseId: lease.leaseId,
-        previousStatus: 'queued',
-        attemptNumber: 1,
-        attemptInDelivery: 1,
-        notBefore: 0,
-        traceContext: null,
-        bytes: d.body.length,
-        blobKey: null,
-        build: this.outboundRequest(d),
-      }),
-    );
+    const entries = deliveries.map((d) => this.dispatch(preparedFromHandoff(this.requestContext, lease, d)));
     if (entries.length > 0) {
       setTimeout(() => {
         const slow = deliveries.filter((_, i) => this.active.has(entries[i]!)).map((d) => d.messageId);
@@ -754,7 +381,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
       const request = await p.build(Math.floor(Date.now() / 1000));
       const processingMs = Math.round(performance.now() - prepareStart);
       const startedAt = new Date();
-      const span = this.attemptSpan(p, request);
+      const span = startAttemptSpan(this.deps.tracing, p, request);
       const result = await sendRequest(this.agent, request, {
         timeoutMs: this.requestTimeoutMs,
         connectTimeoutMs: this.connectTimeoutMs,
@@ -797,36 +424,6 @@ export class DeliveryWorker implements LocalDeliveryWorker {
     await this.release(p, PAYLOAD_UNAVAILABLE_DELAY_MS);
   }
 
-  /**
-   * The span of one attempt (`hookrelay.delivery.attempt`, a child of the message's stored context):
-   * the target's host and port, never its path, query, headers or body (they may hold secrets).
-   */
-  private attemptSpan(p: Prepared, request: OutgoingRequest): Span | undefined {
-    const tracing = this.deps.tracing;
-    if (tracing === undefined || !tracing.enabled) return undefined;
-    let host: string | undefined;
-    let port: number | undefined;
-    try {
-      const url = new URL(request.url);
-      host = url.hostname;
-      port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-    } catch {
-      // An unparsable URL fails the send; the span says so without the URL.
-    }
-    return tracing.startSpan('hookrelay.delivery.attempt', {
-      kind: 'client',
-      parent: p.traceContext,
-      attributes: {
-        'http.request.method': request.method,
-        'server.address': host,
-        'server.port': port,
-        'hookrelay.message.id': p.messageId,
-        'hookrelay.message.kind': p.kind,
-        'hookrelay.delivery.attempt_number': p.attemptNumber,
-      },
-    });
-  }
-
   /** Gives a job back without an attempt (shutdown, unexpected error): due again after `delayMs`. */
   private async release(p: Prepared, delayMs = 0): Promise<void> {
     try {
@@ -840,18 +437,4 @@ export class DeliveryWorker implements LocalDeliveryWorker {
       this.deps.log.warn({ err: error, messageId: p.messageId }, 'delivery worker: could not release a delivery; its lease will expire');
     }
   }
-}
-
-/** Ends an attempt's span with what came back: the status, or the kind of failure (never its detail). */
-function endAttemptSpan(span: Span | undefined, result: SendResult): void {
-  if (span === undefined) return;
-  if (result.status !== null) {
-    span.setAttribute('http.response.status_code', result.status);
-    if (result.status >= 400) span.fail(`HTTP ${result.status}`);
-  } else {
-    const kind = result.aborted ? 'aborted' : (result.error ?? 'no response').split(/[:(]/)[0]!.trim().slice(0, 64);
-    span.setAttribute('error.type', kind);
-    span.fail(kind);
-  }
-  span.end();
 }

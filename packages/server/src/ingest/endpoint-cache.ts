@@ -1,4 +1,3 @@
-import type { HmacScheme } from '@hookrelay/shared';
 import type { Sql } from '../db/database.js';
 import { findIngestEndpointByTokenHash, type IngestEndpointRow } from '../db/ingest.js';
 import type { SecretBox } from '../security/crypto.js';
@@ -56,7 +55,7 @@ function toTarget(row: IngestEndpointRow, secretBox: SecretBox): IngestTarget {
           staticTokenQueryParam: row.static_token_query_param,
           staticTokenHash: row.static_token_hash,
           verifyHmac: row.verify_hmac,
-          hmacScheme: row.hmac_scheme as HmacScheme,
+          hmacScheme: row.hmac_scheme,
           hmacHeaderName: row.hmac_header_name,
           hmacSecret: row.hmac_secret_encrypted ? secretBox.decrypt(row.hmac_secret_encrypted) : null,
           timestampHeaderName: row.timestamp_header_name,

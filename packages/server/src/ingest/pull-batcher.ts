@@ -17,6 +17,15 @@ export type PullIngestOutcome = { kind: 'stored'; eventId: string } | { kind: 'p
 /** The payload store key of a pull event's bytes. */
 export const pullPayloadKey = (eventId: string) => `pull/${eventId}`;
 
+export interface PullIngestBatcherOptions {
+  /** Most events per commit (default 500). */
+  maxBatch?: number;
+  /** Most body bytes per commit (default 16 MiB; a batch always takes at least one event). */
+  maxBatchBytes?: number;
+  /** A span per commit (`hookrelay.pull.commit`), linked from each request's. */
+  tracing?: Tracing;
+}
+
 /**
  * Stores pull events in group commits (one transaction for the webhooks that arrived while the
  * previous one ran). Each transaction share-locks its endpoints' rows and re-checks paused/deleted
@@ -29,9 +38,7 @@ export class PullIngestBatcher {
   constructor(
     private readonly db: Database,
     private readonly payloadStore: PayloadStore,
-    maxBatch = 500,
-    maxBatchBytes = 16 * 1024 * 1024,
-    tracing: Tracing = NOOP_TRACING,
+    { maxBatch = 500, maxBatchBytes = 16 * 1024 * 1024, tracing = NOOP_TRACING }: PullIngestBatcherOptions = {},
   ) {
     this.commits = new GroupCommit({
       commit: traceCommits(

@@ -31,28 +31,19 @@
  *   of several values is refused as ambiguous.
  */
 import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
-import type { HmacScheme, RejectionReason } from '@hookrelay/shared';
+import type { Camelized, HmacScheme, RejectionReason, VerificationCheck, VerificationSettings as EndpointVerificationSettings } from '@hookrelay/shared';
 import { CidrList, parseAddress, parseCidr } from '../security/cidr.js';
 
-export interface VerificationSettings {
-  verifyStaticToken: boolean;
-  /** Compared case-insensitively. */
-  staticTokenHeaderName: string | null;
-  /** Alternative to the header: `?token=...`. */
-  staticTokenQueryParam: string | null;
+/**
+ * An endpoint's verification settings as the verifier takes them: the shared ones camelCased, with
+ * the secrets the checks compare against.
+ */
+export type VerificationSettings = Camelized<EndpointVerificationSettings> & {
   /** SHA-256 hex of the token (the token itself is never stored). */
   staticTokenHash: string | null;
-  verifyHmac: boolean;
-  hmacScheme: HmacScheme;
-  /** Required for hex/base64; overrides the preset's header for the others. */
-  hmacHeaderName: string | null;
   /** Plaintext, decrypted by the caller. */
   hmacSecret: string | null;
-  timestampHeaderName: string | null;
-  timestampToleranceSeconds: number;
-  verifyIpAllowlist: boolean;
-  allowedCidrs: readonly string[];
-}
+};
 
 export interface InboundRequest {
   /** The exact bytes received (empty when the body streamed to storage: `macOf` has its HMACs). */
@@ -69,8 +60,6 @@ export interface InboundRequest {
   remoteAddress: string;
   now: Date;
 }
-
-export type VerificationCheck = 'static_token' | 'hmac' | 'timestamp' | 'ip_allowlist';
 
 /**
  * `reason` is for the server log only; the sender gets a bare 401. `code` and `detail` are what the

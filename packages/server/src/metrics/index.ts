@@ -1,12 +1,12 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { VERIFICATION_CHECKS, type VerificationCheck } from '@hookrelay/shared';
 import type { Sql } from '../db/database.js';
 import { deliveryQueueStats, type DeliveryKind, type DeliveryStatus } from '../db/deliveries.js';
 import { AppError } from '../errors.js';
 import type { BudgetRefusal } from '../ingest/body-budget.js';
 import { IngestBudgetError } from '../ingest/body-limit.js';
 import { clientWentAway } from '../lib/client-abort.js';
-import type { VerificationCheck } from '../ingest/verify.js';
 import { SOCKET_LIMIT_NAMES, type SocketLimitName } from '../stream/sockets.js';
 import { droppedLogLines } from '../logging.js';
 import { SERVER_COMMIT, SERVER_VERSION } from '../version.js';
@@ -26,7 +26,6 @@ export type DeliveryMetricKind = 'outbound' | 'inbound_forward' | 'cli';
 export const DELIVERY_OUTCOMES = ['succeeded', 'retrying', 'failed', 'requeued'] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
-const VERIFICATION_CHECKS: readonly VerificationCheck[] = ['static_token', 'hmac', 'timestamp', 'ip_allowlist'];
 const OUTCOME_BY_STATUS: Partial<Record<DeliveryStatus, DeliveryOutcome>> = {
   succeeded: 'succeeded',
   pending_retry: 'retrying',

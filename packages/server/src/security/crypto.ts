@@ -125,6 +125,26 @@ const HEX_KEY = /^[0-9a-fA-F]{64}$/;
 // 32 bytes is 43 base64 characters plus one '=' of padding; either alphabet, padding optional.
 const BASE64_KEY = /^[A-Za-z0-9+/_-]{43}=?$/;
 
+/** The keys that seal and open secrets at rest, and where they came from (for messages and rotation). */
+export interface EncryptionKeys {
+  /** Seals new secrets and opens them. */
+  current: Buffer;
+  /** Opens secrets sealed before the current key replaced it; never seals. */
+  previous: Buffer | undefined;
+  /** The current key's origin as an operator knows it: the variable or the key file's path. */
+  currentName: string;
+  previousName: string | undefined;
+  /** The data dir's key file: the current key's origin when HOOKRELAY_ENCRYPTION_KEY is unset. */
+  keyFile: string;
+  fromKeyFile: boolean;
+  /**
+   * The data dir had no key file, so the current key was made now. `persistGeneratedKey`
+   * (runtime.ts) writes it once the database has accepted it: a data dir whose file was lost gets no
+   * new key beside secrets sealed under the old one.
+   */
+  generated: boolean;
+}
+
 /** Parses HOOKRELAY_ENCRYPTION_KEY: 64 hex characters, or base64/base64url of 32 bytes. */
 export function parseEncryptionKey(text: string): Buffer {
   const trimmed = text.trim();

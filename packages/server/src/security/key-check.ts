@@ -1,8 +1,7 @@
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../errors.js';
 import type { Sql } from '../db/database.js';
 import { insertKeyCheck, keyCheckTables, newestSealedSecret, readKeyCheck, readRotatingKeyCheck, replaceKeyCheck, SEALED_COLUMNS } from '../db/sealed-secrets.js';
-import type { EncryptionKeys } from '../runtime.js';
-import { SecretBox } from './crypto.js';
+import { SecretBox, type EncryptionKeys } from './crypto.js';
 
 /**
  * The encryption key check: a fixed text sealed under the key the database's secrets are sealed

@@ -1,4 +1,3 @@
-import type { Config } from '../config.js';
 import { parseCidr } from './cidr.js';
 
 /** A setting that turns a protection off, and what that allows, in the words of the start's warning. */
@@ -12,7 +11,7 @@ export interface RiskySetting {
  * proxy block that holds every address (so every client is a "proxy"), and deliveries to private
  * networks. The start logs one warning for each.
  */
-export function riskySettings(config: Config): RiskySetting[] {
+export function riskySettings(config: { readonly trustedProxies: readonly string[]; readonly allowPrivateNetworks: boolean }): RiskySetting[] {
   const risky: RiskySetting[] = [];
   const everything = config.trustedProxies.filter((block) => {
     const parsed = parseCidr(block);

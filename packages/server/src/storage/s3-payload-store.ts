@@ -1,5 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { ConfigError, type S3PayloadStoreConfig } from '../config.js';
+import type { S3PayloadStoreConfig } from '../config.js';
+import { ConfigError } from '../errors.js';
 import type { Sql } from '../db/database.js';
 import { installCommand } from '../install-command.js';
 import { Readable } from 'node:stream';

@@ -179,6 +179,17 @@ export class StreamSubscriber implements Subscriber {
   }
 }
 
+export interface StreamHubOptions {
+  /**
+   * How often every stream reads after its cursor even without a NOTIFY (default STREAM_RECHECK_MS).
+   * The NOTIFY of a commit is sent after it (IngestBatcher), so a process that dies in between
+   * never sends it: the check bounds how long another process's CLI can then wait for that message.
+   */
+  recheckMs?: number;
+  /** A span per message frame sent (`hookrelay.stream.push`). */
+  tracing?: Tracing;
+}
+
 /**
  * The process's connected CLIs by endpoint. The process's one LISTEN on the commit channel (any
  * process's commits: PostgreSQL NOTIFY, in-process on PGlite) calls `committed` for the endpoints
@@ -187,19 +198,16 @@ export class StreamSubscriber implements Subscriber {
 export class StreamHub {
   private readonly subscribers: SubscriberRegistry<StreamSubscriber>;
 
-  /**
-   * `recheckMs`: how often every stream reads after its cursor even without a NOTIFY. The NOTIFY
-   * of a commit is sent after it (IngestBatcher), so a process that dies in between never sends it:
-   * the check bounds how long another process's CLI can then wait for that message.
-   */
+  private readonly tracing: Tracing;
+
   constructor(
     readonly db: Database,
     readonly payloadStore: PayloadStore,
     readonly log: FastifyBaseLogger,
-    recheckMs = STREAM_RECHECK_MS,
-    private readonly tracing: Tracing = NOOP_TRACING,
+    options: StreamHubOptions = {},
   ) {
-    this.subscribers = new SubscriberRegistry(recheckMs);
+    this.subscribers = new SubscriberRegistry(options.recheckMs ?? STREAM_RECHECK_MS);
+    this.tracing = options.tracing ?? NOOP_TRACING;
   }
 
   /**

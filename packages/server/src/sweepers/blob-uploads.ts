@@ -1,5 +1,5 @@
 import { claimAbandonedBlobUploads } from '../db/blob-uploads.js';
-import type { Sweeper } from './runner.js';
+import type { Sweeper } from './sweeper.js';
 
 /** Past the request timeout, how much longer an upload's commit may take before its blob counts as abandoned. */
 export const UPLOAD_COMMIT_MARGIN_MS = 5 * 60 * 1000;

@@ -1,5 +1,5 @@
 import { sweepExpiredInboundEndpoints } from '../db/inbound-endpoints.js';
-import type { Sweeper } from './runner.js';
+import type { Sweeper } from './sweeper.js';
 
 /**
  * Records the deletion of ephemeral inbound endpoints whose TTL has elapsed. The API and ingestion

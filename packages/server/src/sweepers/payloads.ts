@@ -1,5 +1,5 @@
 import type { Sql } from '../db/database.js';
-import type { Sweeper } from './runner.js';
+import type { Sweeper } from './sweeper.js';
 
 /**
  * Payloads of soft-deleted rows (already unreachable) removed from the store, then the rows' keys

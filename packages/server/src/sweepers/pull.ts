@@ -1,7 +1,7 @@
 import { sweepExpiredPullEndpoints } from '../db/pull-endpoints.js';
 import { claimDeletedPullPayloads, clearPullPayloadKeys, deleteExpiredPullEvents } from '../db/pull-events.js';
 import { deletedPayloadsSweeper } from './payloads.js';
-import type { Sweeper } from './runner.js';
+import type { Sweeper } from './sweeper.js';
 
 /** Rows removed per run (per sweeper interval); a backlog drains over the following runs. */
 const BATCH = 500;

@@ -12,20 +12,7 @@ import { EMBEDDED_VACUUM, runEmbeddedUpkeep } from './embedded.js';
 import { expiredInboundEndpointsSweeper } from './inbound-endpoints.js';
 import { deletedPayloadsSweeper } from './payloads.js';
 import { deletedPullPayloadsSweeper, expiredPullEndpointsSweeper, expiredPullEventsSweeper } from './pull.js';
-
-/** What sweepers may need besides their transaction. */
-export interface SweeperDeps {
-  payloadStore: PayloadStore;
-  /** A span per sweeper run (`hookrelay.sweeper.run`). */
-  tracing?: Tracing;
-}
-
-export interface Sweeper {
-  name: string;
-  /** Advisory lock key: one process at a time runs each sweeper across the whole cluster. */
-  lockKey: number;
-  run(tx: Sql, now: Date, deps: SweeperDeps): Promise<number>;
-}
+import type { Sweeper, SweeperDeps } from './sweeper.js';
 
 export const expiredEndpointsSweeper: Sweeper = {
   name: 'expired-endpoints',

@@ -29,7 +29,7 @@ beforeAll(async () => {
   // The hub hears no NOTIFY of its own (the app's LISTEN feeds the app's hub): the test plays the notices itself.
   hubDb = { backend: t.db.backend, sql: counted, listen: async () => async () => {}, notify: async () => {}, announce: async () => {}, close: async () => {} };
   // No periodic check here: these tests count the hub's reads.
-  hub = new StreamHub(hubDb, new DatabasePayloadStore(), t.app.log, 3_600_000);
+  hub = new StreamHub(hubDb, new DatabasePayloadStore(), t.app.log, { recheckMs: 3_600_000 });
   hub.start();
 });
 afterAll(async () => {
@@ -209,7 +209,7 @@ describe('StreamHub periodic check', () => {
   it('brings a stream the messages of commits whose NOTIFY never reached it', async () => {
     // Hears no NOTIFY at all, as when the committing process died before sending it.
     const deaf: Database = { ...hubDb, sql: t.db.sql, listen: async () => async () => {} };
-    const checking = new StreamHub(deaf, new DatabasePayloadStore(), t.app.log, 50);
+    const checking = new StreamHub(deaf, new DatabasePayloadStore(), t.app.log, { recheckMs: 50 });
     checking.start();
     try {
       const { id, token } = await createCli();
@@ -241,7 +241,7 @@ describe('StreamHub when the database is down', () => {
     });
     const warnings: string[] = [];
     const log = { ...t.app.log, warn: (_obj: unknown, message: string) => void warnings.push(message) } as unknown as FastifyBaseLogger;
-    const outage = new StreamHub({ ...hubDb, sql: flaky, listen: async () => async () => {} }, new DatabasePayloadStore(), log, 3_600_000);
+    const outage = new StreamHub({ ...hubDb, sql: flaky, listen: async () => async () => {} }, new DatabasePayloadStore(), log, { recheckMs: 3_600_000 });
     outage.start();
     try {
       const fake = fakeSocket();

@@ -140,9 +140,14 @@ describe('migrate and the current SQL files', () => {
  * A rolling upgrade on PostgreSQL: the database as the previous version left it (migrations up to
  * 012, hookrelay_store_inbound_batch put there by a migration and not recorded as current SQL,
  * hookrelay_ingest_inbound still there), then a start of this version; calls as a process of the
- * previous version makes them must go on working. The migrations now keep no superseded body, so
- * the body the previous version had is installed as it would have been: outside the record.
+ * previous version makes them must go on working. The migrations keep no superseded body, so the
+ * bodies the previous version had are installed as it would have been: the current SQL outside the
+ * record, and hookrelay_ingest_inbound by the signature migration 013 drops it by (nothing calls it).
  */
+const PREVIOUS_INGEST_INBOUND = `CREATE FUNCTION hookrelay_ingest_inbound(p_items jsonb, p_bodies bytea, p_idempotency_expires_at timestamptz)
+  RETURNS TABLE (ord integer, outcome text, message_id uuid, endpoint_id uuid, previous_last_id uuid)
+  LANGUAGE sql AS $fn$ SELECT NULL::integer, NULL::text, NULL::uuid, NULL::uuid, NULL::uuid WHERE false $fn$;`;
+
 describe.skipIf(backend() !== 'postgres')('a start on a database of the previous version', () => {
   it('drops hookrelay_ingest_inbound, applies the current SQL, and takes the calls of the previous version', async () => {
     const previous = openPostgres({ url: await createEmptyPostgresDatabaseUrl(), poolSize: 2 });
@@ -150,6 +155,7 @@ describe.skipIf(backend() !== 'postgres')('a start on a database of the previous
     const before = migrations.filter((m) => m.version <= 12);
     expect(await migrate(previous, before, [])).toEqual({ migrations: before.map((m) => m.name), currentSql: [], superseded: [] });
     for (const file of shipped) await previous.sql.execScript(file.script);
+    await previous.sql.execScript(PREVIOUS_INGEST_INBOUND);
     const fn = async () =>
       (await previous.sql<{ proname: string }>`SELECT proname FROM pg_proc WHERE proname LIKE 'hookrelay\\_%' AND prorettype <> 'trigger'::regtype ORDER BY 1`).map(
         (r) => r.proname,

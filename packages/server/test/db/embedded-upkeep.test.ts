@@ -4,7 +4,8 @@ import { inject } from 'vitest';
 import { openPGlite, type Database } from '../../src/db/database.js';
 import { checkpointDue } from '../../src/db/maintenance.js';
 import { runEmbeddedUpkeep } from '../../src/sweepers/embedded.js';
-import { DEFAULT_SWEEPERS, deletedInboundPayloadsSweeper, runSweeperOnce, startSweepers, type Sweeper } from '../../src/sweepers/runner.js';
+import { DEFAULT_SWEEPERS, deletedInboundPayloadsSweeper, runSweeperOnce, startSweepers } from '../../src/sweepers/runner.js';
+import type { Sweeper } from '../../src/sweepers/sweeper.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { backend } from '../helpers/database.js';
 

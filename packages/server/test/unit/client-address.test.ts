@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig, ConfigError } from '../../src/config.js';
+import { parseConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
 import { TrustedProxies } from '../../src/security/client-address.js';
 
 const proxies = new TrustedProxies(['10.0.0.0/8', '2001:db8:ffff::/48']);

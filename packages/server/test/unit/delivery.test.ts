@@ -7,7 +7,7 @@ import { buildForwardRequest, buildOutboundRequest, forwardUrl } from '../../src
 import { attemptError, outcomeOf, type AttemptResult } from '../../src/delivery/results.js';
 import { MAX_RETRY_AFTER_MS, nextRetryDelayMs, parseRetryAfterMs } from '../../src/delivery/schedule.js';
 import type { SendResult } from '../../src/delivery/sender.js';
-import { ClockOffset } from '../../src/delivery/worker.js';
+import { ClockOffset } from '../../src/delivery/claim.js';
 
 describe('retry schedule', () => {
   it('the default is 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: 8 attempts, then none', () => {

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -17,17 +18,85 @@ function sourceFiles(dir: string): string[] {
     .map((entry) => path.join(entry.parentPath, entry.name));
 }
 
-/** Each server module (path under src, `/`-separated) with the modules of src it imports. */
-function serverImports(): Map<string, string[]> {
+/**
+ * Each module of a package's src (path under src, `/`-separated) with the modules of src it imports:
+ * static imports and re-exports, type-only ones included, side-effect imports and `import()`.
+ */
+function moduleImports(src: string): Map<string, string[]> {
   const imports = new Map<string, string[]>();
-  for (const file of sourceFiles(serverSrc)) {
+  for (const file of sourceFiles(src)) {
     const text = readFileSync(file, 'utf8');
-    const targets = [...text.matchAll(/\bfrom\s+'(\.{1,2}\/[^']+)'|\bimport\(\s*'(\.{1,2}\/[^']+)'\s*\)/g)].map((match) =>
-      path.relative(serverSrc, path.resolve(path.dirname(file), match[1] ?? match[2]!)).split(path.sep).join('/').replace(/\.js$/, '.ts'),
+    const targets = [...text.matchAll(/\bfrom\s+'(\.{1,2}\/[^']+)'|\bimport\(\s*'(\.{1,2}\/[^']+)'\s*\)|^import\s+'(\.{1,2}\/[^']+)'/gm)].map((match) =>
+      path.relative(src, path.resolve(path.dirname(file), match[1] ?? match[2] ?? match[3]!)).split(path.sep).join('/').replace(/\.js$/, '.ts'),
     );
-    imports.set(path.relative(serverSrc, file).split(path.sep).join('/'), targets);
+    imports.set(path.relative(src, file).split(path.sep).join('/'), [...new Set(targets)]);
   }
   return imports;
+}
+
+const serverImports = () => moduleImports(serverSrc);
+
+/**
+ * Every circle of imports between files, each once: `a.ts → b.ts → a.ts`. A circle makes the order in
+ * which its modules run depend on which one is imported first, and ties files that should change
+ * apart.
+ */
+function importCircles(imports: ReadonlyMap<string, readonly string[]>): string[] {
+  // Tarjan's strongly connected components; a component of more than one file, or a file that
+  // imports itself, holds a circle, shown as the shortest one through its first file.
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, counter);
+    low.set(file, counter);
+    counter++;
+    stack.push(file);
+    onStack.add(file);
+    for (const target of imports.get(file) ?? []) {
+      if (!imports.has(target)) continue;
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (onStack.has(target)) low.set(file, Math.min(low.get(file)!, index.get(target)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || (imports.get(file) ?? []).includes(file)) components.push(component.sort());
+  };
+  for (const file of [...imports.keys()].sort()) if (!index.has(file)) visit(file);
+  return components.map((component) => {
+    const inside = new Set(component);
+    const start = component[0]!;
+    // Breadth-first from the first file back to itself, within the component.
+    const previous = new Map<string, string>();
+    const queue = [start];
+    while (queue.length > 0) {
+      const file = queue.shift()!;
+      const targets = (imports.get(file) ?? []).filter((t) => inside.has(t)).sort();
+      if (targets.includes(start)) {
+        const circle = [start];
+        for (let at = file; at !== start; at = previous.get(at)!) circle.splice(1, 0, at);
+        return [...circle, start].join(' → ');
+      }
+      for (const target of targets) {
+        if (!previous.has(target) && target !== start) {
+          previous.set(target, file);
+          queue.push(target);
+        }
+      }
+    }
+    return component.join(' → ');
+  });
 }
 
 const ROUTE_FILES = /^(routes\/|ingest\/(routes|pull-routes)\.ts$)/;
@@ -93,6 +162,55 @@ describe('the records the API shows', () => {
     );
     expect(mappers).toContain('views/rejection.ts: toRejectionOut');
     expect(mappers.filter((mapper) => !mapper.startsWith('views/'))).toEqual([]);
+  });
+});
+
+describe('imports between files', () => {
+  it('form no circle in the server', () => {
+    expect(importCircles(serverImports())).toEqual([]);
+  });
+
+  it('form no circle in the shared package', () => {
+    expect(importCircles(moduleImports(path.join(packagesDir, 'shared/src')))).toEqual([]);
+  });
+
+  it('are found in a circle of any length, through type-only imports, re-exports and import()', () => {
+    const circles = importCircles(
+      new Map([
+        ['a.ts', ['b.ts']],
+        ['b.ts', ['c.ts', 'd.ts']],
+        ['c.ts', ['a.ts']],
+        ['d.ts', []],
+        ['self.ts', ['self.ts']],
+        ['x/one.ts', ['x/two.ts', 'missing.ts']],
+        ['x/two.ts', ['x/one.ts']],
+      ]),
+    );
+    expect(circles).toEqual(['a.ts → b.ts → c.ts → a.ts', 'self.ts → self.ts', 'x/one.ts → x/two.ts → x/one.ts']);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-layering-'));
+    try {
+      mkdirSync(path.join(dir, 'store'));
+      writeFileSync(path.join(dir, 'store/index.ts'), "export async function open() {\n  return (await import('./s3.js')).open();\n}\n");
+      writeFileSync(path.join(dir, 'store/s3.ts'), "import type { Store } from './types.js';\nexport const open = (): Store => ({});\n");
+      writeFileSync(path.join(dir, 'store/types.ts'), "export type { Store } from './index.js';\n");
+      writeFileSync(path.join(dir, 'main.ts'), "import './store/index.js';\n");
+      expect(importCircles(moduleImports(dir))).toEqual(['store/index.ts → store/s3.ts → store/types.ts → store/index.ts']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the foundation modules', () => {
+  /** Below every engine: what they need of the process comes as arguments. */
+  const FOUNDATION = /^(db|lib|security)\//;
+  const ABOVE = /^(app|bootstrap|config|engines|launch|main|runtime|services)\.ts$|^(admin|delivery|http|ingest|metrics|plugins|routes|stream|sweepers|views)\//;
+
+  it('db/, lib/ and security/ import neither the configuration, the process nor an engine', () => {
+    const upward = [...serverImports()]
+      .filter(([file]) => FOUNDATION.test(file))
+      .flatMap(([file, targets]) => targets.filter((t) => ABOVE.test(t)).map((t) => `${file} → ${t}`));
+    expect(upward).toEqual([]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_PGLITE_SETTINGS, parseConfig } from '../../src/config.js';
+import { DEFAULT_PGLITE_SETTINGS, parseConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
 
 describe('HOOKRELAY_PGLITE_OPTIONS', () => {
   it('unset: the measured defaults, WebAssembly on the baseline compiler', () => {

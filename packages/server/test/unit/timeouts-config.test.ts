@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
 
 describe('timeouts', () => {
   it('default to 10 s for the headers and 60 s for the whole request', () => {

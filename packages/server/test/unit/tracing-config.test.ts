@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
 
 /** The OTEL_* variables as the OpenTelemetry specification defines them, read from the injected environment. */
 const tracingOf = (env: Record<string, string>) => parseConfig(env).tracing;

@@ -15,15 +15,11 @@ import {
 import { RejectionFrame } from './rejections.js';
 import { checkEventTypeCreate, checkEventTypeUpdate, EventTypeSource, eventTypeCreateShape, eventTypeUpdateShape } from './event-type.js';
 import { batchDeleteResult, MessageDeleteBatchIn, MessageDeleteOut, MessageStatus } from './messages.js';
+import { HmacScheme, VerificationSettings } from './verification.js';
 
 export const INBOUND_MODES = ['forward', 'cli'] as const;
 export const InboundMode = z.enum(INBOUND_MODES, { message: 'must be forward or cli' });
 export type InboundMode = z.infer<typeof InboundMode>;
-
-/** The sender's signature format (docs/api.md, Inbound endpoints); `hex` is the default. */
-export const HMAC_SCHEMES = ['hex', 'base64', 'github', 'stripe', 'slack', 'standard_webhooks'] as const;
-export const HmacScheme = z.enum(HMAC_SCHEMES, { message: `must be one of ${HMAC_SCHEMES.join(', ')}` });
-export type HmacScheme = z.infer<typeof HmacScheme>;
 
 /** Schemes whose preset knows its header; the generic ones need `hmac_header_name`. */
 const SCHEMES_WITHOUT_PRESET_HEADER: ReadonlySet<HmacScheme> = new Set(['hex', 'base64']);
@@ -232,16 +228,7 @@ export const InboundEndpointOut = z.object({
   mode: InboundMode,
   active: z.boolean(),
   paused: z.boolean(),
-  verify_static_token: z.boolean(),
-  static_token_header_name: z.string().nullable(),
-  static_token_query_param: z.string().nullable(),
-  verify_hmac: z.boolean(),
-  hmac_scheme: HmacScheme,
-  hmac_header_name: z.string().nullable(),
-  timestamp_header_name: z.string().nullable(),
-  timestamp_tolerance_seconds: z.number().int(),
-  verify_ip_allowlist: z.boolean(),
-  allowed_cidrs: z.array(z.string()),
+  ...VerificationSettings.shape,
   ingest_response_code: z.number().int(),
   /** The endpoint's own body limit; null: the server's ingest limit. */
   max_body_bytes: z.number().int().nullable(),
