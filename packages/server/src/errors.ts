@@ -28,6 +28,25 @@ export class AppError extends Error {
   }
 }
 
+/** Which bound refused an ingest body: the whole process's budget or one source address's share. */
+export type BudgetRefusal = 'process' | 'source';
+
+/** Seconds a sender refused for the ingest budget is told to wait (uploads in flight end within them). */
+const BUDGET_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The 503 of a body the process has no room for now: a provider retries it later. A state of the
+ * load, not an outage of a dependency: counted (`over_budget`), not logged as one.
+ */
+export class IngestBudgetError extends AppError {
+  constructor(readonly bound: BudgetRefusal) {
+    const whose = bound === 'source' ? "this sender's share of" : "this server's";
+    super('SERVICE_UNAVAILABLE', `${whose} budget of webhook bodies being received at once is spent; retry later`, {
+      retryAfterSeconds: BUDGET_RETRY_AFTER_SECONDS,
+    });
+  }
+}
+
 export const endpointNotFound = (id: string) => new AppError('ENDPOINT_NOT_FOUND', `endpoint ${id} not found`);
 export const notFound = (what: string, id: string) => new AppError('NOT_FOUND', `${what} ${id} not found`);
 export const invalidRequest = (message: string, details?: ErrorDetail[]) =>

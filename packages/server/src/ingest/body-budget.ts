@@ -1,3 +1,4 @@
+import type { BudgetRefusal } from '../errors.js';
 import { parseAddress } from '../security/cidr.js';
 
 /**
@@ -19,8 +20,6 @@ export interface BodyBudgetOptions {
   smallBodyBytes: number;
   smallReserveBytes: number;
 }
-
-export type BudgetRefusal = 'process' | 'source';
 
 export interface BodyReservation {
   /** Adds `bytes` to the reservation (a chunked body growing); the refusal when the budget is spent. */

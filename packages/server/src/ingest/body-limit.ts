@@ -1,8 +1,8 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyReply, FastifyRequest, RequestPayload } from 'fastify';
 import type { Config } from '../config.js';
-import { AppError, bodyTooLarge } from '../errors.js';
-import type { BodyBudget, BodyReservation, BudgetRefusal } from './body-budget.js';
+import { AppError, IngestBudgetError, bodyTooLarge, type BudgetRefusal } from '../errors.js';
+import type { BodyBudget, BodyReservation } from './body-budget.js';
 
 /** The declared Content-Length, or null when the request has none (chunked) or an unreadable one. */
 export function declaredLength(request: FastifyRequest): number | null {
@@ -38,20 +38,6 @@ export interface IngestGuards {
 /** A body may start slowly: the rate is judged only past this many bytes. */
 export const MIN_RATE_GRACE_BYTES = 1024 * 1024;
 const DEFAULT_RATE_WINDOW_MS = 5000;
-export const BUDGET_RETRY_AFTER_SECONDS = 5;
-
-/**
- * The 503 of a body the process has no room for now: a provider retries it later. A state of the
- * load, not an outage of a dependency: counted (`over_budget`), not logged as one.
- */
-export class IngestBudgetError extends AppError {
-  constructor(readonly bound: BudgetRefusal) {
-    const whose = bound === 'source' ? "this sender's share of" : "this server's";
-    super('SERVICE_UNAVAILABLE', `${whose} budget of webhook bodies being received at once is spent; retry later`, {
-      retryAfterSeconds: BUDGET_RETRY_AFTER_SECONDS,
-    });
-  }
-}
 
 export const overBudget = (why: BudgetRefusal): AppError => new IngestBudgetError(why);
 

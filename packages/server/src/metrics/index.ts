@@ -3,11 +3,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { VERIFICATION_CHECKS, type VerificationCheck } from '@hookrelay/shared';
 import type { Sql } from '../db/database.js';
 import { deliveryQueueStats, type DeliveryKind, type DeliveryStatus } from '../db/deliveries.js';
-import { AppError } from '../errors.js';
-import type { BudgetRefusal } from '../ingest/body-budget.js';
-import { IngestBudgetError } from '../ingest/body-limit.js';
+import { AppError, IngestBudgetError, type BudgetRefusal } from '../errors.js';
 import { clientWentAway } from '../lib/client-abort.js';
-import { SOCKET_LIMIT_NAMES, type SocketLimitName } from '../stream/sockets.js';
 import { droppedLogLines } from '../logging.js';
 import { SERVER_COMMIT, SERVER_VERSION } from '../version.js';
 
@@ -20,6 +17,10 @@ import { SERVER_COMMIT, SERVER_VERSION } from '../version.js';
 export type IngestKind = 'inbound' | 'pull';
 export const INGEST_OUTCOMES = ['accepted', 'duplicate', 'rejected_verification', 'not_found', 'gone', 'paused', 'too_large', 'over_budget', 'timeout', 'aborted', 'error'] as const;
 export type IngestOutcome = (typeof INGEST_OUTCOMES)[number];
+
+/** Which limit refused a WebSocket upgrade (stream/sockets.ts): the label of the refusal metric. */
+export type SocketLimitName = 'key' | 'project' | 'process';
+const SOCKET_LIMIT_NAMES: readonly SocketLimitName[] = ['key', 'project', 'process'];
 
 export type DeliveryMetricKind = 'outbound' | 'inbound_forward' | 'cli';
 /** What a recorded attempt did to its message: the status it left it in, in words an operator reads. */

@@ -1,10 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { HTTP_STATUS_BY_ERROR_CODE, RETRY_AFTER_ERROR_CODES, type ErrorCode, type ErrorDetail } from '@hookrelay/shared';
-import { AppError, bodyTooLarge } from '../errors.js';
+import { AppError, IngestBudgetError, bodyTooLarge } from '../errors.js';
 import { declaredLength } from '../ingest/body-limit.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { IngestBudgetError } from '../ingest/body-limit.js';
 import { clientWentAway } from '../lib/client-abort.js';
 
 const CONTEXT_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };

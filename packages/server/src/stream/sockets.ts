@@ -6,6 +6,7 @@ import { findActiveApiKeyIds, type ApiKeyPrincipal } from '../db/api-keys.js';
 import { API_KEY_REVOKED_CHANNEL } from '../db/channels.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
+import type { SocketLimitName } from '../metrics/index.js';
 
 /** Open WebSockets one process allows; 0 = no limit. */
 export interface SocketLimits {
@@ -13,10 +14,6 @@ export interface SocketLimits {
   perProject: number;
   total: number;
 }
-
-/** Which limit refused an upgrade (the label of the refusal metric). */
-export type SocketLimitName = 'key' | 'project' | 'process';
-export const SOCKET_LIMIT_NAMES: readonly SocketLimitName[] = ['key', 'project', 'process'];
 
 /**
  * How often the keys of the open sockets are read again. The revocation NOTIFY closes sockets at

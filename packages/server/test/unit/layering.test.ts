@@ -214,6 +214,18 @@ describe('the foundation modules', () => {
   });
 });
 
+describe('the metrics', () => {
+  /** Every engine counts through the metrics, so the metrics know no engine: the labels they count are theirs. */
+  const ENGINE_DIRS = /^(admin|delivery|http|ingest|plugins|routes|stream|sweepers|views)\//;
+
+  it('metrics/ imports no engine, route or plugin', () => {
+    const upward = [...serverImports()]
+      .filter(([file]) => file.startsWith('metrics/'))
+      .flatMap(([file, targets]) => targets.filter((t) => ENGINE_DIRS.test(t)).map((t) => `${file} → ${t}`));
+    expect(upward).toEqual([]);
+  });
+});
+
 describe('the composition root', () => {
   it('builds every engine: no other module constructs one', () => {
     const constructing = sourceFiles(serverSrc)

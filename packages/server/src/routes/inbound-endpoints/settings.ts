@@ -1,4 +1,4 @@
-import type { ErrorDetail, HmacScheme, InboundMode } from '@hookrelay/shared';
+import type { Camelized, ErrorDetail, HmacScheme, InboundMode, VerificationSettings } from '@hookrelay/shared';
 import { AppError } from '../../errors.js';
 import { validateCidr } from '../../ingest/verify.js';
 
@@ -31,20 +31,16 @@ export function standardWebhooksSecretProblem(secret: string): string | null {
   return null;
 }
 
-/** The settings an endpoint would have after a create or PATCH: what the checks below judge. */
-export interface EffectiveSettings {
+/**
+ * The settings an endpoint would have after a create or PATCH: what the checks below judge. The
+ * verification settings are the shared declaration's (the timestamp's are complete by default);
+ * of the secrets, only whether one is there.
+ */
+export interface EffectiveSettings extends Omit<Camelized<VerificationSettings>, 'timestampHeaderName' | 'timestampToleranceSeconds'> {
   mode: InboundMode;
   url: string;
-  verifyStaticToken: boolean;
-  staticTokenHeaderName: string | null;
-  staticTokenQueryParam: string | null;
   hasStaticToken: boolean;
-  verifyHmac: boolean;
-  hmacScheme: HmacScheme;
-  hmacHeaderName: string | null;
   hasHmacSecret: boolean;
-  verifyIpAllowlist: boolean;
-  allowedCidrs: readonly string[];
 }
 
 /**
