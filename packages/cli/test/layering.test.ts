@@ -17,9 +17,7 @@ import { describe, expect, it } from 'vitest';
  * - core: configuration, errors, exit codes and the stop signals (`config.ts`, `errors.ts`,
  *   `exit-codes.ts`, `signals.ts`).
  *
- * A module may import its own layer and the layers below it, never one above. One exception:
- * `format/` may take types (`import type`) from `listen/ports.ts`, the listener's port types, and
- * nothing else of `listen/`; `listen/ports.ts` itself imports no module of src.
+ * A module may import its own layer and the layers below it, never one above, types included.
  */
 
 const srcDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src');
@@ -72,25 +70,20 @@ const LAYERS: readonly { name: string; holds: (file: string) => boolean }[] = [
   { name: 'core', holds: (file) => CORE.has(file) },
 ];
 
-const PORTS = 'listen/ports.ts';
-
 /** Each module's layers: exactly one, for a module the rules know. */
 function layersOf(file: string): number[] {
   return LAYERS.flatMap((layer, index) => (layer.holds(file) ? [index] : []));
 }
 
-/** Every import that runs up a layer, or into `listen/` from `format/` other than a type from the ports; as `from → to`. */
+/** Every import that runs up a layer, types included; as `from → to`. */
 function upwardImports(imports: ImportMap): string[] {
-  const format = LAYERS.findIndex((layer) => layer.name === 'format');
-  const listen = LAYERS.findIndex((layer) => layer.name === 'listen');
   const upward: string[] = [];
   for (const [file, targets] of imports) {
     const from = layersOf(file)[0];
-    for (const { target, typeOnly } of targets) {
+    for (const { target } of targets) {
       const to = layersOf(target)[0];
       if (from === undefined || to === undefined) continue;
-      const portTypes = from === format && to === listen && target === PORTS && typeOnly;
-      if (to < from && !portTypes) upward.push(`${file} → ${target} (${LAYERS[from]!.name} → ${LAYERS[to]!.name})`);
+      if (to < from) upward.push(`${file} → ${target} (${LAYERS[from]!.name} → ${LAYERS[to]!.name})`);
     }
   }
   return upward;
@@ -173,13 +166,10 @@ describe('CLI module layering', () => {
     expect(importCircles(imports)).toEqual([]);
   });
 
-  it('imports only down the layers (format/ takes only types of listen/ports.ts)', () => {
+  it('imports only down the layers', () => {
     expect(upwardImports(imports)).toEqual([]);
   });
 
-  it("listen/ports.ts imports no module of src: what the formatters take from listen/ brings nothing else with it", () => {
-    expect(imports.get(PORTS)).toEqual([]);
-  });
 });
 
 describe('the fence itself', () => {
@@ -222,8 +212,8 @@ describe('the fence itself', () => {
     ]);
     expect(importCircles(before)).toEqual(['listen/flags.ts → listen/listener.ts → listen/forwarder.ts → listen/flags.ts']);
     expect(upwardImports(before)).toEqual(['format/listen.ts → listen/listener.ts (format → listen)']);
-    // Only types, and only of the ports: a value from them, or any other listen module, runs up.
-    before.set('format/listen.ts', [type(PORTS), value(PORTS)]);
+    // A type runs up as a value does: the formatters take nothing of the listener.
+    before.set('format/listen.ts', [type('listen/ports.ts')]);
     expect(upwardImports(before)).toEqual(['format/listen.ts → listen/ports.ts (format → listen)']);
   });
 

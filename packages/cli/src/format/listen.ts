@@ -1,7 +1,38 @@
 import type { RejectionOut } from '@hookrelay/shared';
-import type { DeliveryRecord } from '../listen/ports.js';
 import type { Style } from './style.js';
 import { terminalSafe, terminalText, truncate } from './text.js';
+
+/**
+ * One processed message, as `--json` prints it (plus what people see): what a delivery line is
+ * made of, declared here so that the formatters need nothing of the listener (its ports hand it on).
+ */
+export interface DeliveryRecord {
+  message_id: string;
+  /** The stored cursor after this delivery (a replay leaves it where it was). */
+  cursor: string | null;
+  method: string;
+  path: string;
+  query: string;
+  status: number | null;
+  latency_ms: number;
+  attempt: number;
+  error: string | null;
+  replay: boolean;
+  /** Where the message went (the target of the route that took it); null when no route did (then nothing was sent or reported). */
+  target: string | null;
+  /** What the app answered besides its status, when it answered and capture is on. */
+  response?: CapturedResponse | undefined;
+}
+
+/** What the app answered besides its status (`--capture-response-bytes`). */
+export interface CapturedResponse {
+  /** `[name, value]` in the order received, bounded (`MAX_CAPTURED_HEADERS` of the forwarder). */
+  headers: [string, string][];
+  /** The first bytes of the body. */
+  body: Buffer;
+  /** The app sent more than was kept. */
+  truncated: boolean;
+}
 
 const PATH_MAX = 60;
 

@@ -1,5 +1,8 @@
 import type { CliMessageOut, RejectionOut, ResultAckOutcome, StreamResultFrame } from '@hookrelay/shared';
 import type { HookrelayApiError } from '@hookrelay/shared/client';
+import type { CapturedResponse, DeliveryRecord } from '../format/listen.js';
+
+export type { CapturedResponse, DeliveryRecord };
 
 /**
  * What the listener needs of the world and tells it: the server (HTTP and the stream), the app, the
@@ -49,24 +52,6 @@ export interface CursorSink {
   save(cursor: string, results: PendingResults): Promise<void>;
 }
 
-/** One processed message, as `--json` prints it (plus what people see). */
-export interface DeliveryRecord {
-  message_id: string;
-  /** The stored cursor after this delivery (a replay leaves it where it was). */
-  cursor: string | null;
-  method: string;
-  path: string;
-  query: string;
-  status: number | null;
-  latency_ms: number;
-  attempt: number;
-  error: string | null;
-  replay: boolean;
-  /** Where the message went (the target of the route that took it); null when no route did (then nothing was sent or reported). */
-  target: string | null;
-  /** What the app answered besides its status, when it answered and capture is on. */
-  response?: CapturedResponse | undefined;
-}
 
 export interface ListenerEvents {
   connecting(info: { transport: TransportName; after: string | null }): void;
@@ -139,15 +124,6 @@ export const DEFAULT_TIMING: ListenerTiming = {
 /** A result as the listener keeps it: always with its id. */
 export type PendingResultFrame = StreamResultFrame & { result_id: string };
 
-/** What the app answered besides its status (`--capture-response-bytes`). */
-export interface CapturedResponse {
-  /** `[name, value]` in the order received, bounded (see `MAX_CAPTURED_HEADERS`). */
-  headers: [string, string][];
-  /** The first bytes of the body. */
-  body: Buffer;
-  /** The app sent more than was kept. */
-  truncated: boolean;
-}
 
 /** What became of one message: the app's answer, or why there is none. */
 export interface ForwardOutcome {
