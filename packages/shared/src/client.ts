@@ -1,6 +1,5 @@
 import type { Dispatcher } from 'undici';
-import type { ErrorCode, ErrorDetail } from './errors.js';
-import { isErrorCode } from './errors.js';
+import { decodeAnswer } from './answer.js';
 import type { EndpointListQuery, PauseOut, EndpointDeleteOut } from './schemas/common.js';
 import type {
   EndpointCreateIn,
@@ -61,25 +60,8 @@ import type {
 import type { PageMetaWithMore } from './envelope.js';
 import type { RejectionDetailOut, RejectionOut, RejectionsQuery } from './schemas/rejections.js';
 
-/** An answer of the API in the error envelope. `data` is set only where the API sends it (delete-all). */
-export class HookrelayApiError extends Error {
-  override readonly name = 'HookrelayApiError';
-  constructor(
-    readonly code: ErrorCode | string,
-    message: string,
-    readonly status: number,
-    readonly requestId: string | undefined,
-    readonly details: ErrorDetail[] | undefined = undefined,
-    readonly data: unknown = undefined,
-    readonly retryAfterSeconds: number | undefined = undefined,
-  ) {
-    super(message);
-  }
-
-  get isKnownCode(): boolean {
-    return isErrorCode(this.code);
-  }
-}
+/** Declared beside the decoder (`answer.ts`, which the inspector shares); the client's callers catch it from here. */
+export { HookrelayApiError } from './answer.js';
 
 /** The API could not be reached, or a 5xx came without the API's envelope (a proxy in front of a restarting server). */
 export class HookrelayNetworkError extends Error {
@@ -274,37 +256,17 @@ export class HookrelayClient {
       const reason = cause instanceof Error ? cause.message : String(cause);
       throw new HookrelayNetworkError(`${method} ${url}: the answer was cut off (${reason})`, url, { cause });
     }
-    let parsed: unknown;
-    try {
-      parsed = text.length > 0 ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    const envelope = parsed as { data?: T; meta?: M; error?: { code?: string; message?: string; details?: ErrorDetail[] } } | undefined;
-    if (response.statusCode >= 400 || envelope?.error !== undefined) {
-      if (envelope?.error?.code === undefined) {
-        // A proxy's 502/503/504 page in front of a restarting server is passing trouble, not a wrong address.
-        if (response.statusCode >= 500) {
-          throw new HookrelayNetworkError(`${method} ${url} answered HTTP ${response.statusCode} without an API error envelope`, url);
-        }
-        throw this.notTheApi(method, url, response.statusCode, response.headers['content-type']);
+    const retryAfter = Number(response.headers['retry-after']);
+    const answer = decodeAnswer<T, M>(response.statusCode, text, Number.isFinite(retryAfter) ? retryAfter : undefined);
+    if (answer.kind === 'error') throw answer.error;
+    if (answer.kind === 'foreign') {
+      // A proxy's 502/503/504 page in front of a restarting server is passing trouble, not a wrong address.
+      if (response.statusCode >= 500) {
+        throw new HookrelayNetworkError(`${method} ${url} answered HTTP ${response.statusCode} without an API error envelope`, url);
       }
-      const meta = envelope.meta as { request_id?: string } | undefined;
-      const retryAfter = Number(response.headers['retry-after']);
-      throw new HookrelayApiError(
-        envelope.error.code,
-        envelope.error.message ?? envelope.error.code,
-        response.statusCode,
-        meta?.request_id,
-        envelope.error.details,
-        envelope.data,
-        Number.isFinite(retryAfter) ? retryAfter : undefined,
-      );
-    }
-    if (envelope === undefined || !('data' in envelope)) {
       throw this.notTheApi(method, url, response.statusCode, response.headers['content-type']);
     }
-    return { data: envelope.data as T, meta: envelope.meta as M, status: response.statusCode, headers: response.headers };
+    return { data: answer.data, meta: answer.meta, status: response.statusCode, headers: response.headers };
   }
 
   private notTheApi(method: string, url: string, status: number, contentType: string | string[] | undefined): HookrelayWrongServerError {

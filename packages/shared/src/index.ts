@@ -3,6 +3,7 @@ export * from './ids.js';
 export * from './digest.js';
 export * from './envelope.js';
 export * from './signing.js';
+export * from './answer.js';
 export * from './client.js';
 export * from './schemas/common.js';
 export * from './schemas/outbound-endpoints.js';

@@ -1,3 +1,5 @@
+import { decodeAnswer, HookrelayApiError, nextCursor } from '@hookrelay/shared/answer';
+
 /** The API key lives in sessionStorage only: gone with the tab, never in localStorage or a URL. */
 const KEY_ITEM = 'hookrelay.apiKey';
 
@@ -13,22 +15,12 @@ export function forgetKey(): void {
   sessionStorage.removeItem(KEY_ITEM);
 }
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export interface Page<T> {
   data: T[];
   nextCursor: string | null;
 }
 
-type Listener = (error: ApiError) => void;
+type Listener = (error: HookrelayApiError) => void;
 let onUnauthorized: Listener = () => {};
 /** Called when the API refuses the key (revoked, or a wrong one): the app signs out. */
 export function setUnauthorizedHandler(listener: Listener): void {
@@ -37,7 +29,7 @@ export function setUnauthorizedHandler(listener: Listener): void {
 
 /** The key was refused outside an API call (a live socket closed for it): the app signs out, showing `message`. */
 export function keyRefused(message: string): void {
-  onUnauthorized(new ApiError(401, 'UNAUTHORIZED', message));
+  onUnauthorized(new HookrelayApiError('UNAUTHORIZED', message, 401, undefined));
 }
 
 export type Query = Record<string, string | number | undefined | null>;
@@ -57,31 +49,29 @@ export function withQuery(path: string, query: Query = {}): string {
   return text === '' ? path : `${path}?${text}`;
 }
 
-/** One /v1 call with the stored key; the envelope's error becomes an ApiError. */
+/** What the page says when the server cannot be reached, or something else answers in its place. */
+const unreachable = () => new HookrelayApiError('NETWORK', 'the server cannot be reached', 0, undefined);
+const notTheApi = (status: number) => new HookrelayApiError('BAD_RESPONSE', `the server answered ${status} without the API's envelope`, status, undefined);
+
+/** One /v1 call with the stored key; the envelope's error rejects as a HookrelayApiError. */
 export async function api<T>(method: string, path: string, options: { body?: unknown; key?: string } = {}): Promise<{ data: T; meta: Record<string, unknown> }> {
   const key = options.key ?? storedKey();
   const headers: Record<string, string> = { accept: 'application/json' };
   if (key) headers.authorization = `Bearer ${key}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
+  let text: string;
   try {
     response = await fetch(relative(path), { method, headers, body: options.body === undefined ? null : JSON.stringify(options.body), cache: 'no-store' });
+    text = await response.text();
   } catch {
-    throw new ApiError(0, 'NETWORK', 'the server cannot be reached');
+    throw unreachable();
   }
-  const text = await response.text();
-  let envelope: { data?: T; meta?: Record<string, unknown>; error?: { code?: string; message?: string } } = {};
-  try {
-    envelope = text === '' ? {} : JSON.parse(text);
-  } catch {
-    throw new ApiError(response.status, 'BAD_RESPONSE', `the server answered ${response.status} without a JSON body`);
-  }
-  if (!response.ok || envelope.error) {
-    const error = new ApiError(response.status, envelope.error?.code ?? 'HTTP_ERROR', envelope.error?.message ?? `HTTP ${response.status}`);
-    if (error.code === 'UNAUTHORIZED' && options.key === undefined) onUnauthorized(error);
-    throw error;
-  }
-  return { data: envelope.data as T, meta: envelope.meta ?? {} };
+  const answer = decodeAnswer<T>(response.status, text);
+  if (answer.kind === 'data') return answer;
+  if (answer.kind === 'foreign') throw notTheApi(response.status);
+  if (answer.error.code === 'UNAUTHORIZED' && options.key === undefined) onUnauthorized(answer.error);
+  throw answer.error;
 }
 
 /**
@@ -97,16 +87,11 @@ export async function bytes(path: string, rangeBytes?: number): Promise<{ bytes:
   try {
     response = await fetch(relative(path), { headers, cache: 'no-store' });
   } catch {
-    throw new ApiError(0, 'NETWORK', 'the server cannot be reached');
+    throw unreachable();
   }
   if (!response.ok) {
-    let error: { code?: string; message?: string } = {};
-    try {
-      error = ((await response.json()) as { error?: typeof error }).error ?? {};
-    } catch {
-      // Not the envelope: the status says enough.
-    }
-    throw new ApiError(response.status, error.code ?? 'HTTP_ERROR', error.message ?? `HTTP ${response.status}`);
+    const answer = decodeAnswer(response.status, await response.text().catch(() => ''));
+    throw answer.kind === 'error' ? answer.error : notTheApi(response.status);
   }
   const body = new Uint8Array(await response.arrayBuffer());
   const range = /\/(\d+)$/.exec(response.headers.get('content-range') ?? '');
@@ -116,8 +101,7 @@ export async function bytes(path: string, rangeBytes?: number): Promise<{ bytes:
 /** A list page: `meta.next_cursor` ("" or null when there is no more). */
 export async function page<T>(path: string, query: Query = {}): Promise<Page<T>> {
   const { data, meta } = await api<T[]>('GET', withQuery(path, query));
-  const next = typeof meta.next_cursor === 'string' && meta.next_cursor !== '' ? meta.next_cursor : null;
-  return { data, nextCursor: next };
+  return { data, nextCursor: nextCursor(meta) };
 }
 
 /**

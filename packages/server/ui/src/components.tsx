@@ -1,6 +1,6 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from './api.js';
+import { HookrelayApiError } from '@hookrelay/shared/answer';
 import type { AttemptOut } from '@hookrelay/shared';
 import { asText, base64ToBytes, formatBytes, formatMs, formatTime, hexDump, sha256, statusClass } from './format.js';
 
@@ -24,7 +24,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { value: T 
 
 export function ErrorBox({ error }: { error: unknown }) {
   if (error === undefined || error === null) return null;
-  const text = error instanceof ApiError ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+  const text = error instanceof HookrelayApiError ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
   return (
     <p class="error" role="alert">
       {text}

@@ -1,7 +1,8 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { WhoamiOut } from '@hookrelay/shared';
-import { api, ApiError, forgetKey, setUnauthorizedHandler, storedKey, storeKey } from './api.js';
+import { HookrelayApiError } from '@hookrelay/shared/answer';
+import { api, forgetKey, setUnauthorizedHandler, storedKey, storeKey } from './api.js';
 import { ErrorBox } from './components.js';
 import { InboundEndpoints, InboundMessages } from './views/inbound.js';
 import { InboundMessage } from './views/message.js';
@@ -102,7 +103,7 @@ function App() {
     api<WhoamiOut>('GET', '/v1/whoami').then(
       ({ data }) => setWho(data),
       (error: unknown) => {
-        if (!(error instanceof ApiError && error.code === 'UNAUTHORIZED')) setSignInError(error);
+        if (!(error instanceof HookrelayApiError && error.code === 'UNAUTHORIZED')) setSignInError(error);
       },
     );
   }, [signedIn]);
