@@ -17,7 +17,8 @@ export default defineConfig({
     projects: [
       { test: { name: 'shared', root: 'packages/shared', include: ['test/**/*.test.ts'], exclude } },
       { test: { name: 'cli', root: 'packages/cli', include: ['test/**/*.test.ts'], exclude } },
-      { test: { name: 'server-unit', ...serverShared, include: ['test/unit/**/*.test.ts'] } },
+      // The inspector's parts that run without a browser (ui/test) are unit tests of the server package.
+      { test: { name: 'server-unit', ...serverShared, include: ['test/unit/**/*.test.ts', 'ui/test/**/*.test.ts'] } },
       {
         test: {
           name: 'server-postgres',

@@ -1,26 +1,7 @@
-import type { ComponentChildren, JSX } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { HookrelayApiError } from '@hookrelay/shared/answer';
-import type { AttemptOut } from '@hookrelay/shared';
-import { asText, base64ToBytes, formatBytes, formatMs, formatTime, hexDump, sha256, statusClass } from './format.js';
-
-/** Loads with `load` whenever `deps` change; `reload` runs it again. */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { value: T | undefined; error: unknown; loading: boolean; reload: () => void } {
-  const [state, setState] = useState<{ value: T | undefined; error: unknown; loading: boolean }>({ value: undefined, error: undefined, loading: true });
-  const [tick, setTick] = useState(0);
-  useEffect(() => {
-    let live = true;
-    setState((s) => ({ ...s, loading: true }));
-    load().then(
-      (value) => live && setState({ value, error: undefined, loading: false }),
-      (error: unknown) => live && setState({ value: undefined, error, loading: false }),
-    );
-    return () => {
-      live = false;
-    };
-  }, [...deps, tick]);
-  return { ...state, reload: useCallback(() => setTick((t) => t + 1), []) };
-}
+import { asText, base64ToBytes, formatBytes, hexDump, sha256 } from './format.js';
 
 export function ErrorBox({ error }: { error: unknown }) {
   if (error === undefined || error === null) return null;
@@ -32,46 +13,8 @@ export function ErrorBox({ error }: { error: unknown }) {
   );
 }
 
-/** What a list shows besides its rows: the error, "Loading…" before the first page, or why it is empty. */
-export function ListState({ list, error, empty }: { list: { value: { data: unknown[] } | undefined; error: unknown; loading: boolean }; error?: unknown; empty: string }) {
-  return (
-    <>
-      <ErrorBox error={list.error ?? error} />
-      <Loading when={list.loading && !list.value} />
-      {list.value && list.value.data.length === 0 ? <p class="muted">{empty}</p> : null}
-    </>
-  );
-}
-
 export function Loading({ when }: { when: boolean }) {
   return when ? <p class="muted" aria-live="polite">Loading…</p> : null;
-}
-
-/**
- * A table whose rows move focus with ↑/↓ (or j/k), Home/End; Enter follows the row's first link.
- * Rows hold a link in their first cell, so a row is also reachable with Tab.
- */
-export function KeyTable({ label, head, children, testid }: { label: string; head: ComponentChildren; children: ComponentChildren; testid?: string }) {
-  const body = useRef<HTMLTableSectionElement>(null);
-  const onKeyDown = (event: JSX.TargetedKeyboardEvent<HTMLTableSectionElement>) => {
-    const keys: Record<string, number | 'first' | 'last'> = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1, Home: 'first', End: 'last' };
-    const move = keys[event.key];
-    if (move === undefined || !body.current) return;
-    const links = Array.from(body.current.querySelectorAll<HTMLElement>('tr > :first-child a, tr > :first-child button'));
-    if (links.length === 0) return;
-    const current = links.findIndex((link) => link === document.activeElement || link.closest('tr')?.contains(document.activeElement));
-    const next = move === 'first' ? 0 : move === 'last' ? links.length - 1 : Math.max(0, Math.min(links.length - 1, (current === -1 ? -1 : current) + move));
-    links[next]?.focus();
-    event.preventDefault();
-  };
-  return (
-    <table class="list" aria-label={label} data-testid={testid}>
-      <thead>{head}</thead>
-      <tbody ref={body} onKeyDown={onKeyDown}>
-        {children}
-      </tbody>
-    </table>
-  );
 }
 
 export function CopyButton({ text, label }: { text: () => string | Promise<string>; label: string }) {
@@ -122,20 +65,6 @@ export function ConfirmButton({ label, question, confirm, onConfirm, danger = tr
   );
 }
 
-export function Pager({ hasPrevious, next, onFirst, onNext }: { hasPrevious: boolean; next: string | null; onFirst: () => void; onNext: (cursor: string) => void }) {
-  if (!hasPrevious && next === null) return null;
-  return (
-    <nav class="row pager" aria-label="Pages">
-      <button type="button" disabled={!hasPrevious} onClick={onFirst}>
-        ⇤ Newest
-      </button>
-      <button type="button" disabled={next === null} onClick={() => next !== null && onNext(next)}>
-        Next page →
-      </button>
-    </nav>
-  );
-}
-
 /** Name/value lines in their order, repeats kept: header lines as received, form fields. */
 function PairsTable({ pairs, label, testid }: { pairs: readonly [string, string][]; label: string; testid?: string }) {
   return (
@@ -156,42 +85,6 @@ function PairsTable({ pairs, label, testid }: { pairs: readonly [string, string]
 export function HeadersTable({ headers, label, testid = 'headers' }: { headers: readonly [string, string][]; label: string; testid?: string }) {
   if (headers.length === 0) return <p class="muted">No headers.</p>;
   return <PairsTable pairs={headers} label={label} testid={testid} />;
-}
-
-/** Delivery attempts (or CLI reports), oldest first, with each answer's status, latency and body. */
-export function AttemptsTable({ attempts, testid }: { attempts: readonly AttemptOut[]; testid: string }) {
-  if (attempts.length === 0) return <p class="muted">No attempt yet.</p>;
-  return (
-    <KeyTable
-      label="Attempts"
-      testid={testid}
-      head={
-        <tr>
-          <th scope="col">#</th>
-          <th scope="col">Started</th>
-          <th scope="col">Status</th>
-          <th scope="col">Latency</th>
-          <th scope="col">Error</th>
-          <th scope="col">Response body</th>
-        </tr>
-      }
-    >
-      {attempts.map((attempt) => (
-        <tr key={attempt.id}>
-          <td class="num">{attempt.attempt_number}</td>
-          <td class="nowrap">{formatTime(attempt.started_at)}</td>
-          <td>
-            <span class={`badge ${statusClass(attempt.response_status)}`}>{attempt.response_status ?? 'none'}</span>
-          </td>
-          <td class="num">{formatMs(attempt.latency_ms)}</td>
-          <td class="error-text">{attempt.error ?? ''}</td>
-          <td>
-            <pre class="inline-body">{attempt.response_body ?? ''}</pre>
-          </td>
-        </tr>
-      ))}
-    </KeyTable>
-  );
 }
 
 /** A JSON value as a tree of <details>: every object and array folds. */

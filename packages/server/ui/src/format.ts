@@ -5,6 +5,11 @@ export function formatTime(iso: string | null | undefined): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
 }
 
+/** `<input type=datetime-local>` holds local time without a zone: the API wants RFC 3339 (none for an empty field). */
+export function localTimeToIso(local: string): string | undefined {
+  return local === '' ? undefined : new Date(local).toISOString();
+}
+
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;

@@ -1,10 +1,11 @@
-import { Component } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
-import type { InboundAnswerSummaryOut, InboundEndpointCreateOut, InboundEndpointOut, InboundEndpointSummaryOut, RejectionOut, WatchFrame } from '@hookrelay/shared';
-import { KEY_REVOKED_CLOSE } from '@hookrelay/shared/sockets';
-import { api, keyRefused, openSocket, page, type Page } from '../api.js';
-import { ConfirmButton, CopyButton, ErrorBox, KeyTable, ListState, Loading, Pager, useLoad } from '../components.js';
-import { formatBytes, formatMs, formatTime, statusClass } from '../format.js';
+import { useState } from 'preact/hooks';
+import type { InboundAnswerSummaryOut, InboundEndpointCreateOut, InboundEndpointOut, InboundEndpointSummaryOut, RejectionOut } from '@hookrelay/shared';
+import { api } from '../api.js';
+import { ConfirmButton, CopyButton, ErrorBox } from '../components.js';
+import { formatBytes, formatMs, formatTime, localTimeToIso, statusClass } from '../format.js';
+import { useLoad, usePagedList } from '../load.js';
+import { ResourceTable, type Column } from '../resource-table.js';
+import { useWatch } from '../watch.js';
 import { RefusedRequests } from './rejections.js';
 import type { MessageRow } from './types.js';
 
@@ -78,8 +79,7 @@ function IngestUrl({ id }: { id: string }) {
 }
 
 export function InboundEndpoints() {
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const list = useLoad(() => page<InboundEndpointSummaryOut>('/v1/inbound-endpoints', { cursor, limit: 50 }), [cursor]);
+  const list = usePagedList<InboundEndpointSummaryOut>('/v1/inbound-endpoints');
   const [error, setError] = useState<unknown>(undefined);
   const act = async (method: string, path: string) => {
     setError(undefined);
@@ -90,55 +90,36 @@ export function InboundEndpoints() {
       setError(caught);
     }
   };
+  const columns: readonly Column<InboundEndpointSummaryOut>[] = [
+    { head: 'Name', cell: (endpoint) => <a href={`#/inbound/${endpoint.id}`}>{endpoint.name || endpoint.id}</a> },
+    { head: 'Mode', cell: (endpoint) => endpoint.mode },
+    { head: 'State', cell: (endpoint) => (endpoint.paused ? <span class="badge warn">paused</span> : <span class="badge ok">active</span>) },
+    { head: 'Listeners', class: 'num', cell: (endpoint) => (endpoint.mode === 'cli' ? endpoint.connected_listeners : '—') },
+    { head: 'Messages 24 h', class: 'num', cell: (endpoint) => endpoint.messages_24h },
+    { head: 'Ingest URL', cell: (endpoint) => <IngestUrl id={endpoint.id} /> },
+    {
+      head: 'Actions',
+      class: 'nowrap',
+      cell: (endpoint) => (
+        <>
+          <button type="button" class="small" onClick={() => act('POST', `/v1/inbound-endpoints/${endpoint.id}/${endpoint.paused ? 'resume' : 'pause'}`)}>
+            {endpoint.paused ? 'Resume' : 'Pause'}
+          </button>{' '}
+          <ConfirmButton
+            label="Delete"
+            question={`Delete the inbound endpoint “${endpoint.name}”? Its ingest URL stops accepting webhooks.`}
+            confirm="Delete endpoint"
+            onConfirm={() => act('DELETE', `/v1/inbound-endpoints/${endpoint.id}`)}
+          />
+        </>
+      ),
+    },
+  ];
   return (
     <section aria-labelledby="inbound-title">
       <h1 id="inbound-title">Inbound endpoints</h1>
       <CreateInbound onCreated={list.reload} />
-      <ListState list={list} error={error} empty="No inbound endpoint yet." />
-      {list.value && list.value.data.length > 0 ? (
-        <KeyTable
-          label="Inbound endpoints"
-          testid="inbound-endpoints"
-          head={
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Mode</th>
-              <th scope="col">State</th>
-              <th scope="col">Listeners</th>
-              <th scope="col">Messages 24 h</th>
-              <th scope="col">Ingest URL</th>
-              <th scope="col">Actions</th>
-            </tr>
-          }
-        >
-          {list.value.data.map((endpoint) => (
-            <tr key={endpoint.id}>
-              <td>
-                <a href={`#/inbound/${endpoint.id}`}>{endpoint.name || endpoint.id}</a>
-              </td>
-              <td>{endpoint.mode}</td>
-              <td>{endpoint.paused ? <span class="badge warn">paused</span> : <span class="badge ok">active</span>}</td>
-              <td class="num">{endpoint.mode === 'cli' ? endpoint.connected_listeners : '—'}</td>
-              <td class="num">{endpoint.messages_24h}</td>
-              <td>
-                <IngestUrl id={endpoint.id} />
-              </td>
-              <td class="nowrap">
-                <button type="button" class="small" onClick={() => act('POST', `/v1/inbound-endpoints/${endpoint.id}/${endpoint.paused ? 'resume' : 'pause'}`)}>
-                  {endpoint.paused ? 'Resume' : 'Pause'}
-                </button>{' '}
-                <ConfirmButton
-                  label="Delete"
-                  question={`Delete the inbound endpoint “${endpoint.name}”? Its ingest URL stops accepting webhooks.`}
-                  confirm="Delete endpoint"
-                  onConfirm={() => act('DELETE', `/v1/inbound-endpoints/${endpoint.id}`)}
-                />
-              </td>
-            </tr>
-          ))}
-        </KeyTable>
-      ) : null}
-      <Pager hasPrevious={cursor !== undefined} next={list.value?.nextCursor ?? null} onFirst={() => setCursor(undefined)} onNext={setCursor} />
+      <ResourceTable list={list} error={error} label="Inbound endpoints" testid="inbound-endpoints" columns={columns} rowKey={(e) => e.id} empty="No inbound endpoint yet." />
     </section>
   );
 }
@@ -151,9 +132,6 @@ export interface MessageFilters {
 }
 
 const NO_FILTERS: MessageFilters = { event_type: '', answer: '', received_after: '', received_before: '' };
-
-/** `<input type=datetime-local>` holds local time without a zone: the API wants RFC 3339. */
-const toIso = (local: string) => (local === '' ? undefined : new Date(local).toISOString());
 
 /** Each CLI listener's latest answer; a forward-mode message has the forward URL's latest one instead. */
 function AnswerCell({ row }: { row: MessageRow }) {
@@ -172,128 +150,54 @@ function AnswerCell({ row }: { row: MessageRow }) {
   );
 }
 
-/** The watch socket's first reconnection delay, and the longest. */
-const WATCH_RETRY_MS = 2000;
-const WATCH_RETRY_MAX_MS = 30_000;
-
 /** How many rows the live list keeps as new ones arrive (older ones are a page away). */
 const LIVE_ROWS = 200;
+/** Answers and replays change after a message arrives: the visible first page is read again this often. */
+const REFRESH_MS = 3000;
+
+/**
+ * The live list's columns read only the row, so a row renders again only when its record changes
+ * (see mergeRows): at 50 webhooks a second only the new rows render, not the whole table each time.
+ */
+const MESSAGE_COLUMNS: readonly Column<MessageRow>[] = [
+  { head: 'Received', class: 'nowrap', cell: (row) => <a href={`#/inbound-messages/${row.id}`}>{formatTime(row.received_at)}</a> },
+  { head: 'Method', cell: (row) => row.method },
+  { head: 'Path', class: 'path', cell: (row) => (row.query ? `${row.path}?${row.query}` : row.path) },
+  { head: 'Size', class: 'num', cell: (row) => formatBytes(row.size_bytes) },
+  { head: 'Event type', cell: (row) => row.event_type ?? <span class="muted">—</span> },
+  { head: 'Verified', cell: (row) => (row.verified.length === 0 ? <span class="muted">none set</span> : row.verified.join(', ')) },
+  { head: 'Answer', cell: (row) => <AnswerCell row={row} /> },
+  { head: 'Replays', class: 'num', cell: (row) => row.replay_count },
+];
+const messageRowAttributes = (row: MessageRow) => ({ 'data-message-id': row.id });
 
 /** The live list: the first page (newest first), then every new message the watch socket announces. */
 export function InboundMessages({ endpointId }: { endpointId: string }) {
   const endpoint = useLoad(() => api<InboundEndpointOut>('GET', `/v1/inbound-endpoints/${endpointId}`).then((r) => r.data), [endpointId]);
   const [filters, setFilters] = useState<MessageFilters>(NO_FILTERS);
   const [draft, setDraft] = useState<MessageFilters>(NO_FILTERS);
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const [rows, setRows] = useState<MessageRow[]>([]);
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(undefined);
-  const [loading, setLoading] = useState(true);
-  const [live, setLive] = useState<'connecting' | 'live' | 'offline'>('connecting');
   const [unseen, setUnseen] = useState(0);
   const [refused, setRefused] = useState<RejectionOut[]>([]);
   const filtered = filters !== NO_FILTERS;
-  const atTop = cursor === undefined;
-  const atTopRef = useRef(atTop);
-  atTopRef.current = atTop && !filtered;
-
-  const load = async (): Promise<Page<MessageRow>> =>
-    page<MessageRow>(`/v1/inbound-endpoints/${endpointId}/messages`, {
-      limit: 50,
-      cursor,
+  const list = usePagedList<MessageRow>(
+    `/v1/inbound-endpoints/${endpointId}/messages`,
+    {
       event_type: filters.event_type,
       answer: filters.answer,
-      received_after: toIso(filters.received_after),
-      received_before: toIso(filters.received_before),
-    });
-
-  useEffect(() => {
-    let current = true;
-    setLoading(true);
-    load().then(
-      (result) => {
-        if (!current) return;
-        setRows(result.data);
-        setNext(result.nextCursor);
-        setError(undefined);
-        setLoading(false);
-        setUnseen(0);
-      },
-      (caught: unknown) => current && (setError(caught), setLoading(false)),
-    );
-    return () => {
-      current = false;
-    };
-  }, [endpointId, cursor, filters]);
-
-  // Answers and replays change after a message arrives: the visible first page is read again now and then.
-  useEffect(() => {
-    if (!atTop || filtered) return;
-    const timer = setInterval(() => {
-      if (document.hidden) return;
-      load().then((result) => setRows((old) => mergeRows(result.data, old)), () => undefined);
-    }, 3000);
-    return () => clearInterval(timer);
-  }, [endpointId, atTop, filtered]);
-
-  useEffect(() => {
-    let socket: WebSocket | undefined;
-    let stopped = false;
-    let retry: ReturnType<typeof setTimeout> | undefined;
-    // Doubles while the socket does not come up (a server at its socket limit refuses the upgrade,
-    // which a browser reports only as a close), back to the first once it is live.
-    let retryMs = WATCH_RETRY_MS;
-    const again = () => {
-      if (stopped) return;
-      retry = setTimeout(connect, retryMs);
-      retryMs = Math.min(retryMs * 2, WATCH_RETRY_MAX_MS);
-    };
-    const connect = async () => {
-      try {
-        socket = await openSocket(`/v1/inbound-endpoints/${endpointId}/watch`);
-      } catch {
-        setLive('offline');
-        again();
-        return;
-      }
-      if (stopped) return socket.close();
-      // Frames that arrive together are shown in one render (a burst of webhooks is one update).
-      let pending: MessageRow[] = [];
-      const flush = () => {
-        const batch = pending;
-        pending = [];
-        if (atTopRef.current) setRows((old) => mergeRows(batch, old).slice(0, LIVE_ROWS));
-        else setUnseen((n) => n + batch.length);
-      };
-      socket.onmessage = (event) => {
-        const frame = JSON.parse(String(event.data)) as WatchFrame;
-        if (frame.type === 'ready') {
-          setLive('live');
-          retryMs = WATCH_RETRY_MS;
-        }
-        if (frame.type === 'rejection') {
-          const rejection = frame.rejection;
-          setRefused((old) => [rejection, ...old].slice(0, LIVE_ROWS));
-          return;
-        }
-        if (frame.type !== 'message') return;
-        if (pending.length === 0) setTimeout(flush, 16);
-        pending.push(frame.message);
-      };
-      socket.onclose = (event) => {
-        setLive('offline');
-        // The key was revoked: no socket or call will work with it again.
-        if (event.code === KEY_REVOKED_CLOSE.code && !stopped) return keyRefused('the API key was revoked: the server closed the live view; sign in with another key');
-        again();
-      };
-    };
-    void connect();
-    return () => {
-      stopped = true;
-      clearTimeout(retry);
-      socket?.close();
-    };
-  }, [endpointId]);
+      received_after: localTimeToIso(filters.received_after),
+      received_before: localTimeToIso(filters.received_before),
+    },
+    { refreshMs: filtered ? undefined : REFRESH_MS, merge: mergeRows, onPage: () => setUnseen(0) },
+  );
+  const live = useWatch(`/v1/inbound-endpoints/${endpointId}/watch`, (frames) => {
+    const messages = frames.flatMap((frame) => (frame.type === 'message' ? [frame.message] : []));
+    const rejections = frames.flatMap((frame) => (frame.type === 'rejection' ? [frame.rejection] : [])).reverse();
+    if (rejections.length > 0) setRefused((old) => [...rejections, ...old].slice(0, LIVE_ROWS));
+    if (messages.length === 0) return;
+    // The socket's messages are unfiltered and newest: they join the list only on its unfiltered first page.
+    if (list.atFirst && !filtered) list.update((rows) => mergeRows(messages, rows).slice(0, LIVE_ROWS));
+    else setUnseen((n) => n + messages.length);
+  });
 
   const name = endpoint.value?.name ?? endpointId;
   return (
@@ -320,7 +224,7 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
         aria-label="Filters"
         onSubmit={(e) => {
           e.preventDefault();
-          setCursor(undefined);
+          list.first();
           setFilters(JSON.stringify(draft) === JSON.stringify(NO_FILTERS) ? NO_FILTERS : { ...draft });
         }}
       >
@@ -349,7 +253,7 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
           onClick={() => {
             setDraft(NO_FILTERS);
             setFilters(NO_FILTERS);
-            setCursor(undefined);
+            list.first();
           }}
         >
           Clear
@@ -358,70 +262,22 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
       {unseen > 0 ? (
         <p role="status">
           {unseen} new message{unseen === 1 ? '' : 's'} since this page was loaded.{' '}
-          <button type="button" class="small" onClick={() => (setFilters(NO_FILTERS), setDraft(NO_FILTERS), setCursor(undefined), setUnseen(0))}>
+          <button type="button" class="small" onClick={() => (setFilters(NO_FILTERS), setDraft(NO_FILTERS), list.first(), setUnseen(0))}>
             Show newest
           </button>
         </p>
       ) : null}
-      <ErrorBox error={error} />
-      <Loading when={loading && rows.length === 0} />
-      {!loading && rows.length === 0 && !error ? (
-        <p class="muted">{filtered ? 'No message matches the filters.' : 'No message yet: post a webhook to the ingest URL and it appears here.'}</p>
-      ) : null}
-      {rows.length > 0 ? (
-        <KeyTable
-          label="Messages, newest first"
-          testid="messages"
-          head={
-            <tr>
-              <th scope="col">Received</th>
-              <th scope="col">Method</th>
-              <th scope="col">Path</th>
-              <th scope="col">Size</th>
-              <th scope="col">Event type</th>
-              <th scope="col">Verified</th>
-              <th scope="col">Answer</th>
-              <th scope="col">Replays</th>
-            </tr>
-          }
-        >
-          {rows.map((row) => (
-            <MessageRowView key={row.id} row={row} />
-          ))}
-        </KeyTable>
-      ) : null}
-      <Pager hasPrevious={cursor !== undefined} next={next} onFirst={() => setCursor(undefined)} onNext={setCursor} />
+      <ResourceTable
+        list={list}
+        label="Messages, newest first"
+        testid="messages"
+        columns={MESSAGE_COLUMNS}
+        rowKey={(row) => row.id}
+        rowAttributes={messageRowAttributes}
+        empty={filtered ? 'No message matches the filters.' : 'No message yet: post a webhook to the ingest URL and it appears here.'}
+      />
     </section>
   );
-}
-
-/**
- * One row of the live list. Rows keep their object while unchanged (see mergeRows), so at 50
- * webhooks a second only the new rows render, not the whole table each time.
- */
-class MessageRowView extends Component<{ row: MessageRow }> {
-  override shouldComponentUpdate(next: { row: MessageRow }): boolean {
-    return next.row !== this.props.row;
-  }
-
-  override render({ row }: { row: MessageRow }) {
-    return (
-      <tr data-message-id={row.id}>
-        <td class="nowrap">
-          <a href={`#/inbound-messages/${row.id}`}>{formatTime(row.received_at)}</a>
-        </td>
-        <td>{row.method}</td>
-        <td class="path">{row.query ? `${row.path}?${row.query}` : row.path}</td>
-        <td class="num">{formatBytes(row.size_bytes)}</td>
-        <td>{row.event_type ?? <span class="muted">—</span>}</td>
-        <td>{row.verified.length === 0 ? <span class="muted">none set</span> : row.verified.join(', ')}</td>
-        <td>
-          <AnswerCell row={row} />
-        </td>
-        <td class="num">{row.replay_count}</td>
-      </tr>
-    );
-  }
 }
 
 /** `fresh` rows replace the old ones of the same id; the result stays newest first. */

@@ -1,8 +1,10 @@
 import { useState } from 'preact/hooks';
 import type { AttemptOut, InboundAnswerOut, InboundEndpointOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
 import { api, bytes as fetchBytes } from '../api.js';
-import { AttemptsTable, BodyView, CopyButton, ErrorBox, HeadersTable, Loading, useLoad } from '../components.js';
+import { BodyView, CopyButton, ErrorBox, HeadersTable, Loading } from '../components.js';
 import { asText, base64ToBytes, curlCommand, formatBytes, formatMs, formatTime, hexDump, statusClass } from '../format.js';
+import { useLoad } from '../load.js';
+import { AttemptsTable } from './attempts.js';
 
 /** Bodies up to this size are shown whole; a larger one shows its start and is offered as a download. */
 const WHOLE_BODY_BYTES = 256 * 1024;
@@ -109,8 +111,7 @@ function Answers({ message }: { message: InboundMessageOut }) {
 /** Forward-mode deliveries and CLI reports, oldest first. */
 function Attempts({ messageId, tick }: { messageId: string; tick: number }) {
   const attempts = useLoad(() => api<AttemptOut[]>('GET', `/v1/inbound-messages/${messageId}/attempts`).then((r) => r.data), [messageId, tick]);
-  if (attempts.error) return <ErrorBox error={attempts.error} />;
-  return attempts.value ? <AttemptsTable attempts={attempts.value} testid="inbound-attempts" /> : null;
+  return <AttemptsTable attempts={attempts} testid="inbound-attempts" />;
 }
 
 function Curl({ message }: { message: InboundMessageOut }) {

@@ -1,53 +1,55 @@
 import { useState } from 'preact/hooks';
 import type { AttemptOut, EndpointSummaryOut, LogRecordOut, MessageOut, MessageRetryOut } from '@hookrelay/shared';
-import { api, page } from '../api.js';
-import { AttemptsTable, ErrorBox, KeyTable, ListState, Pager, useLoad } from '../components.js';
+import { api } from '../api.js';
+import { ErrorBox } from '../components.js';
 import { formatBytes, formatMs, formatTime, statusClass } from '../format.js';
+import { useLoad, usePagedList } from '../load.js';
+import { ResourceTable, type Column } from '../resource-table.js';
+import { AttemptsTable } from './attempts.js';
+
+const ENDPOINT_COLUMNS: readonly Column<EndpointSummaryOut>[] = [
+  { head: 'URL', cell: (endpoint) => <a href={`#/outbound/${endpoint.id}`}>{endpoint.url}</a> },
+  { head: 'Description', cell: (endpoint) => endpoint.description },
+  {
+    head: 'State',
+    cell: (endpoint) => (
+      <>
+        {endpoint.paused ? <span class="badge warn">paused</span> : <span class="badge ok">active</span>}
+        {endpoint.ephemeral ? <span class="badge"> ephemeral until {formatTime(endpoint.expires_at)}</span> : null}
+      </>
+    ),
+  },
+  { head: 'Created', class: 'nowrap', cell: (endpoint) => formatTime(endpoint.created_at) },
+];
 
 export function OutboundEndpoints() {
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const list = useLoad(() => page<EndpointSummaryOut>('/v1/endpoints', { cursor, limit: 50 }), [cursor]);
+  const list = usePagedList<EndpointSummaryOut>('/v1/endpoints');
   return (
     <section aria-labelledby="outbound-title">
       <h1 id="outbound-title">Outbound endpoints</h1>
-      <ListState list={list} empty="No outbound endpoint yet." />
-      {list.value && list.value.data.length > 0 ? (
-        <KeyTable
-          label="Outbound endpoints"
-          testid="outbound-endpoints"
-          head={
-            <tr>
-              <th scope="col">URL</th>
-              <th scope="col">Description</th>
-              <th scope="col">State</th>
-              <th scope="col">Created</th>
-            </tr>
-          }
-        >
-          {list.value.data.map((endpoint) => (
-            <tr key={endpoint.id}>
-              <td>
-                <a href={`#/outbound/${endpoint.id}`}>{endpoint.url}</a>
-              </td>
-              <td>{endpoint.description}</td>
-              <td>
-                {endpoint.paused ? <span class="badge warn">paused</span> : <span class="badge ok">active</span>}
-                {endpoint.ephemeral ? <span class="badge"> ephemeral until {formatTime(endpoint.expires_at)}</span> : null}
-              </td>
-              <td class="nowrap">{formatTime(endpoint.created_at)}</td>
-            </tr>
-          ))}
-        </KeyTable>
-      ) : null}
-      <Pager hasPrevious={cursor !== undefined} next={list.value?.nextCursor ?? null} onFirst={() => setCursor(undefined)} onNext={setCursor} />
+      <ResourceTable list={list} label="Outbound endpoints" testid="outbound-endpoints" columns={ENDPOINT_COLUMNS} rowKey={(e) => e.id} empty="No outbound endpoint yet." />
     </section>
   );
 }
 
+const MESSAGE_COLUMNS: readonly Column<LogRecordOut>[] = [
+  { head: 'Created', class: 'nowrap', cell: (message) => <a href={`#/outbound-messages/${message.message_id}`}>{formatTime(message.created_at)}</a> },
+  { head: 'Status', cell: (message) => message.status },
+  { head: 'Attempts', class: 'num', cell: (message) => message.attempt_count },
+  {
+    head: 'Last answer',
+    cell: (message) => (
+      <>
+        <span class={`badge ${statusClass(message.response_status)}`}>{message.response_status ?? '—'}</span> {formatMs(message.response_latency_ms)}
+      </>
+    ),
+  },
+  { head: 'Last error', class: 'error-text', cell: (message) => message.last_error ?? '' },
+];
+
 export function OutboundMessages({ endpointId }: { endpointId: string }) {
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
   const [status, setStatus] = useState('');
-  const list = useLoad(() => page<LogRecordOut>('/v1/logs', { endpoint_id: endpointId, status, cursor, limit: 50 }), [endpointId, status, cursor]);
+  const list = usePagedList<LogRecordOut>('/v1/logs', { endpoint_id: endpointId, status });
   return (
     <section aria-labelledby="outbound-messages-title">
       <p class="crumbs">
@@ -57,7 +59,7 @@ export function OutboundMessages({ endpointId }: { endpointId: string }) {
       <div class="row filters">
         <label>
           Status{' '}
-          <select value={status} onChange={(e) => (setCursor(undefined), setStatus(e.currentTarget.value))}>
+          <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
             <option value="">any</option>
             {['queued', 'delivering', 'succeeded', 'pending_retry', 'failed_permanent'].map((s) => (
               <option key={s} value={s}>
@@ -70,37 +72,7 @@ export function OutboundMessages({ endpointId }: { endpointId: string }) {
           Refresh
         </button>
       </div>
-      <ListState list={list} empty="No message." />
-      {list.value && list.value.data.length > 0 ? (
-        <KeyTable
-          label="Outbound messages, newest first"
-          testid="outbound-messages"
-          head={
-            <tr>
-              <th scope="col">Created</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Last answer</th>
-              <th scope="col">Last error</th>
-            </tr>
-          }
-        >
-          {list.value.data.map((message) => (
-            <tr key={message.message_id}>
-              <td class="nowrap">
-                <a href={`#/outbound-messages/${message.message_id}`}>{formatTime(message.created_at)}</a>
-              </td>
-              <td>{message.status}</td>
-              <td class="num">{message.attempt_count}</td>
-              <td>
-                <span class={`badge ${statusClass(message.response_status)}`}>{message.response_status ?? '—'}</span> {formatMs(message.response_latency_ms)}
-              </td>
-              <td class="error-text">{message.last_error ?? ''}</td>
-            </tr>
-          ))}
-        </KeyTable>
-      ) : null}
-      <Pager hasPrevious={cursor !== undefined} next={list.value?.nextCursor ?? null} onFirst={() => setCursor(undefined)} onNext={setCursor} />
+      <ResourceTable list={list} label="Outbound messages, newest first" testid="outbound-messages" columns={MESSAGE_COLUMNS} rowKey={(m) => m.message_id} empty="No message." />
     </section>
   );
 }
@@ -154,8 +126,7 @@ export function OutboundMessage({ messageId }: { messageId: string }) {
         </>
       ) : null}
       <h2>Attempts</h2>
-      <ErrorBox error={attempts.error} />
-      {attempts.value ? <AttemptsTable attempts={attempts.value} testid="attempts" /> : null}
+      <AttemptsTable attempts={attempts} testid="attempts" />
     </section>
   );
 }

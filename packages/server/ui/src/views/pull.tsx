@@ -1,45 +1,26 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import type { PullEndpointOut, PullEventAckOut, PullEventDetailOut, PullEventOut } from '@hookrelay/shared';
-import { api, page } from '../api.js';
-import { BodyView, ConfirmButton, ErrorBox, HeadersTable, KeyTable, ListState, Loading, Pager, useLoad } from '../components.js';
-import { formatBytes, formatTime } from '../format.js';
+import { api } from '../api.js';
+import { BodyView, ConfirmButton, ErrorBox, HeadersTable, Loading } from '../components.js';
+import { formatBytes, formatTime, localTimeToIso } from '../format.js';
+import { useLoad, usePagedList } from '../load.js';
+import { ResourceTable, type Column } from '../resource-table.js';
 import { RefusedRequests } from './rejections.js';
 
+const ENDPOINT_COLUMNS: readonly Column<PullEndpointOut>[] = [
+  { head: 'Name', cell: (endpoint) => <a href={`#/pull/${endpoint.id}`}>{endpoint.name}</a> },
+  { head: 'Description', cell: (endpoint) => endpoint.description },
+  { head: 'State', cell: (endpoint) => (endpoint.paused ? <span class="badge warn">paused</span> : <span class="badge ok">active</span>) },
+  { head: 'Event type from', cell: (endpoint) => (endpoint.event_type_source ? `${endpoint.event_type_source}: ${endpoint.event_type_path ?? ''}` : '—') },
+  { head: 'Retention', class: 'num', cell: (endpoint) => `${endpoint.retention_days} days` },
+];
+
 export function PullEndpoints() {
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const list = useLoad(() => page<PullEndpointOut>('/v1/pull-endpoints', { cursor, limit: 50 }), [cursor]);
+  const list = usePagedList<PullEndpointOut>('/v1/pull-endpoints');
   return (
     <section aria-labelledby="pull-title">
       <h1 id="pull-title">Pull endpoints</h1>
-      <ListState list={list} empty="No pull endpoint yet." />
-      {list.value && list.value.data.length > 0 ? (
-        <KeyTable
-          label="Pull endpoints"
-          testid="pull-endpoints"
-          head={
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Description</th>
-              <th scope="col">State</th>
-              <th scope="col">Event type from</th>
-              <th scope="col">Retention</th>
-            </tr>
-          }
-        >
-          {list.value.data.map((endpoint) => (
-            <tr key={endpoint.id}>
-              <td>
-                <a href={`#/pull/${endpoint.id}`}>{endpoint.name}</a>
-              </td>
-              <td>{endpoint.description}</td>
-              <td>{endpoint.paused ? <span class="badge warn">paused</span> : <span class="badge ok">active</span>}</td>
-              <td>{endpoint.event_type_source ? `${endpoint.event_type_source}: ${endpoint.event_type_path ?? ''}` : '—'}</td>
-              <td class="num">{endpoint.retention_days} days</td>
-            </tr>
-          ))}
-        </KeyTable>
-      ) : null}
-      <Pager hasPrevious={cursor !== undefined} next={list.value?.nextCursor ?? null} onFirst={() => setCursor(undefined)} onNext={setCursor} />
+      <ResourceTable list={list} label="Pull endpoints" testid="pull-endpoints" columns={ENDPOINT_COLUMNS} rowKey={(e) => e.id} empty="No pull endpoint yet." />
     </section>
   );
 }
@@ -51,24 +32,28 @@ interface EventFilters {
   received_before: string;
 }
 
-const toIso = (local: string) => (local === '' ? undefined : new Date(local).toISOString());
-
 export function PullEvents({ endpointId }: { endpointId: string }) {
   const endpoint = useLoad(() => api<PullEndpointOut>('GET', `/v1/pull-endpoints/${endpointId}`).then((r) => r.data), [endpointId]);
   const [filters, setFilters] = useState<EventFilters>({ status: ['stored'], event_type: '', received_after: '', received_before: '' });
   const [draft, setDraft] = useState<EventFilters>(filters);
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const list = useLoad(
-    () =>
-      page<PullEventOut>(`/v1/pull-endpoints/${endpointId}/events`, {
-        status: filters.status.join(','),
-        event_type: filters.event_type,
-        received_after: toIso(filters.received_after),
-        received_before: toIso(filters.received_before),
-        cursor,
-        limit: 100,
-      }),
-    [endpointId, filters, cursor],
+  const list = usePagedList<PullEventOut>(
+    `/v1/pull-endpoints/${endpointId}/events`,
+    {
+      status: filters.status.join(','),
+      event_type: filters.event_type,
+      received_after: localTimeToIso(filters.received_after),
+      received_before: localTimeToIso(filters.received_before),
+    },
+    { limit: 100 },
+  );
+  const columns: readonly Column<PullEventOut>[] = useMemo(
+    () => [
+      { head: 'Received', class: 'nowrap', cell: (event) => <a href={`#/pull/${endpointId}/events/${event.id}`}>{formatTime(event.received_at)}</a> },
+      { head: 'Status', cell: (event) => event.status },
+      { head: 'Event type', cell: (event) => event.event_type ?? '—' },
+      { head: 'Size', class: 'num', cell: (event) => formatBytes(event.size_bytes) },
+    ],
+    [endpointId],
   );
   const toggle = (status: string, on: boolean) => setDraft({ ...draft, status: on ? [...draft.status, status] : draft.status.filter((s) => s !== status) });
   const counts = endpoint.value?.event_counts;
@@ -89,7 +74,7 @@ export function PullEvents({ endpointId }: { endpointId: string }) {
         aria-label="Filters"
         onSubmit={(e) => {
           e.preventDefault();
-          setCursor(undefined);
+          list.first();
           setFilters({ ...draft });
         }}
       >
@@ -112,33 +97,7 @@ export function PullEvents({ endpointId }: { endpointId: string }) {
         </label>
         <button type="submit">Apply</button>
       </form>
-      <ListState list={list} error={endpoint.error} empty="No event matches." />
-      {list.value && list.value.data.length > 0 ? (
-        <KeyTable
-          label="Events, oldest first"
-          testid="pull-events"
-          head={
-            <tr>
-              <th scope="col">Received</th>
-              <th scope="col">Status</th>
-              <th scope="col">Event type</th>
-              <th scope="col">Size</th>
-            </tr>
-          }
-        >
-          {list.value.data.map((event) => (
-            <tr key={event.id}>
-              <td class="nowrap">
-                <a href={`#/pull/${endpointId}/events/${event.id}`}>{formatTime(event.received_at)}</a>
-              </td>
-              <td>{event.status}</td>
-              <td>{event.event_type ?? '—'}</td>
-              <td class="num">{formatBytes(event.size_bytes)}</td>
-            </tr>
-          ))}
-        </KeyTable>
-      ) : null}
-      <Pager hasPrevious={cursor !== undefined} next={list.value?.nextCursor ?? null} onFirst={() => setCursor(undefined)} onNext={setCursor} />
+      <ResourceTable list={list} error={endpoint.error} label="Events, oldest first" testid="pull-events" columns={columns} rowKey={(e) => e.id} empty="No event matches." />
     </section>
   );
 }

@@ -2,8 +2,10 @@ import { useEffect, useState } from 'preact/hooks';
 import type { InboundEndpointOut, PullEndpointOut, RejectionDetailOut, RejectionEndpointKind, RejectionOut } from '@hookrelay/shared';
 import { REDACTED_HEADER_VALUE } from '@hookrelay/shared/rejections';
 import { api, page } from '../api.js';
-import { BodyView, CopyButton, ErrorBox, HeadersTable, KeyTable, Loading, useLoad } from '../components.js';
+import { BodyView, CopyButton, ErrorBox, HeadersTable, Loading } from '../components.js';
 import { asText, base64ToBytes, curlCommand, formatBytes, formatTime, hexDump } from '../format.js';
+import { useLoad } from '../load.js';
+import { ResourceTable, type Column } from '../resource-table.js';
 
 /** How many refused requests the endpoint's page shows (older ones: the API, or `hookrelay … rejections`). */
 const SHOWN = 20;
@@ -20,6 +22,16 @@ function merge(fresh: readonly RejectionOut[], old: readonly RejectionOut[]): Re
   for (const r of fresh) byId.set(r.id, r);
   return [...byId.values()].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).slice(0, SHOWN);
 }
+
+const REJECTION_COLUMNS: readonly Column<RejectionOut>[] = [
+  { head: 'Received', class: 'nowrap', cell: (r) => <a href={detailHash(r)}>{formatTime(r.received_at)}</a> },
+  { head: 'Answer', cell: (r) => <span class="badge err">{r.status}</span> },
+  { head: 'Reason', cell: (r) => <code>{r.reason}</code> },
+  { head: 'Request', class: 'path', cell: requestLine },
+  { head: 'From', cell: (r) => r.source_address },
+  { head: 'What to check', class: 'detail', cell: (r) => r.detail },
+];
+const rejectionRowAttributes = (r: RejectionOut) => ({ 'data-rejection-id': r.id });
 
 /**
  * The requests the endpoint's ingest URL refused, newest first, beside its messages: `incoming`
@@ -52,43 +64,15 @@ export function RefusedRequests({ kind, endpointId, incoming }: { kind: Rejectio
       <h2 id="refused-title">
         Refused requests{rows.length > 0 ? <span class="badge err"> {rows.length === SHOWN ? `${SHOWN}+` : rows.length}</span> : null}
       </h2>
-      <ErrorBox error={error} />
-      {loaded && rows.length === 0 && !error ? (
-        <p class="muted">None: every request that reached the ingest URL was accepted. A refused one (bad signature, wrong token, paused, too large…) appears here with why.</p>
-      ) : null}
-      {rows.length > 0 ? (
-        <KeyTable
-          label="Refused requests, newest first"
-          testid="rejections"
-          head={
-            <tr>
-              <th scope="col">Received</th>
-              <th scope="col">Answer</th>
-              <th scope="col">Reason</th>
-              <th scope="col">Request</th>
-              <th scope="col">From</th>
-              <th scope="col">What to check</th>
-            </tr>
-          }
-        >
-          {rows.map((r) => (
-            <tr key={r.id} data-rejection-id={r.id}>
-              <td class="nowrap">
-                <a href={detailHash(r)}>{formatTime(r.received_at)}</a>
-              </td>
-              <td>
-                <span class="badge err">{r.status}</span>
-              </td>
-              <td>
-                <code>{r.reason}</code>
-              </td>
-              <td class="path">{requestLine(r)}</td>
-              <td>{r.source_address}</td>
-              <td class="detail">{r.detail}</td>
-            </tr>
-          ))}
-        </KeyTable>
-      ) : null}
+      <ResourceTable
+        list={{ rows: loaded || rows.length > 0 ? rows : undefined, error }}
+        label="Refused requests, newest first"
+        testid="rejections"
+        columns={REJECTION_COLUMNS}
+        rowKey={(r) => r.id}
+        rowAttributes={rejectionRowAttributes}
+        empty="None: every request that reached the ingest URL was accepted. A refused one (bad signature, wrong token, paused, too large…) appears here with why."
+      />
     </section>
   );
 }
