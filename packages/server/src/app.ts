@@ -32,7 +32,7 @@ import { pullEndpointRoutes } from './routes/pull-endpoints.js';
 import { pullEventRoutes } from './routes/pull-events.js';
 import { watchRoutes } from './routes/watch.js';
 import { rejectionRoutes } from './routes/rejections.js';
-import { inspectorRoutes } from './plugins/inspector.js';
+import { inspectorRoutes } from './routes/inspector.js';
 import { StreamTickets } from './stream/tickets.js';
 import { Engines, type EngineOptions } from './engines.js';
 import { INBOUND_ENDPOINT_CHANGED_CHANNEL } from './db/channels.js';

@@ -1,6 +1,6 @@
 // Builds the inspector page into ../dist/ui: one hashed script and stylesheet under assets/, each
 // beside its brotli (.br) and gzip (.gz) copy, and index.html naming them. The server serves that
-// directory (src/plugins/inspector.ts), a copy to a browser that accepts its coding: compressed once
+// directory (src/routes/inspector.ts), a copy to a browser that accepts its coding: compressed once
 // here at the highest levels rather than at each request.
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { WatchFrame } from '@hookrelay/shared';
 import { revokeApiKey } from '../../src/db/api-keys.js';
-import { inspectorDir } from '../../src/plugins/inspector.js';
+import { inspectorDir } from '../../src/routes/inspector.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chooseContentCoding, inspectorRoutes } from '../../src/plugins/inspector.js';
+import { chooseContentCoding, inspectorRoutes } from '../../src/routes/inspector.js';
 
 /**
  * The inspector's assets in the codings the build wrote them in, chosen by Accept-Encoding: a page
