@@ -10,7 +10,7 @@ import { sleep } from '../src/listen/sleep.js';
  * timers.
  */
 
-const TIMING = { reportFlushMs: 1_000, reportGraceMs: 300, resultAckTimeoutMs: 5_000 };
+const TIMING = { reportFlushMs: 1_000, reportGraceMs: 300, resultAckTimeoutMs: 5_000, journalEmptyDelayMs: 1_000 };
 
 let counter = 0;
 function result(messageId = `m${++counter}`): PendingResultFrame {
@@ -269,7 +269,7 @@ describe('ResultLedger: the journal', () => {
     expect(ledger.journal().added).toEqual([]);
   });
 
-  it('once every result the last save listed is settled, the cursor file is to be saved again, once, a moment later', async () => {
+  it('once every result the last save listed has been settled for journalEmptyDelayMs, the journal is to be emptied, once', async () => {
     const { ledger, stale } = setup();
     ledger.attach(new FakeStream(), { acks: true });
     const [a, b] = [result(), result()];
@@ -278,21 +278,51 @@ describe('ResultLedger: the journal', () => {
     ledger.send();
     ledger.journal();
     ledger.acknowledge(a.result_id, 'recorded', undefined);
-    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(2_000);
     expect(stale()).toBe(0);
     ledger.acknowledge(b.result_id, 'recorded', undefined);
+    await vi.advanceTimersByTimeAsync(999);
     expect(stale()).toBe(0);
-    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(1);
     expect(stale()).toBe(1);
 
-    // Nothing journaled: nothing to rewrite.
-    const c = result();
-    ledger.journal();
+    // A result pending again when the moment comes: the journal waits for the next run of acknowledgements.
+    const [c, d] = [result(), result()];
     ledger.add(c);
     ledger.send();
+    ledger.journal();
     ledger.acknowledge(c.result_id, 'recorded', undefined);
-    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(500);
+    ledger.add(d);
+    ledger.send();
+    ledger.journal();
+    await vi.advanceTimersByTimeAsync(1_000);
     expect(stale()).toBe(1);
+    ledger.acknowledge(d.result_id, 'recorded', undefined);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(stale()).toBe(2);
+
+    // Nothing journaled: nothing to rewrite.
+    const e = result();
+    ledger.journal();
+    ledger.add(e);
+    ledger.send();
+    ledger.acknowledge(e.result_id, 'recorded', undefined);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(stale()).toBe(2);
+  });
+
+  it('leaves the journal to the stop once it has begun', async () => {
+    const { ledger, stale } = setup();
+    ledger.attach(new FakeStream(), { acks: true });
+    const a = result();
+    ledger.add(a);
+    ledger.send();
+    ledger.journal();
+    await ledger.flush();
+    ledger.acknowledge(a.result_id, 'recorded', undefined);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(stale()).toBe(0);
   });
 
   it('keeps at most maxResults (and maxBytes): the oldest go first, with one warning until none waits', () => {

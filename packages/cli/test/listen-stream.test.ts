@@ -2,9 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { StreamServerFrame } from '@hookrelay/shared';
 import { KEY_REVOKED_CLOSE } from '@hookrelay/shared/sockets';
 import type { StreamHandlers } from '../src/listen/ports.js';
-import { openStream, streamUrl, type StreamOptions } from '../src/listen/stream.js';
+import { openStream, readServerFrame, streamUrl, type StreamOptions } from '../src/listen/stream.js';
 
 /** The WebSocket client against a small local server: upgrade answers, frames, heartbeat. */
 
@@ -254,5 +255,29 @@ describe('openStream', () => {
     expect(end).toMatchObject({ kind: 'closed', cause: 'heartbeat' });
     expect(seen).toEqual(['ready null', 'silent']);
     expect(Date.now() - started).toBeGreaterThanOrEqual(380);
+  });
+});
+
+describe('readServerFrame', () => {
+  it('takes an acknowledgement exactly when the shared schema does', () => {
+    const ack = { type: 'result_ack', result_id: CURSOR, outcome: 'recorded' };
+    const frames: unknown[] = [
+      ack,
+      { ...ack, outcome: 'refused', message: 'not a valid result' },
+      { ...ack, result_id: CURSOR.toUpperCase(), outcome: 'duplicate' },
+      { ...ack, outcome: 'not_found' },
+      { ...ack, outcome: 'lost' },
+      { ...ack, outcome: undefined },
+      { ...ack, result_id: 'r1' },
+      { ...ack, result_id: 7 },
+      { type: 'result_ack', outcome: 'recorded' },
+      { ...ack, message: 42 },
+      { ...ack, message: null },
+      { ...ack, outcome: 'toString' },
+    ];
+    const taken = frames.map((frame) => readServerFrame(JSON.stringify(frame)) !== undefined);
+    expect(taken).toEqual(frames.map((frame) => StreamServerFrame.safeParse(frame).success));
+    expect(taken.filter(Boolean)).toHaveLength(4);
+    expect(readServerFrame(JSON.stringify({ ...ack, outcome: 'refused', message: 'why' }))).toMatchObject({ result_id: CURSOR, outcome: 'refused', message: 'why' });
   });
 });

@@ -100,6 +100,12 @@ export interface ListenerTiming {
    * server stayed up but could not record it: its database was away).
    */
   resultAckTimeoutMs: number;
+  /**
+   * How long after every journaled result is settled the journal is emptied: once for a run of
+   * acknowledgements, not after each (a restart in between sends them again, and the server records
+   * each result once).
+   */
+  journalEmptyDelayMs: number;
 }
 
 export const DEFAULT_TIMING: ListenerTiming = {
@@ -118,6 +124,7 @@ export const DEFAULT_TIMING: ListenerTiming = {
   reportFlushMs: 5_000,
   reportGraceMs: 3_000,
   heartbeatTimeoutMs: 45_000,
+  journalEmptyDelayMs: 1_000,
   resultAckTimeoutMs: 30_000,
 };
 

@@ -49,7 +49,7 @@ export function resultFrame(messageId: string, outcome: ForwardOutcome, listener
 export interface ResultLedgerOptions {
   api: Pick<ListenApi, 'postResult'>;
   events: Pick<ListenerEvents, 'warning'>;
-  timing: Pick<ListenerTiming, 'reportFlushMs' | 'reportGraceMs' | 'resultAckTimeoutMs'>;
+  timing: Pick<ListenerTiming, 'reportFlushMs' | 'reportGraceMs' | 'resultAckTimeoutMs' | 'journalEmptyDelayMs'>;
   /** The listener's stop: from then on results that cannot go on the stream are POSTed at once. */
   halt: AbortSignal;
   /** Results a previous run kept (from the cursor file): sent again first. */
@@ -57,8 +57,8 @@ export interface ResultLedgerOptions {
   maxResults?: number | undefined;
   maxBytes?: number | undefined;
   /**
-   * Every result the last save listed is settled: the cursor file is to be saved again (soon after,
-   * not with the next message, so that a crash meanwhile does not send them again).
+   * Every result the last save listed has been settled for `journalEmptyDelayMs`: the journal is to
+   * be emptied (with a save of the cursor file).
    */
   journalStale(): void;
   sleep: Sleep;
@@ -87,7 +87,9 @@ export class ResultLedger {
   private droppedResults = 0;
   /** How many results the last save of the cursor file listed: removing one then saves again. */
   private savedResults = 0;
-  private resaveScheduled = false;
+  /** Empties the journal once every result it lists has been settled for `journalEmptyDelayMs`. */
+  private journalTimer: NodeJS.Timeout | undefined;
+  private stopping = false;
   /** Called when a result is settled or the stream ends (a stop waits for the acknowledgements). */
   private readonly ackWaiters = new Set<() => void>();
   /** Runs when the oldest result sent on the stream has waited `resultAckTimeoutMs` for its acknowledgement. */
@@ -192,13 +194,14 @@ export class ResultLedger {
     this.pendingBytes -= entry.bytes;
     if (this.pending.size === 0) this.droppedResults = 0;
     this.notifyAckWaiters();
-    // The journal keeps acknowledged results until none is pending; then it is emptied soon after.
-    if (this.pending.size === 0 && this.savedResults > 0 && !this.resaveScheduled) {
-      this.resaveScheduled = true;
-      setImmediate(() => {
-        this.resaveScheduled = false;
-        if (this.savedResults > 0) this.options.journalStale();
-      });
+    // The journal keeps acknowledged results until none is pending; then it is emptied a moment
+    // later, if none is pending still: once for a run of webhooks, not after each answer.
+    if (this.pending.size === 0 && this.savedResults > 0 && this.journalTimer === undefined && !this.stopping) {
+      this.journalTimer = setTimeout(() => {
+        this.journalTimer = undefined;
+        if (this.pending.size === 0 && this.savedResults > 0) this.options.journalStale();
+      }, this.options.timing.journalEmptyDelayMs);
+      this.journalTimer.unref();
     }
   }
 
@@ -337,6 +340,10 @@ export class ResultLedger {
 
   /** At the stop: sends what waits, and gives the POSTs what is left of `reportFlushMs`; then gives up on the rest. */
   async flush(): Promise<void> {
+    // The stop's own save empties the journal of what is settled by then.
+    this.stopping = true;
+    clearTimeout(this.journalTimer);
+    this.journalTimer = undefined;
     this.send();
     if (!this.pumping || this.reporting === null) return;
     const timeout = new AbortController();

@@ -1,13 +1,16 @@
 import type { IncomingMessage } from 'node:http';
 import {
+  RESULT_ACK_OUTCOMES,
   StreamServerFrame,
   type CliMessageOut,
   type ListenFilter,
   type RejectionOut,
   type ResultAckOutcome,
   type StreamMessageFrame,
+  type StreamResultAckFrame,
   type StreamResultFrame,
 } from '@hookrelay/shared';
+import { UUID_PATTERN } from '@hookrelay/shared/ids';
 import { HookrelayApiError } from '@hookrelay/shared/client';
 import { KEY_REVOKED_CLOSE, STREAM_FRAME_MAX_BYTES } from '@hookrelay/shared/sockets';
 import WebSocket from 'ws';
@@ -95,10 +98,22 @@ function isMessageFrame(frame: { type: unknown; message?: unknown }): frame is S
   );
 }
 
+const ACK_OUTCOMES: ReadonlySet<unknown> = new Set(RESULT_ACK_OUTCOMES);
+
+/**
+ * An acknowledgement frame, checked by hand to the letter of its shared schema (the tests hold the
+ * two in step): it too comes once per webhook, where parsing with the schema costs more than the
+ * rest of taking it.
+ */
+function isResultAckFrame(frame: { type: unknown }): frame is StreamResultAckFrame {
+  const f = frame as { result_id?: unknown; outcome?: unknown; message?: unknown };
+  return typeof f.result_id === 'string' && UUID_PATTERN.test(f.result_id) && ACK_OUTCOMES.has(f.outcome) && (f.message === undefined || typeof f.message === 'string');
+}
+
 /**
  * A frame of the stream's server side, or undefined for anything else (not JSON, a type this CLI
- * does not know, a frame that breaks its schema). Every frame but a message is checked against the
- * shared schema: a cursor or an acknowledgement the listener would act on is never a malformed one.
+ * does not know, a frame that breaks its schema). Every other frame is checked against the shared
+ * schema: a cursor the listener would act on is never a malformed one.
  */
 export function readServerFrame(text: string): StreamServerFrame | undefined {
   let value: unknown;
@@ -110,6 +125,7 @@ export function readServerFrame(text: string): StreamServerFrame | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const frame = value as { type: unknown; message?: unknown };
   if (frame.type === 'message') return isMessageFrame(frame) ? frame : undefined;
+  if (frame.type === 'result_ack') return isResultAckFrame(frame) ? frame : undefined;
   const checked = StreamServerFrame.safeParse(value);
   return checked.success ? checked.data : undefined;
 }
