@@ -11,6 +11,7 @@ import {
   MessageDeleteOut,
   MessageOut,
   MessageRetryOut,
+  nestsDeeperThan,
   successEnvelope,
 } from '@hookrelay/shared';
 import { dropWaitingOutboundJobs, requeueOutboundDelivery } from '../db/deliveries.js';
@@ -49,23 +50,6 @@ const MessageCreateHeaders = z.looseObject({
 
 /** Deepest a JSON `payload` may nest; as deep as a JSON body may be to be embedded anywhere else. */
 export const MAX_PAYLOAD_DEPTH = MAX_EMBEDDED_JSON_DEPTH;
-
-/**
- * Whether arrays and objects in `value` nest more than `limit` levels (a scalar is level 0). Walked
- * with an explicit stack: the value comes from a 1 MiB body that may nest 500,000 levels.
- */
-export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth + 1 > limit) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-    }
-  }
-  return false;
-}
 
 /**
  * Payload and body are webhook bytes, stored as bytea: a NUL in them travels (JSON escapes it as
