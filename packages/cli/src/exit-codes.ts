@@ -36,6 +36,7 @@ export const EXIT_CODE_BY_API_ERROR: Readonly<Record<ErrorCode, ExitCode>> = {
   // Gone is "it existed once": for a script it is as absent as never-existed.
   GONE: ExitCode.NOT_FOUND,
   DUPLICATE_URL: ExitCode.CONFLICT,
+  DUPLICATE_NAME: ExitCode.CONFLICT,
   IDEMPOTENCY_CONFLICT: ExitCode.CONFLICT,
   INTERNAL_ERROR: ExitCode.SERVER,
   DELETE_FAILED: ExitCode.SERVER,

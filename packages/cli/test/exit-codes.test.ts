@@ -18,6 +18,7 @@ describe('exit code table', () => {
     ['NOT_FOUND', 404, 4],
     ['ENDPOINT_NOT_FOUND', 404, 4],
     ['DUPLICATE_URL', 409, 5],
+    ['DUPLICATE_NAME', 409, 5],
     ['IDEMPOTENCY_CONFLICT', 409, 5],
     ['INVALID_REQUEST', 400, 2],
     ['INVALID_HEADERS', 400, 2],

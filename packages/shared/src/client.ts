@@ -59,6 +59,7 @@ import type {
 } from './schemas/messages.js';
 import type { PageMetaWithMore } from './envelope.js';
 import type { RejectionDetailOut, RejectionOut, RejectionsQuery } from './schemas/rejections.js';
+import type { EventTypeCreateIn, EventTypeDeleteOut, EventTypeListQuery, EventTypeOut, EventTypeUpdateIn } from './schemas/event-catalogue.js';
 
 /** Declared beside the decoder (`answer.ts`, which the inspector shares); the client's callers catch it from here. */
 export { HookrelayApiError } from './answer.js';
@@ -455,6 +456,19 @@ export class HookrelayClient {
   /** Outbound delivery logs, newest first; pass `meta.next_cursor` back as `cursor`. */
   readonly logs = {
     list: (query: Partial<LogsQuery> = {}) => this.request<LogRecordOut[], PageMetaWithMore>('GET', '/v1/logs', { query }),
+  };
+
+  /**
+   * The event-type catalogue, hookrelay's own `hookrelay.…` types included (docs/api.md, Event
+   * types). Lists go by name; pass `meta.next_cursor` back as `cursor`.
+   */
+  readonly eventTypes = {
+    create: (body: EventTypeCreateIn) => this.request<EventTypeOut>('POST', '/v1/event-types', { body }),
+    list: (query: Partial<EventTypeListQuery> = {}) => this.request<EventTypeOut[], PageMeta>('GET', '/v1/event-types', { query }),
+    get: (name: string) => this.request<EventTypeOut>('GET', `/v1/event-types/${encodeURIComponent(name)}`),
+    update: (name: string, body: EventTypeUpdateIn) =>
+      this.request<EventTypeOut>('PATCH', `/v1/event-types/${encodeURIComponent(name)}`, { body }),
+    delete: (name: string) => this.request<EventTypeDeleteOut>('DELETE', `/v1/event-types/${encodeURIComponent(name)}`),
   };
 
   /** Release the connection pool (only when the client created it). */

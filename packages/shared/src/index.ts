@@ -14,6 +14,8 @@ export * from './schemas/inbound.js';
 export * from './schemas/pull.js';
 export * from './schemas/ingest.js';
 export * from './schemas/event-type.js';
+export * from './schemas/event-catalogue.js';
+export * from './schemas/operational-events.js';
 export * from './json-bounds.js';
 export * from './glob.js';
 export * from './own.js';
