@@ -24,6 +24,7 @@
 --   018_pull_ephemeral
 --   019_encryption_key_rotation
 --   020_project_deletion
+--   022_event_types
 
 CREATE TABLE api_keys (
     id uuid NOT NULL,
@@ -111,6 +112,22 @@ CREATE INDEX endpoints_expiry ON public.endpoints USING btree (expires_at) WHERE
 CREATE INDEX endpoints_project_list ON public.endpoints USING btree (project_id, seq DESC) WHERE (deleted_at IS NULL);
 CREATE UNIQUE INDEX endpoints_seq_key ON public.endpoints USING btree (seq);
 CREATE TRIGGER endpoints_wake_delivery_jobs AFTER UPDATE OF paused, deleted_at ON public.endpoints FOR EACH ROW WHEN (((old.paused AND (NOT new.paused)) OR ((old.deleted_at IS NULL) AND (new.deleted_at IS NOT NULL)))) EXECUTE FUNCTION hookrelay_wake_destination_jobs();
+
+CREATE TABLE event_types (
+    project_id uuid NOT NULL,
+    name text COLLATE "C" NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    payload_schema json,
+    example json,
+    archived boolean DEFAULT false NOT NULL,
+    revision integer DEFAULT 1 NOT NULL,
+    json_bytes integer GENERATED ALWAYS AS ((COALESCE(octet_length((payload_schema)::text), 0) + COALESCE(octet_length((example)::text), 0))) STORED,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+ALTER TABLE event_types ADD CONSTRAINT event_types_name_check CHECK (((name ~ '^[A-Za-z0-9._:/-]+$'::text) AND (length(name) <= 256) AND (lower(name) !~~ 'hookrelay.%'::text)));
+ALTER TABLE event_types ADD CONSTRAINT event_types_pkey PRIMARY KEY (project_id, name);
+ALTER TABLE event_types ADD CONSTRAINT event_types_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id);
 
 CREATE TABLE inbound_endpoints (
     id uuid NOT NULL,

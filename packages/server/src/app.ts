@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import websocket from '@fastify/websocket';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { newUuidv7, SERVER_SHUTDOWN_CLOSE } from '@hookrelay/shared';
+import { EVENT_TYPE_LIMITS, newUuidv7, SERVER_SHUTDOWN_CLOSE } from '@hookrelay/shared';
 import type { Config } from './config.js';
 import type { AppDeps, AppServices } from './services.js';
 import { openPayloadStore } from './storage/open-payload-store.js';
@@ -32,6 +32,8 @@ import { pullEndpointRoutes } from './routes/pull-endpoints.js';
 import { pullEventRoutes } from './routes/pull-events.js';
 import { watchRoutes } from './routes/watch.js';
 import { rejectionRoutes } from './routes/rejections.js';
+import { eventTypeRoutes } from './routes/event-types.js';
+import { EventSchemas } from './events/event-schemas.js';
 import { inspectorRoutes } from './routes/inspector.js';
 import { StreamTickets } from './stream/tickets.js';
 import { Engines, type EngineOptions } from './engines.js';
@@ -123,6 +125,8 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
       // Node checks both timeouts on this interval (30 s by default, which would stretch them by as much).
       connectionsCheckingInterval: Math.min(1000, config.headersTimeoutSeconds * 500),
     },
+    // An event type's name is the longest path parameter (`/v1/event-types/{name}`), decoded.
+    routerOptions: { maxParamLength: EVENT_TYPE_LIMITS.nameChars },
     // Every schema is zod: Fastify's own compilers (Ajv, fast-json-stringify) would only be loaded,
     // at a cost to the start, never used.
     schemaController: { compilersFactory: ZOD_COMPILERS },
@@ -146,6 +150,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     metrics,
     tracing,
     streamTickets: new StreamTickets(deps.secretBox),
+    eventSchemas: new EventSchemas(),
     sockets: engines.sockets,
     receiveBase() {
       if (config.publicUrl) return config.publicUrl;
@@ -225,6 +230,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     await v1.register(pullEndpointRoutes);
     await v1.register(pullEventRoutes);
     await v1.register(rejectionRoutes);
+    await v1.register(eventTypeRoutes);
     await v1.register(watchRoutes, { watch: api.watch });
   }, { prefix: '/v1' });
   // The inspector page talks to the /v1 API of the same origin.

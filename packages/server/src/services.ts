@@ -8,6 +8,7 @@ import type { Metrics } from './metrics/index.js';
 import type { StreamTickets } from './stream/tickets.js';
 import type { SocketRegistry } from './stream/sockets.js';
 import type { Tracing } from './tracing/tracing.js';
+import type { EventSchemas } from './events/event-schemas.js';
 
 /** What the process entry (or a test) hands to buildApp: the things with a lifecycle of their own. */
 export interface AppDeps {
@@ -34,6 +35,8 @@ export interface AppServices extends AppDeps {
   streamTickets: StreamTickets;
   /** The /v1 WebSockets of this process: their limits, and their closing when a key is revoked. */
   sockets: SocketRegistry;
+  /** The event types' compiled JSON Schemas, kept per project, name and revision. */
+  eventSchemas: EventSchemas;
   /** `{receive_base}` of ingest URLs: HOOKRELAY_PUBLIC_URL, else this process's bound address. */
   receiveBase(): string;
   /**

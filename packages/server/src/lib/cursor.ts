@@ -35,6 +35,9 @@ export const SeqCursor = z.strictObject({ s: z.string().regex(/^\d{1,19}$/) });
 /** Keyset position on a UUID id column. */
 export const IdCursor = z.strictObject({ i: z.string().uuid() });
 
+/** Keyset position on a unique name, as the names a list can hold are (at most 256 characters). */
+export const NameCursor = z.strictObject({ n: z.string().min(1).max(256) });
+
 /** The list parameters every keyset list takes. */
 export interface PageQuery {
   limit: number;
@@ -75,6 +78,12 @@ export const SEQ_KEYSET: Keyset<{ seq: string }, { afterSeq: string }> = {
 export const ID_KEYSET: Keyset<{ id: string }, { beforeId: string }> = {
   positionAt: (cursor) => ({ beforeId: decodeCursor(cursor, IdCursor).i }),
   cursorAfter: (last) => encodeCursor({ i: last.id }),
+};
+
+/** Lists by a unique name in byte order (the event-type catalogue). */
+export const NAME_KEYSET: Keyset<{ name: string }, { afterName: string }> = {
+  positionAt: (cursor) => ({ afterName: decodeCursor(cursor, NameCursor).n }),
+  cursorAfter: (last) => encodeCursor({ n: last.name }),
 };
 
 /**

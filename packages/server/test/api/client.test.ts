@@ -49,6 +49,28 @@ describe('HookrelayClient', () => {
     expect(fetched.data.description).toBe('from the client');
   });
 
+  it('manages the event-type catalogue, a name with a slash included', async () => {
+    const schema = { type: 'object', properties: { sku: { type: 'string' } }, required: ['sku'] };
+    const created = await client.eventTypes.create({ name: 'orders/create', schema, example: { sku: 'A-1' } });
+    expect(created.status).toBe(201);
+    expect(created.data).toMatchObject({ name: 'orders/create', schema, example: { sku: 'A-1' }, archived: false });
+    expect((await client.eventTypes.get('orders/create')).data).toEqual(created.data);
+    const updated = await client.eventTypes.update('orders/create', { archived: true, description: 'old' });
+    expect(updated.data).toMatchObject({ archived: true, description: 'old', schema });
+    const archived = await client.eventTypes.list({ archived: true, limit: 10 });
+    expect(archived.data.map((type) => type.name)).toEqual(['orders/create']);
+    expect(archived.meta.next_cursor).toBeNull();
+    const first = await client.eventTypes.list({ limit: 1 });
+    expect(first.data).toHaveLength(1);
+    const rest = await client.eventTypes.list({ cursor: first.meta.next_cursor! });
+    expect([...first.data, ...rest.data].map((type) => type.name)).toContain('hookrelay.message.failed');
+    const duplicate = await client.eventTypes.create({ name: 'orders/create' }).catch((e: unknown) => e);
+    expect(duplicate).toBeInstanceOf(HookrelayApiError);
+    expect((duplicate as HookrelayApiError).code).toBe('DUPLICATE_NAME');
+    expect((duplicate as HookrelayApiError).status).toBe(409);
+    expect((await client.eventTypes.delete('orders/create')).data).toEqual({ name: 'orders/create', deleted: true });
+  });
+
   it('raises a typed error carrying code, message, status and request id', async () => {
     const error = await client.endpoints.get(`ep_${'0'.repeat(32)}`).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HookrelayApiError);

@@ -32,6 +32,7 @@ const NOWHERE: Record<FixtureKind, string> = {
   pullTokens: '0'.repeat(32),
   inboundRejections: '01900000-0000-7000-8000-000000000006',
   pullRejections: '01900000-0000-7000-8000-000000000007',
+  eventTypes: 'nowhere.event.type',
 };
 
 const ENDPOINT_KINDS: ReadonlySet<FixtureKind> = new Set(['outbound', 'inbound', 'pulls']);
@@ -45,6 +46,7 @@ const BODIES: Record<string, (ids: string[]) => unknown> = {
   'POST /v1/inbound-messages/:id/result': ([id]) => ({ message_id: id, status: 200, latency_ms: 1, error: null }),
   'POST /v1/pull-endpoints/:id/events/ack-batch': () => ({ event_ids: owner.events }),
   'POST /v1/pull-endpoints/:id/events/delete-batch': () => ({ message_ids: owner.events }),
+  'PATCH /v1/event-types/:name': () => ({ description: 'hijacked', archived: true, schema: { type: 'string' } }),
 };
 
 /** Every row that belongs to the owner's project, as text: what "unchanged" is compared on. */
@@ -57,6 +59,7 @@ async function ownerRows(sql: Sql, projectId: string): Promise<string[]> {
     UNION ALL SELECT 'inbound_messages ' || to_jsonb(m)::text FROM inbound_messages m WHERE m.project_id = ${projectId}::uuid
     UNION ALL SELECT 'pull_events ' || to_jsonb(m)::text FROM pull_events m WHERE m.project_id = ${projectId}::uuid
     UNION ALL SELECT 'ingest_rejections ' || to_jsonb(r)::text FROM ingest_rejections r WHERE r.project_id = ${projectId}::uuid
+    UNION ALL SELECT 'event_types ' || to_jsonb(ty)::text FROM event_types ty WHERE ty.project_id = ${projectId}::uuid
     UNION ALL SELECT 'signing_keys ' || to_jsonb(k)::text FROM signing_keys k
       WHERE k.owner_id IN (SELECT id FROM endpoints WHERE project_id = ${projectId}::uuid
                            UNION ALL SELECT id::text FROM inbound_endpoints WHERE project_id = ${projectId}::uuid)
@@ -110,7 +113,7 @@ async function callAs(apiKey: string, route: ServedRoute, ids: string[]) {
 describe("another project's key, on every route that takes an id", () => {
   it('covers the routes of every kind of resource', () => {
     const covered = new Set(idRoutes().flatMap(kinds));
-    expect([...covered].sort()).toEqual(['events', 'inbound', 'inboundMessages', 'inboundRejections', 'messages', 'outbound', 'pullRejections', 'pulls']);
+    expect([...covered].sort()).toEqual(['eventTypes', 'events', 'inbound', 'inboundMessages', 'inboundRejections', 'messages', 'outbound', 'pullRejections', 'pulls']);
     expect(idRoutes().length).toBeGreaterThan(25);
   });
 

@@ -188,7 +188,7 @@ function stringArb(schema: JsonSchema, field: string): fc.Arbitrary<string> {
   // Ids in bodies and queries: mostly the caller's own, so that the request gets past its lookups.
   const ids = (own: string[], foreign: string[], random: fc.Arbitrary<string>) =>
     fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...own) }, { weight: 1, arbitrary: fc.constantFrom(...foreign) }, { weight: 1, arbitrary: random });
-  const uuids = (f: ProjectFixtures) => (Object.keys(f) as FixtureKind[]).filter((k) => !k.endsWith('Tokens') && k !== 'outbound').flatMap((k) => f[k]);
+  const uuids = (f: ProjectFixtures) => (Object.keys(f) as FixtureKind[]).filter((k) => !k.endsWith('Tokens') && k !== 'outbound' && k !== 'eventTypes').flatMap((k) => f[k]);
   if (schema.pattern?.includes('[0-9a-f]{8}-')) return ids(uuids(mine), uuids(theirs), fc.uuid());
   if (schema.pattern?.startsWith('^ep_')) return ids(mine.outbound, theirs.outbound, fc.stringMatching(/^ep_[a-f0-9]{32}$/));
   if (schema.format === 'date-time') return TIMESTAMPS;

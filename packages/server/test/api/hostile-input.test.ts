@@ -31,8 +31,8 @@ describe('paths the router refuses before any route', () => {
   it.each([
     ['invalid percent-encoding in an id', '/v1/endpoints/%ZZ'],
     ['a truncated UTF-8 sequence', '/v1/inbound-endpoints/%E0%A4%A/listen'],
-    ['a path parameter over 100 characters', `/v1/messages/${'a'.repeat(101)}`],
-    ['an ingest token over 100 characters', `/in/${'f'.repeat(101)}`],
+    ['a path parameter over 256 characters', `/v1/messages/${'a'.repeat(257)}`],
+    ['an ingest token over 256 characters', `/in/${'f'.repeat(257)}`],
     ['invalid percent-encoding in an ingest token', '/in/%C0%AE'],
   ])('%s → 400 INVALID_REQUEST in the envelope', async (_label, url) => {
     const res = await t.request('GET', url);

@@ -52,6 +52,7 @@ describe('GET /v1/openapi.json', () => {
       'DELETE /v1/pull-endpoints/{id}', 'POST /v1/pull-endpoints/{id}/pause', 'POST /v1/pull-endpoints/{id}/resume',
       'GET /v1/pull-endpoints/{id}/events', 'GET /v1/pull-endpoints/{id}/events/{event_id}', 'DELETE /v1/pull-endpoints/{id}/events/{event_id}',
       'POST /v1/pull-endpoints/{id}/events/delete-batch', 'POST /v1/pull-endpoints/{id}/events/delete-all', 'GET /v1/whoami',
+      'POST /v1/event-types', 'GET /v1/event-types', 'GET /v1/event-types/{name}', 'PATCH /v1/event-types/{name}', 'DELETE /v1/event-types/{name}',
     ];
     for (const key of expected) {
       const [method, path] = key.split(' ') as [string, string];

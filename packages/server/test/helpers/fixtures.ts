@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
 import { createPull, ingestEvent } from './pull.js';
@@ -20,6 +21,8 @@ export interface ProjectFixtures {
   inboundRejections: string[];
   /** A request refused at the first pull endpoint's ingest URL. */
   pullRejections: string[];
+  /** Names in the event-type catalogue, the first with a schema; unlike another project's. */
+  eventTypes: string[];
 }
 
 export type FixtureKind = keyof ProjectFixtures;
@@ -57,6 +60,11 @@ export async function createFixtures(t: TestApp, apiKey: string): Promise<Projec
   await t.app.engines.ingest!.rejections.idle();
   const inboundRejections = (await data(t, apiKey, 'GET', `/v1/inbound-endpoints/${cli.id}/rejections`)).map((r: { id: string }) => r.id);
   const pullRejections = (await data(t, apiKey, 'GET', `/v1/pull-endpoints/${pull.id}/rejections`)).map((r: { id: string }) => r.id);
+  const suffix = randomBytes(4).toString('hex');
+  const eventTypes = [
+    (await data(t, apiKey, 'POST', '/v1/event-types', { name: `fixture.typed.${suffix}`, schema: { type: 'object' }, example: { a: 1 } })).name,
+    (await data(t, apiKey, 'POST', '/v1/event-types', { name: `fixture/plain:${suffix}` })).name,
+  ];
   return {
     outbound: [endpoint.id, second.id],
     messages: messages.map((m) => m.message_id as string),
@@ -68,6 +76,7 @@ export async function createFixtures(t: TestApp, apiKey: string): Promise<Projec
     pullTokens: [pull.token, secondPull.token],
     inboundRejections,
     pullRejections,
+    eventTypes,
   };
 }
 
@@ -80,6 +89,7 @@ const KIND_BY_SEGMENT: Record<string, FixtureKind> = {
   'pull-endpoints': 'pulls',
   events: 'events',
   pull: 'pulls',
+  'event-types': 'eventTypes',
 };
 
 /** The fixture kind of a route's path parameter, or undefined for a kind this table does not know yet. */

@@ -156,7 +156,7 @@ describe('module layering', () => {
     const upward = [...imports]
       .filter(([file]) => file.startsWith('views/'))
       .flatMap(([file, targets]) =>
-        targets.filter((t) => ROUTE_FILES.test(t) || /^(plugins|http|ingest|stream|delivery)\//.test(t) || ROOT.has(t)).map((t) => `${file} → ${t}`),
+        targets.filter((t) => ROUTE_FILES.test(t) || /^(plugins|http|ingest|stream|delivery|events)\//.test(t) || ROOT.has(t)).map((t) => `${file} → ${t}`),
       );
     expect(upward).toEqual([]);
   });
@@ -238,7 +238,7 @@ describe('imports between folders', () => {
 describe('the foundation modules', () => {
   /** Below every engine: what they need of the process comes as arguments. */
   const FOUNDATION = /^(db|lib|security)\//;
-  const ABOVE = /^(app|bootstrap|config|engines|launch|main|runtime|services)\.ts$|^(admin|delivery|http|ingest|metrics|plugins|routes|stream|sweepers|views)\//;
+  const ABOVE = /^(app|bootstrap|config|engines|launch|main|runtime|services)\.ts$|^(admin|delivery|events|http|ingest|metrics|plugins|routes|stream|sweepers|views)\//;
 
   it('db/, lib/ and security/ import neither the configuration, the process nor an engine', () => {
     const upward = [...serverImports()]
