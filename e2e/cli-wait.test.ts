@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { uuidv7Time } from '@hookrelay/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonOutput, runCli, type CliResult } from './helpers/cli.js';
 import { expectJsonFailure, expectSuccess, explain, startCli } from './helpers/expect-cli.js';
@@ -7,7 +9,8 @@ import { startServer, type RunningServer } from './helpers/server.js';
 /**
  * The commands a CI job waits with, as the built CLI against the real server: `messages wait`
  * (delivered: 0, failed for good: 8, timeout: 9) and `inbound messages wait` (the first matching
- * message after --since; it reads only, so cli-mode messages stay queued and no listener shows).
+ * message from --since on, `now` counting from the CLI process's start; it reads only, so cli-mode
+ * messages stay queued and no listener shows).
  * Deliveries go to a local HTTPS receiver: `/ok…` answers 200, anything else 500; a one-second
  * retry schedule makes a failing message final within seconds.
  */
@@ -124,13 +127,15 @@ describe('inbound messages wait', () => {
     ingestUrl = created.ingest_url;
   });
 
-  it('--since now ignores what arrived before it started, and times out with exit 9', async () => {
-    await post('/github', 'push', { before: true });
+  it('--since now ignores what arrived more than a second before the CLI started, and times out with exit 9', async () => {
+    const before = await post('/github', 'push', { before: true });
+    // The default start is the CLI process's start less 1 s (the clock-skew allowance): start later than that.
+    await sleep(Math.max(0, uuidv7Time(before) + 1_100 - Date.now()));
     const error = expectJsonFailure(await cli(['inbound', 'messages', 'wait', endpointId, '--event', 'push', '--timeout', '1500ms', '--json']), 9, 'WAIT_TIMEOUT');
     expect(error.message).toBe(`no message with event push arrived at inbound endpoint ${endpointId} within 1.5s`);
   });
 
-  it('--since MESSAGE-ID: the first match after it, by event and path glob, reading only', async () => {
+  it('--since MESSAGE-ID: the first match from it on, by event and path glob, reading only', async () => {
     const mark = await post('/other', 'ping', { n: 0 });
     const waiter = await startCli(['inbound', 'messages', 'wait', endpointId, '--since', mark, '--event', 'pull_*', '--path', '/github*', '--timeout', '30s', '--json'], env);
     await post('/github', 'push', { n: 1 });
@@ -146,23 +151,54 @@ describe('inbound messages wait', () => {
     const again = await cli(['inbound', 'messages', 'wait', endpointId, '--since', mark, '--event', 'pull_*', '--path', '/github*', '--json']);
     expectSuccess(again);
     expect(parseJsonOutput<InboundMessage>(again).id).toBe(wanted);
+    // As with `listen --since`, the message named is the first one counted.
+    const itself = await cli(['inbound', 'messages', 'wait', endpointId, '--since', wanted, '--event', 'pull_*', '--path', '/github*', '--json']);
+    expectSuccess(itself);
+    expect(parseJsonOutput<InboundMessage>(itself).id).toBe(wanted);
   });
 
-  it('--since now returns a message that arrives while it waits; human output shows it', async () => {
-    const waiter = await startCli(['inbound', 'messages', 'wait', endpointId, '--event', 'issues', '--timeout', '30s'], env);
-    // The waiter reads the newest id when it starts; keep sending until one arrives after that.
-    let sent: string | undefined;
-    for (let i = 0; i < 40 && waiter.child.exitCode === null; i++) {
-      sent = await post('/', 'issues', { i });
-      await new Promise((resolve) => setTimeout(resolve, 250));
+  it('--since takes what listen takes: a duration, an RFC 3339 time, --from-start; each finds the oldest match already stored', async () => {
+    const other = await json<{ id: string; ingest_url: string }>(['inbound', 'create', '--name', 'wait-since']);
+    const send = async (event: string, n: number): Promise<string> => {
+      const res = await fetch(other.ingest_url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-github-event': event }, body: JSON.stringify({ n }) });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { data: { message_id: string } }).data.message_id;
+    };
+    const first = await send('release', 1);
+    await send('ping', 2);
+    const second = await send('release', 3);
+    const aMinuteBefore = new Date(uuidv7Time(first) - 60_000).toISOString();
+    for (const since of [['--since', '2h'], ['--since', aMinuteBefore], ['--from-start'], ['--since', first]]) {
+      const result = await cli(['inbound', 'messages', 'wait', other.id, '--event', 'release', ...since, '--timeout', '10s', '--json']);
+      expectSuccess(result);
+      expect(parseJsonOutput<InboundMessage>(result), since.join(' ')).toMatchObject({ id: first, event_type: 'release', body: { n: 1 } });
     }
-    expect(await waiter.exited, waiter.stderr()).toBe(0);
-    expect(sent).toBeDefined();
-    expect(waiter.stdout()).toMatch(/issues/u);
+    const fromSecond = await cli(['inbound', 'messages', 'wait', other.id, '--event', 'release', '--since', second, '--json']);
+    expectSuccess(fromSecond);
+    expect(parseJsonOutput<InboundMessage>(fromSecond).id).toBe(second);
   });
 
-  it('refuses a --since that is neither now nor an id (exit 2), and an unknown endpoint exits 4', async () => {
-    expectJsonFailure(await cli(['inbound', 'messages', 'wait', endpointId, '--since', 'yesterday', '--json']), 2, 'INVALID_ARGUMENTS');
+  it('--since now finds a webhook posted the moment the wait is started, 10 times out of 10; human output shows it', async () => {
+    // `hookrelay inbound messages wait … &` then the system under test at once: the webhook arrives
+    // while the CLI is still loading, before its first request.
+    for (let i = 0; i < 10; i++) {
+      const event = `race_${i}`;
+      const waiter = await startCli(['inbound', 'messages', 'wait', endpointId, '--event', event, '--timeout', '15s', ...(i === 0 ? [] : ['--json'])], env);
+      const sent = await post('/race', event, { i });
+      expect(await waiter.exited, `attempt ${i}: ${waiter.stderr()}`).toBe(0);
+      if (i === 0) {
+        expect(waiter.stdout()).toContain(sent);
+        expect(waiter.stdout()).toContain(event);
+      } else {
+        expect(JSON.parse(waiter.stdout()) as InboundMessage, `attempt ${i}`).toMatchObject({ id: sent, event_type: event, path: '/race', body: { i } });
+      }
+    }
+  }, 180_000);
+
+  it('refuses a --since it cannot read, or with --from-start (exit 2), and an unknown endpoint exits 4', async () => {
+    for (const since of [['--since', 'yesterday'], ['--since', '2999-01-01T00:00:00Z'], ['--since', '2h', '--from-start']]) {
+      expectJsonFailure(await cli(['inbound', 'messages', 'wait', endpointId, ...since, '--json']), 2, 'INVALID_ARGUMENTS');
+    }
     expectJsonFailure(await cli(['inbound', 'messages', 'wait', '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70', '--json']), 4, 'ENDPOINT_NOT_FOUND');
   });
 });

@@ -5,8 +5,8 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
 import { configDirectory } from '../config.js';
 import { usageFailure } from '../errors.js';
-import { sinceCursor } from '../listen/duration.js';
 import { durationFlag, forwardingFlags, forwardingSettings } from '../flags/forwarding.js';
+import { sinceCursor } from '../flags/time.js';
 import { runListenSession } from '../listen/session.js';
 import { StopSignals } from '../signals.js';
 
@@ -126,14 +126,7 @@ It reads the endpoint (GET /v1/inbound-endpoints/{id}) before anything else, so 
     }
     const forwarding = forwardingSettings(this.flags);
     const exitOnDisconnectMs = durationFlag('exit-on-disconnect', this.flags['exit-on-disconnect']);
-    let since: { text: string; cursor: string } | undefined;
-    if (this.flags.since !== undefined) {
-      try {
-        since = { text: this.flags.since, cursor: sinceCursor(this.flags.since, this.now().getTime()) };
-      } catch (error) {
-        throw usageFailure(`--since: ${(error as Error).message}`);
-      }
-    }
+    const since = this.flags.since === undefined ? undefined : { text: this.flags.since, cursor: sinceCursor(this.flags.since, this.now().getTime()) };
     const client = this.client;
     await checkEndpoint(client, endpointId);
     const stop = new StopSignals().install();

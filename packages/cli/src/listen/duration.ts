@@ -1,5 +1,3 @@
-import { isUuid, uuidv7AtTime } from '@hookrelay/shared/ids';
-
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/gy;
 
@@ -43,41 +41,4 @@ export function formatDuration(ms: number): string {
   const hours = Math.floor(value / 3_600_000);
   const minutes = Math.round((value % 3_600_000) / 60_000);
   return minutes === 0 ? `${hours}h` : `${hours}h${minutes}m`;
-}
-
-/** The UUID just below `id` (128-bit minus one), so that `after=` it starts with `id` itself. */
-export function uuidBefore(id: string): string {
-  const hex = id.replace(/-/gu, '').toLowerCase();
-  let value = BigInt(`0x${hex}`);
-  if (value === 0n) return id.toLowerCase();
-  value -= 1n;
-  const text = value.toString(16).padStart(32, '0');
-  return `${text.slice(0, 8)}-${text.slice(8, 12)}-${text.slice(12, 16)}-${text.slice(16, 20)}-${text.slice(20)}`;
-}
-
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:Z|[+-]\d{2}:?\d{2})?$/iu;
-
-/**
- * The listen cursor (`after`) of `--since`:
- * - a message id: start with that message (the cursor is the UUID just before it);
- * - a duration (`10m`): the UUIDv7 of that long ago with zero random bits, below every id of that
- *   millisecond;
- * - an ISO 8601 time (`2026-05-01T12:00:00Z`): the UUIDv7 of that time.
- */
-export function sinceCursor(value: string, now: number): string {
-  const text = value.trim();
-  if (isUuid(text)) return uuidBefore(text);
-  if (ISO_DATE.test(text)) {
-    const time = Date.parse(text);
-    if (Number.isNaN(time)) throw new Error(`"${value}" is not a valid time`);
-    if (time > now) throw new Error(`"${value}" is in the future`);
-    return uuidv7AtTime(time);
-  }
-  let ms: number;
-  try {
-    ms = parseDuration(text);
-  } catch {
-    throw new Error(`"${value}" is neither a duration (10m, 2h), a message id nor an ISO 8601 time`);
-  }
-  return uuidv7AtTime(Math.max(0, now - ms));
 }
