@@ -104,7 +104,7 @@ describe('hookrelay dev --tunnel', () => {
     // Only the ingest URLs are public: the tunnel leads to the ingest-only port.
     const api = await throughTunnel(standin, '/v1/whoami', { method: 'GET' });
     expect(api.status).toBe(404);
-    expect(((await api.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+    expect(((await api.json()) as { error: { code: string } }).error.code).toBe('ROUTE_NOT_FOUND');
 
     expect(processAlive(standin.pid)).toBe(true);
     expect(await cli.stop('SIGINT', 30_000)).toBe(0);

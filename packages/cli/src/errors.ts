@@ -75,6 +75,14 @@ export interface FailureJson {
 const FORBIDDEN_HEADERS_TEXT =
   'Host, Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer, Expect, Content-Type, hookrelay-event-type, Proxy-* and webhook-*';
 
+const BASE_ADDRESS_HINT =
+  "Set --api-url / HOOKRELAY_API_URL (or the profile's api_url) to the server's base address, such as https://hooks.example.com, without /v1 or another path the server does not serve.";
+
+/** The words of a hookrelay server's ROUTE_NOT_FOUND, whose base address has a path too many (`…/v1`, `…/api`). */
+function notBaseAddressMessage(apiUrl: string): string {
+  return `${apiUrl} is not the hookrelay API's base address (HOOKRELAY_API_URL should be the server's root, e.g. http://127.0.0.1:8787, without /v1)`;
+}
+
 function hintForApiError(error: HookrelayApiError): string | undefined {
   const retry = error.retryAfterSeconds !== undefined ? ` Retry in ${error.retryAfterSeconds} s.` : '';
   switch (error.code) {
@@ -84,6 +92,8 @@ function hintForApiError(error: HookrelayApiError): string | undefined {
       return "No such endpoint in this key's project. `hookrelay endpoints list`, `inbound list` and `pull list` show the ids you can use.";
     case 'NOT_FOUND':
       return "Nothing with that id exists in this key's project.";
+    case 'ROUTE_NOT_FOUND':
+      return BASE_ADDRESS_HINT;
     case 'INVALID_REQUEST':
       return 'Check the values named above; `--help` lists each flag and its range.';
     case 'INVALID_HEADERS':
@@ -147,15 +157,25 @@ export function describeFailure(error: unknown): FailureReport {
   }
   if (error instanceof HookrelayWrongServerError) {
     // The address is wrong, not the resource: a script must not read this as "not found" or retry it.
+    if (error.kind === 'not_base_address') {
+      const answer = error.cause instanceof HookrelayApiError ? error.cause : undefined;
+      return {
+        ...base,
+        code: CliErrorCode.CONFIG_ERROR,
+        message: error.apiUrl === undefined ? error.message : notBaseAddressMessage(error.apiUrl),
+        exitCode: ExitCode.GENERIC,
+        requestId: answer?.requestId ?? null,
+        status: error.status ?? null,
+        // The server's own words name the path it was asked for; the same answer from the root itself means a server older than this CLI.
+        hint: `The server answered ${answer === undefined ? 'ROUTE_NOT_FOUND' : `"${answer.message}"`}. ${BASE_ADDRESS_HINT} If that is the address already, the server is older than this CLI.`,
+      };
+    }
     return {
       ...base,
       code: CliErrorCode.CONFIG_ERROR,
       message: error.message,
       exitCode: ExitCode.GENERIC,
-      hint:
-        error.kind === 'not_api'
-          ? "Set --api-url / HOOKRELAY_API_URL (or the profile's api_url) to the server's base address, such as https://hooks.example.com, without /v1 or another path the server does not serve."
-          : "Change the scheme in --api-url / HOOKRELAY_API_URL (or the profile's api_url).",
+      hint: error.kind === 'not_api' ? BASE_ADDRESS_HINT : "Change the scheme in --api-url / HOOKRELAY_API_URL (or the profile's api_url).",
     };
   }
   if (error instanceof HookrelayNetworkError) {

@@ -33,6 +33,8 @@ export const EXIT_CODE_BY_API_ERROR: Readonly<Record<ErrorCode, ExitCode>> = {
   UNAUTHORIZED: ExitCode.AUTH,
   ENDPOINT_NOT_FOUND: ExitCode.NOT_FOUND,
   NOT_FOUND: ExitCode.NOT_FOUND,
+  // Not a missing resource but a wrong API address: a configuration failure, as CONFIG_ERROR is.
+  ROUTE_NOT_FOUND: ExitCode.GENERIC,
   // Gone is "it existed once": for a script it is as absent as never-existed.
   GONE: ExitCode.NOT_FOUND,
   DUPLICATE_URL: ExitCode.CONFLICT,

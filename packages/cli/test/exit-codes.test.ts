@@ -79,6 +79,25 @@ describe('describeFailure', () => {
     expect(scheme.hint).toContain('scheme');
   });
 
+  it("maps a hookrelay server's ROUTE_NOT_FOUND to CONFIG_ERROR (1) naming the base address, with the server's request id", () => {
+    const answer = new HookrelayApiError('ROUTE_NOT_FOUND', 'no route for GET /v1/v1/whoami', 404, 'req-1');
+    const report = describeFailure(
+      new HookrelayWrongServerError('http://h:8787/v1 is not the base address', 'http://h:8787/v1/v1/whoami', 'not_base_address', 404, { cause: answer, apiUrl: 'http://h:8787/v1' }),
+    );
+    expect(report).toMatchObject({
+      code: 'CONFIG_ERROR',
+      exitCode: 1,
+      message: "http://h:8787/v1 is not the hookrelay API's base address (HOOKRELAY_API_URL should be the server's root, e.g. http://127.0.0.1:8787, without /v1)",
+      requestId: 'req-1',
+      status: 404,
+    });
+    expect(report.hint).toContain('"no route for GET /v1/v1/whoami"');
+    expect(report.hint).toContain('HOOKRELAY_API_URL');
+    // The code alone, from a path that does not go through the client (a socket's refused upgrade), is no "not found" either.
+    expect(describeFailure(answer)).toMatchObject({ code: 'ROUTE_NOT_FOUND', exitCode: 1 });
+    expect(exitCodeForApiError('ROUTE_NOT_FOUND', 404)).toBe(1);
+  });
+
   it('keeps a CliFailure as it is', () => {
     const report = describeFailure(usageFailure('bad', 'do this'));
     expect(report).toMatchObject({ code: 'INVALID_ARGUMENTS', message: 'bad', exitCode: 2, hint: 'do this' });

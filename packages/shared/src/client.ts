@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { decodeAnswer } from './answer.js';
+import { decodeAnswer, type HookrelayApiError } from './answer.js';
 import type { EndpointListQuery, PauseOut, EndpointDeleteOut } from './schemas/common.js';
 import type {
   EndpointCreateIn,
@@ -78,21 +78,28 @@ export class HookrelayNetworkError extends Error {
 
 /**
  * Something answered at the API address, but not the hookrelay API: a wrong path in the URL (a web
- * page's 404), `https://` against a plain-HTTP server, or `http://` against a TLS one. Retrying
+ * page's 404, or a hookrelay server's `ROUTE_NOT_FOUND` for a base address with `/v1` or another
+ * path in it), `https://` against a plain-HTTP server, or `http://` against a TLS one. Retrying
  * cannot help; the address must change.
  */
 export class HookrelayWrongServerError extends Error {
   override readonly name = 'HookrelayWrongServerError';
+  /** The base address the client was given, which is the one to change. */
+  readonly apiUrl: string | undefined;
   constructor(
     message: string,
     readonly url: string,
-    /** `not_api`: an answer without the API's envelope; the others: the scheme does not match the server. */
-    readonly kind: 'not_api' | 'https_to_plain_http' | 'http_to_tls',
-    /** The HTTP status of a `not_api` answer. */
+    /**
+     * `not_api`: an answer without the API's envelope; `not_base_address`: a hookrelay server's
+     * `ROUTE_NOT_FOUND` (the `cause`, with its request id); the others: the scheme does not match the server.
+     */
+    readonly kind: 'not_api' | 'not_base_address' | 'https_to_plain_http' | 'http_to_tls',
+    /** The HTTP status of a `not_api` or `not_base_address` answer. */
     readonly status: number | undefined = undefined,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; apiUrl?: string },
   ) {
     super(message, options);
+    this.apiUrl = options?.apiUrl;
   }
 }
 
@@ -259,7 +266,12 @@ export class HookrelayClient {
     }
     const retryAfter = Number(response.headers['retry-after']);
     const answer = decodeAnswer<T, M>(response.statusCode, text, Number.isFinite(retryAfter) ? retryAfter : undefined);
-    if (answer.kind === 'error') throw answer.error;
+    if (answer.kind === 'error') {
+      // The client asks only for the API's own paths: a hookrelay server without a route for one is
+      // reached through a base address with a path in it (or is older than this client).
+      if (answer.error.code === 'ROUTE_NOT_FOUND') throw this.notTheBaseAddress(method, url, answer.error);
+      throw answer.error;
+    }
     if (answer.kind === 'foreign') {
       // A proxy's 502/503/504 page in front of a restarting server is passing trouble, not a wrong address.
       if (response.statusCode >= 500) {
@@ -277,6 +289,17 @@ export class HookrelayClient {
       url,
       'not_api',
       status,
+      { apiUrl: this.apiUrl },
+    );
+  }
+
+  private notTheBaseAddress(method: string, url: string, answer: HookrelayApiError): HookrelayWrongServerError {
+    return new HookrelayWrongServerError(
+      `${this.apiUrl} is not the hookrelay API's base address (it is the server's root, such as http://127.0.0.1:8787, without /v1): ${method} ${url} answered ROUTE_NOT_FOUND`,
+      url,
+      'not_base_address',
+      answer.status,
+      { apiUrl: this.apiUrl, cause: answer },
     );
   }
 
@@ -289,7 +312,7 @@ export class HookrelayClient {
         url,
         'https_to_plain_http',
         undefined,
-        { cause },
+        { cause, apiUrl: this.apiUrl },
       );
     }
     if (target.protocol === 'http:' && isClosedWithoutAnswer(cause) && (await speaksTls(target))) {
@@ -298,7 +321,7 @@ export class HookrelayClient {
         url,
         'http_to_tls',
         undefined,
-        { cause },
+        { cause, apiUrl: this.apiUrl },
       );
     }
     const reason = cause instanceof Error ? cause.message : String(cause);

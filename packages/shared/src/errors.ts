@@ -8,6 +8,7 @@ export const ERROR_CODES = [
   'UNAUTHORIZED',
   'ENDPOINT_NOT_FOUND',
   'NOT_FOUND',
+  'ROUTE_NOT_FOUND',
   'DUPLICATE_URL',
   'DUPLICATE_NAME',
   'IDEMPOTENCY_CONFLICT',
@@ -32,6 +33,8 @@ export const HTTP_STATUS_BY_ERROR_CODE: Readonly<Record<ErrorCode, number>> = {
   UNAUTHORIZED: 401,
   ENDPOINT_NOT_FOUND: 404,
   NOT_FOUND: 404,
+  // No route at that path: the caller's base address (or version) is wrong, not an id.
+  ROUTE_NOT_FOUND: 404,
   DUPLICATE_URL: 409,
   DUPLICATE_NAME: 409,
   IDEMPOTENCY_CONFLICT: 409,

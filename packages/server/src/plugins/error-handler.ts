@@ -128,7 +128,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return send(reply, request, 'INTERNAL_ERROR', 'internal error');
   });
 
+  // Unlike NOT_FOUND (no such resource), this tells a client that its base address is wrong.
   app.setNotFoundHandler((request, reply) =>
-    send(reply, request, 'NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`),
+    send(reply, request, 'ROUTE_NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`),
   );
 }

@@ -35,7 +35,7 @@ export function registerIngestPortGuard(app: FastifyInstance): IngestOnlyListene
   const ingestConnections = new WeakSet<Socket>();
   app.addHook('onRequest', (request, _reply, done) => {
     if (ingestConnections.has(request.raw.socket) && !INGEST_ONLY_PATH.test(request.url)) {
-      done(new AppError('NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]} (this port serves only ingest URLs and /healthz)`));
+      done(new AppError('ROUTE_NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]} (this port serves only ingest URLs and /healthz)`));
       return;
     }
     done();

@@ -229,9 +229,11 @@ describe('unknown routes', () => {
     ['GET', '/v1/nowhere', 'key'],
     ['POST', '/v2/endpoints', 'key'],
     ['PUT', '/v1/endpoints', 'key'],
-  ] as const)('%s %s → 404 NOT_FOUND in the envelope', async (method, url, key) => {
+    ['GET', '/v1/v1/whoami', 'key'],
+    ['GET', '/api/v1/whoami', null],
+  ] as const)('%s %s → 404 ROUTE_NOT_FOUND in the envelope, not a resource\'s NOT_FOUND', async (method, url, key) => {
     const res = await t.request(method, url, key === null ? { apiKey: null } : {});
-    expectError(res, 404, 'NOT_FOUND');
+    expect(expectError(res, 404, 'ROUTE_NOT_FOUND')).toBe(`no route for ${method} ${url}`);
     expect(Object.keys(res.body).sort()).toEqual(['error', 'meta']);
   });
 });

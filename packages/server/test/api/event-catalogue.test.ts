@@ -133,7 +133,7 @@ describe('names', () => {
       expect((await t.request('PATCH', path(name), { body: { description: 'ok' } })).status, name).toBe(200);
     }
     // Unencoded, the slash is another path segment: no such route.
-    expectError(await t.request('GET', '/v1/event-types/orders/create'), 404, 'NOT_FOUND', 'no route');
+    expectError(await t.request('GET', '/v1/event-types/orders/create'), 404, 'ROUTE_NOT_FOUND', 'no route');
   });
 
   it.each([

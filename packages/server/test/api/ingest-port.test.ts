@@ -79,11 +79,11 @@ describe('the ingest-only port', () => {
     expect((await get(ingestUrl, '/healthz')).status).toBe(200);
   });
 
-  it('answers 404 in the envelope for /v1, the inspector, /metrics and /readyz, even with a valid key', async () => {
+  it('answers 404 ROUTE_NOT_FOUND in the envelope for /v1, the inspector, /metrics and /readyz, even with a valid key', async () => {
     for (const path of ['/v1/whoami', `/v1/inbound-endpoints/${inbound.id}`, '/', '/metrics', '/readyz', '/openapi.json', '/in']) {
       const answer = await get(ingestUrl, path, auth());
       expect(answer.status, path).toBe(404);
-      expect(answer.body.error.code, path).toBe('NOT_FOUND');
+      expect(answer.body.error.code, path).toBe('ROUTE_NOT_FOUND');
       expect(answer.body.error.message, path).toContain('this port serves only ingest URLs and /healthz');
       expect(answer.body.meta.request_id, path).toMatch(/^[0-9a-f-]{36}$/u);
     }

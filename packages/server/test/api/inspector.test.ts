@@ -167,7 +167,7 @@ describe('the inspector page', () => {
     const missing = await t.app.inject({ method: 'GET', url: '/assets/nothing.js' });
     expect(missing.statusCode).toBe(404);
     expect(missing.headers['content-security-policy']).toBe(csp);
-    expectError(await t.request('GET', '/v1/no-such-route'), 404, 'NOT_FOUND');
+    expectError(await t.request('GET', '/v1/no-such-route'), 404, 'ROUTE_NOT_FOUND');
   });
 
   it('serves the built script and stylesheet brotli- or gzip-compressed by Accept-Encoding, decompressing to the asset', async () => {
