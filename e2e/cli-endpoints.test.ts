@@ -146,7 +146,7 @@ describe('endpoints create', () => {
       expect(created.signing_secret).toMatch(/^whsec_/u);
       // Exactly the API's data object: the create response fields and nothing else.
       expect(Object.keys(created).sort()).toEqual(
-        ['created_at', 'description', 'ephemeral', 'expires_at', 'id', 'key_hint', 'signing_key_id', 'signing_secret', 'url'].sort(),
+        ['channels', 'created_at', 'description', 'ephemeral', 'event_types', 'expires_at', 'id', 'key_hint', 'owner_id', 'signing_key_id', 'signing_secret', 'url'].sort(),
       );
       expect(await readdir(configDir)).toEqual([]);
     } finally {

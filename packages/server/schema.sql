@@ -24,6 +24,7 @@
 --   018_pull_ephemeral
 --   019_encryption_key_rotation
 --   020_project_deletion
+--   021_events_fanout
 --   022_event_types
 
 CREATE TABLE api_keys (
@@ -85,6 +86,19 @@ CREATE TABLE encryption_key_check (
 ALTER TABLE encryption_key_check ADD CONSTRAINT encryption_key_check_pkey PRIMARY KEY (singleton);
 ALTER TABLE encryption_key_check ADD CONSTRAINT encryption_key_check_singleton_check CHECK (singleton);
 
+CREATE TABLE endpoint_subscriptions (
+    endpoint_id text NOT NULL,
+    project_id uuid NOT NULL,
+    owner_key text NOT NULL,
+    glob text NOT NULL,
+    prefix text NOT NULL,
+    pattern text NOT NULL,
+    reserved boolean NOT NULL
+);
+ALTER TABLE endpoint_subscriptions ADD CONSTRAINT endpoint_subscriptions_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES endpoints(id);
+ALTER TABLE endpoint_subscriptions ADD CONSTRAINT endpoint_subscriptions_pkey PRIMARY KEY (endpoint_id, glob);
+CREATE INDEX endpoint_subscriptions_match ON public.endpoint_subscriptions USING btree (project_id, owner_key, prefix);
+
 CREATE TABLE endpoints (
     id text NOT NULL,
     seq bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
@@ -100,7 +114,10 @@ CREATE TABLE endpoints (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     deleted_at timestamp with time zone,
-    rate_limit_tat timestamp with time zone
+    rate_limit_tat timestamp with time zone,
+    owner_id text,
+    event_types text[],
+    channels text[]
 );
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_burst_check CHECK (((burst >= 0) AND (burst <= 10000)));
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_check CHECK ((ephemeral = (expires_at IS NOT NULL)));
@@ -109,8 +126,10 @@ ALTER TABLE endpoints ADD CONSTRAINT endpoints_pkey PRIMARY KEY (id);
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id);
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_rate_limit_rps_check CHECK (((rate_limit_rps >= 0) AND (rate_limit_rps <= 1000)));
 CREATE INDEX endpoints_expiry ON public.endpoints USING btree (expires_at) WHERE (ephemeral AND (deleted_at IS NULL));
+CREATE INDEX endpoints_owner_list ON public.endpoints USING btree (project_id, owner_id, seq DESC) WHERE (deleted_at IS NULL);
 CREATE INDEX endpoints_project_list ON public.endpoints USING btree (project_id, seq DESC) WHERE (deleted_at IS NULL);
 CREATE UNIQUE INDEX endpoints_seq_key ON public.endpoints USING btree (seq);
+CREATE TRIGGER endpoints_drop_subscriptions AFTER UPDATE OF deleted_at ON public.endpoints FOR EACH ROW WHEN (((old.deleted_at IS NULL) AND (new.deleted_at IS NOT NULL))) EXECUTE FUNCTION hookrelay_drop_endpoint_subscriptions();
 CREATE TRIGGER endpoints_wake_delivery_jobs AFTER UPDATE OF paused, deleted_at ON public.endpoints FOR EACH ROW WHEN (((old.paused AND (NOT new.paused)) OR ((old.deleted_at IS NULL) AND (new.deleted_at IS NOT NULL)))) EXECUTE FUNCTION hookrelay_wake_destination_jobs();
 
 CREATE TABLE event_types (
@@ -128,6 +147,30 @@ CREATE TABLE event_types (
 ALTER TABLE event_types ADD CONSTRAINT event_types_name_check CHECK (((name ~ '^[A-Za-z0-9._:/-]+$'::text) AND (length(name) <= 256) AND (lower(name) !~~ 'hookrelay.%'::text)));
 ALTER TABLE event_types ADD CONSTRAINT event_types_pkey PRIMARY KEY (project_id, name);
 ALTER TABLE event_types ADD CONSTRAINT event_types_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id);
+
+CREATE TABLE events (
+    id uuid NOT NULL,
+    project_id uuid NOT NULL,
+    event_type text NOT NULL,
+    owner_id text,
+    channels text[] NOT NULL,
+    idempotency_key text,
+    request_sha256 text NOT NULL,
+    payload_format text NOT NULL,
+    content_type text NOT NULL,
+    size_bytes integer NOT NULL,
+    payload_sha256 text NOT NULL,
+    payload_key text NOT NULL,
+    message_count integer NOT NULL,
+    created_at timestamp with time zone NOT NULL
+);
+ALTER TABLE events ADD CONSTRAINT events_payload_format_check CHECK ((payload_format = ANY (ARRAY['json'::text, 'text'::text])));
+ALTER TABLE events ADD CONSTRAINT events_pkey PRIMARY KEY (id);
+ALTER TABLE events ADD CONSTRAINT events_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id);
+CREATE INDEX events_idempotency ON public.events USING btree (project_id, idempotency_key, created_at DESC) WHERE (idempotency_key IS NOT NULL);
+CREATE INDEX events_project_id ON public.events USING btree (project_id, id DESC);
+CREATE INDEX events_project_owner ON public.events USING btree (project_id, owner_id, id DESC);
+CREATE INDEX events_project_type ON public.events USING btree (project_id, event_type, id DESC);
 
 CREATE TABLE inbound_endpoints (
     id uuid NOT NULL,
@@ -316,7 +359,8 @@ CREATE TABLE outbound_messages (
     failed_at timestamp with time zone,
     deleted_at timestamp with time zone,
     deleted_by_api_key_id uuid,
-    deleted_by_user_id text
+    deleted_by_user_id text,
+    event_id uuid
 );
 ALTER TABLE outbound_messages ADD CONSTRAINT outbound_messages_check CHECK (((deleted_by_api_key_id IS NULL) OR (deleted_by_user_id IS NULL)));
 ALTER TABLE outbound_messages ADD CONSTRAINT outbound_messages_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES endpoints(id);
@@ -325,6 +369,7 @@ ALTER TABLE outbound_messages ADD CONSTRAINT outbound_messages_pkey PRIMARY KEY 
 ALTER TABLE outbound_messages ADD CONSTRAINT outbound_messages_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id);
 ALTER TABLE outbound_messages ADD CONSTRAINT outbound_messages_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'delivering'::text, 'succeeded'::text, 'pending_retry'::text, 'failed_permanent'::text])));
 CREATE INDEX outbound_messages_endpoint_id ON public.outbound_messages USING btree (endpoint_id, id DESC);
+CREATE INDEX outbound_messages_event ON public.outbound_messages USING btree (event_id, id) WHERE (event_id IS NOT NULL);
 CREATE INDEX outbound_messages_idempotency ON public.outbound_messages USING btree (project_id, idempotency_key, created_at DESC) WHERE (idempotency_key IS NOT NULL);
 CREATE INDEX outbound_messages_payload_sweep ON public.outbound_messages USING btree (deleted_at) WHERE ((deleted_at IS NOT NULL) AND (payload_key IS NOT NULL));
 CREATE INDEX outbound_messages_project_id ON public.outbound_messages USING btree (project_id, id DESC);
@@ -452,6 +497,16 @@ CREATE INDEX signing_keys_owner ON public.signing_keys USING btree (owner_id, cr
 CREATE SEQUENCE endpoints_seq_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1 OWNED BY endpoints.seq (identity);
 CREATE SEQUENCE inbound_endpoints_seq_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1 OWNED BY inbound_endpoints.seq (identity);
 CREATE SEQUENCE pull_endpoints_seq_seq AS bigint START 1 INCREMENT 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1 OWNED BY pull_endpoints.seq (identity);
+
+CREATE OR REPLACE FUNCTION public.hookrelay_drop_endpoint_subscriptions()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  DELETE FROM endpoint_subscriptions WHERE endpoint_id = NEW.id;
+  RETURN NULL;
+END
+$function$;
 
 CREATE OR REPLACE FUNCTION public.hookrelay_drop_inbound_rejections()
  RETURNS trigger

@@ -250,6 +250,7 @@ describe('message and log formats', () => {
     const message: MessageOut = {
       ...logRow,
       endpoint_id: 'ep_0123456789abcdef0123456789abcdef',
+      event_id: null,
       event_type: 'invoice.paid',
       idempotency_key: null,
       content_type: 'application/json',

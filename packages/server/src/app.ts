@@ -26,6 +26,7 @@ import { inboundSampleRoutes } from './routes/inbound-samples.js';
 import { inboundMessageRoutes } from './routes/inbound-messages.js';
 import { listenRoutes } from './routes/listen.js';
 import { messageRoutes } from './routes/messages.js';
+import { eventRoutes } from './routes/events.js';
 import { logRoutes } from './routes/logs.js';
 import { pullIngestRoutes } from './ingest/pull-routes.js';
 import { pullEndpointRoutes } from './routes/pull-endpoints.js';
@@ -226,6 +227,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     await v1.register(inboundMessageRoutes);
     await v1.register(listenRoutes, { streams: api.streams, results: api.results, connections: api.connections });
     await v1.register(messageRoutes, { batcher: api.messages });
+    await v1.register(eventRoutes, { fanout: api.events });
     await v1.register(logRoutes);
     await v1.register(pullEndpointRoutes);
     await v1.register(pullEventRoutes);

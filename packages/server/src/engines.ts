@@ -13,6 +13,7 @@ import {
 } from './db/channels.js';
 import type { Database } from './db/database.js';
 import { MessageBatcher } from './delivery/message-batcher.js';
+import { EventFanout } from './delivery/event-fanout.js';
 import { DELIVERY_SWEEPERS } from './delivery/sweepers.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery/worker.js';
 import { IngestBatcher, type IngestBatcherOptions } from './ingest/batcher.js';
@@ -67,6 +68,8 @@ export interface ApiEngines {
   results: ResultBatcher;
   /** POST /v1/messages, in group commits. */
   messages: MessageBatcher;
+  /** POST /v1/events: each event and its fan-out in one statement. */
+  events: EventFanout;
   /** The rows that count connected CLIs across processes. */
   connections: StreamConnections;
 }
@@ -89,7 +92,8 @@ export interface IngestEngines {
  *   hear of it by the commit channel's NOTIFY;
  * - this process listens once per channel and hands each notice to every engine that needs it
  *   (the streams and the watch sockets both hear the commit channel);
- * - a message enqueued here is leased to this process's delivery worker in the enqueue's statement;
+ * - a message enqueued here, or fanned out from an event, is leased to this process's delivery
+ *   worker in the statement that stores it;
  * - `close` stops everything in one order.
  *
  * The delivery worker and the sweepers start later (`startBackground`), once the process listens.
@@ -127,6 +131,7 @@ export class Engines {
         watch: new WatchHub(db, log),
         results: new ResultBatcher(db.sql, log, { tracing }),
         messages: new MessageBatcher(db, payloadStore, { localWorker: this.worker }),
+        events: new EventFanout(db, payloadStore, { localWorker: this.worker }),
         connections: new StreamConnections(db.sql, log),
       };
     }

@@ -7,8 +7,10 @@ import type {
   EndpointOut,
   EndpointSummaryOut,
   EndpointUpdateIn,
+  OutboundEndpointListQuery,
   RotateSecretOut,
 } from './schemas/outbound-endpoints.js';
+import type { EventCreateIn, EventCreateOut, EventOut, EventsQuery, EventSummaryOut } from './schemas/events.js';
 import type { WhoamiOut } from './schemas/whoami.js';
 import type { InboundSampleIn, InboundSampleOut } from './schemas/samples.js';
 import type {
@@ -191,6 +193,9 @@ export interface ApiResponse<T, M = Meta> {
   headers: Record<string, string | string[] | undefined>;
 }
 
+/** The `Idempotency-Key` header of a request, when the caller gives a key. */
+const idempotencyHeader = (key: string | undefined): Pick<RequestOptions, 'headers'> => (key === undefined ? {} : { headers: { 'idempotency-key': key } });
+
 function buildUrl(base: string, path: string, query?: Record<string, QueryValue>): string {
   const url = new URL(path.replace(/^\//, ''), base.endsWith('/') ? base : `${base}/`);
   for (const [key, value] of Object.entries(query ?? {})) {
@@ -334,7 +339,8 @@ export class HookrelayClient {
 
   readonly endpoints = {
     create: (body: EndpointCreateIn) => this.request<EndpointCreateOut>('POST', '/v1/endpoints', { body }),
-    list: (query: Partial<EndpointListQuery> = {}) =>
+    /** `owner_id`: that owner's endpoints; `event_type`: those whose `event_types` take that type. */
+    list: (query: Partial<OutboundEndpointListQuery> = {}) =>
       this.request<EndpointSummaryOut[], PageMeta>('GET', '/v1/endpoints', { query }),
     get: (id: string) => this.request<EndpointOut>('GET', `/v1/endpoints/${encodeURIComponent(id)}`),
     update: (id: string, body: EndpointUpdateIn) =>
@@ -395,10 +401,7 @@ export class HookrelayClient {
      * (and a server that predates result ids ignores the header, where it would refuse `body.result_id`).
      */
     result: (id: string, body: InboundResultIn, options: { resultId?: string } = {}) =>
-      this.request<InboundMessageOut>('POST', `/v1/inbound-messages/${encodeURIComponent(id)}/result`, {
-        body,
-        ...(options.resultId !== undefined ? { headers: { 'idempotency-key': options.resultId } } : {}),
-      }),
+      this.request<InboundMessageOut>('POST', `/v1/inbound-messages/${encodeURIComponent(id)}/result`, { body, ...idempotencyHeader(options.resultId) }),
     delete: (id: string) => this.request<InboundMessageDeleteOut>('DELETE', `/v1/inbound-messages/${encodeURIComponent(id)}`),
     deleteBatch: (messageIds: readonly string[]) =>
       this.request<InboundMessageDeleteBatchOut>('POST', '/v1/inbound-messages/delete-batch', { body: { message_ids: messageIds } }),
@@ -464,16 +467,25 @@ export class HookrelayClient {
    */
   readonly messages = {
     create: (body: MessageCreateIn, options: { idempotencyKey?: string } = {}) =>
-      this.request<MessageCreateOut>('POST', '/v1/messages', {
-        body,
-        ...(options.idempotencyKey !== undefined ? { headers: { 'idempotency-key': options.idempotencyKey } } : {}),
-      }),
+      this.request<MessageCreateOut>('POST', '/v1/messages', { body, ...idempotencyHeader(options.idempotencyKey) }),
     get: (id: string, options: CallOptions = {}) => this.request<MessageOut>('GET', `/v1/messages/${encodeURIComponent(id)}`, options),
     attempts: (id: string) => this.request<AttemptOut[]>('GET', `/v1/messages/${encodeURIComponent(id)}/attempts`),
     retry: (id: string) => this.request<MessageRetryOut>('POST', `/v1/messages/${encodeURIComponent(id)}/retry`),
     delete: (id: string) => this.request<MessageDeleteOut>('DELETE', `/v1/messages/${encodeURIComponent(id)}`),
     deleteBatch: (messageIds: readonly string[]) =>
       this.request<MessageDeleteBatchOut>('POST', '/v1/messages/delete-batch', { body: { message_ids: messageIds } }),
+  };
+
+  /**
+   * Events, fanned out to the endpoints subscribed to them. `create` sends `idempotencyKey` as the
+   * Idempotency-Key header: a repeat answers the first event without a second fan-out.
+   */
+  readonly events = {
+    create: (body: EventCreateIn, options: { idempotencyKey?: string } = {}) =>
+      this.request<EventCreateOut>('POST', '/v1/events', { body, ...idempotencyHeader(options.idempotencyKey) }),
+    get: (id: string, options: CallOptions = {}) => this.request<EventOut>('GET', `/v1/events/${encodeURIComponent(id)}`, options),
+    /** Newest first; pass `meta.next_cursor` back as `cursor`. */
+    list: (query: Partial<EventsQuery> = {}) => this.request<EventSummaryOut[], PageMetaWithMore>('GET', '/v1/events', { query }),
   };
 
   /** Outbound delivery logs, newest first; pass `meta.next_cursor` back as `cursor`. */

@@ -1,7 +1,7 @@
 /**
- * Globs of the listen filters and of the endpoint message list: `*` matches any run of characters
- * (`/` included), everything else matches itself, case-sensitively. `checkout.*` matches
- * `checkout.session.completed`; `/github/*` matches `/github/push/x`.
+ * Globs of the listen filters, of the endpoint message list and of endpoint subscriptions: `*`
+ * matches any run of characters (`/` included), everything else matches itself, case-sensitively.
+ * `checkout.*` matches `checkout.session.completed`; `/github/*` matches `/github/push/x`.
  */
 
 /**
@@ -47,4 +47,36 @@ export function globToRegExp(glob: string): RegExp {
     .map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))
     .join('[\\s\\S]*');
   return new RegExp(`^${source}$`);
+}
+
+/**
+ * The same glob as a SQL `LIKE` pattern under `ESCAPE '\'`: `*` becomes `%`, and `%`, `_` and `\`
+ * stand for themselves. The database matches endpoint subscriptions with it, so that a stored glob
+ * and a listen filter mean the same thing.
+ */
+export function globToLikePattern(glob: string): string {
+  return glob
+    .split('*')
+    .map((part) => part.replace(/[\\%_]/g, '\\$&'))
+    .join('%');
+}
+
+/** The text before a glob's first `*` (the whole glob without one): every value it matches starts with it. */
+export function globLiteralPrefix(glob: string): string {
+  const star = glob.indexOf('*');
+  return star === -1 ? glob : glob.slice(0, star);
+}
+
+/**
+ * Every prefix of `value` from the empty one to the whole, cut between code points (never inside a
+ * surrogate pair): the literal prefixes a glob matching `value` can have.
+ */
+export function prefixesOf(value: string): string[] {
+  const prefixes = [''];
+  let at = 0;
+  for (const char of value) {
+    at += char.length;
+    prefixes.push(value.slice(0, at));
+  }
+  return prefixes;
 }

@@ -9,6 +9,8 @@ export * from './schemas/common.js';
 export * from './schemas/outbound-endpoints.js';
 export * from './schemas/whoami.js';
 export * from './schemas/messages.js';
+export * from './schemas/subscriptions.js';
+export * from './schemas/events.js';
 export * from './schemas/verification.js';
 export * from './schemas/inbound.js';
 export * from './schemas/pull.js';

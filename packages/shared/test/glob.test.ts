@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { globListMatcher, globMatcher, globToRegExp } from '../src/glob.js';
+import { globListMatcher, globLiteralPrefix, globMatcher, globToLikePattern, globToRegExp, prefixesOf } from '../src/glob.js';
 
 describe('globMatcher', () => {
   it('never lets a middle piece overlap the tail or the head', () => {
@@ -40,5 +40,26 @@ describe('globListMatcher', () => {
     expect(globListMatcher('push,,')('')).toBe(false);
     expect(globListMatcher('push,,')('push')).toBe(true);
     expect(globListMatcher(' push ')('push')).toBe(true);
+  });
+});
+
+describe('globToLikePattern and globLiteralPrefix', () => {
+  it('write a glob for SQL LIKE with `\\` as escape: `*` is `%`, and LIKE’s own wildcards stand for themselves', () => {
+    expect(globToLikePattern('invoice.*')).toBe('invoice.%');
+    expect(globToLikePattern('a_b%c\\d*e')).toBe('a\\_b\\%c\\\\d%e');
+    expect(globToLikePattern('**')).toBe('%%');
+    expect(globToLikePattern('exact')).toBe('exact');
+  });
+
+  it('give the text before the first `*`, the whole glob without one', () => {
+    expect(globLiteralPrefix('invoice.*.paid')).toBe('invoice.');
+    expect(globLiteralPrefix('*.created')).toBe('');
+    expect(globLiteralPrefix('customer.created')).toBe('customer.created');
+  });
+
+  it('prefixesOf cuts between code points, from the empty prefix to the whole value', () => {
+    expect(prefixesOf('ab')).toEqual(['', 'a', 'ab']);
+    expect(prefixesOf('a🚀')).toEqual(['', 'a', 'a🚀']);
+    expect(prefixesOf('')).toEqual(['']);
   });
 });

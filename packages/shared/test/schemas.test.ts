@@ -251,6 +251,7 @@ describe('output records', () => {
     const message = {
       ...logRecord,
       endpoint_id: EP,
+      event_id: null,
       event_type: null,
       idempotency_key: null,
       content_type: 'application/json',
@@ -263,6 +264,9 @@ describe('output records', () => {
     expect(MessageOut.parse({ ...message, body: 'raw' }).body).toBe('raw');
     expect(accepts(MessageOut, { ...message, deleted_at: NOW, deleted_by_api_key_id: ID2, deleted_by_user_id: null })).toBe(true);
     expect(accepts(MessageOut, { ...message, body_error: 'storage_down' })).toBe(false);
+    expect(accepts(MessageOut, { ...message, event_id: ID1 })).toBe(true);
+    const { event_id: _eventId, ...withoutEventId } = message;
+    expect(accepts(MessageOut, withoutEventId)).toBe(false);
   });
 
   it('attempt: no HTTP answer is a null status', () => {

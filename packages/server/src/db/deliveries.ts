@@ -126,13 +126,23 @@ export interface OutboundDeliveryContext {
   live: boolean;
   /** Active signing secrets, sealed, newest first. */
   secrets: string[];
-  /** The payload bytes, when read with the context (database payload store); null when not stored. */
+  /**
+   * The payload bytes, when read with the context (database payload store); null when not stored, or
+   * when another context of the same load carries them (`contextPayload`).
+   */
   payload?: Uint8Array | null;
 }
 
-/** The payload column of a context: read in the same query when payloads live in the database. */
+/**
+ * The payload column of a context: read in the same query when payloads live in the database, once
+ * per key. The messages of an event share one payload; the first context of each key carries the
+ * bytes (the claim hands them to the others) and the rest null.
+ */
 const contextPayload = (sql: Sql, withPayloads: boolean) =>
-  withPayloads ? sql.fragment`, (SELECT p.data FROM payloads p WHERE p.key = m.payload_key) AS payload` : sql.fragment``;
+  withPayloads
+    ? sql.fragment`, CASE WHEN row_number() OVER (PARTITION BY m.payload_key ORDER BY m.id) = 1
+                       THEN (SELECT p.data FROM payloads p WHERE p.key = m.payload_key) END AS payload`
+    : sql.fragment``;
 
 export async function loadOutboundContexts(sql: Sql, ids: readonly string[], withPayloads = false): Promise<OutboundDeliveryContext[]> {
   if (ids.length === 0) return [];

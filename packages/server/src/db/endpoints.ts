@@ -1,4 +1,5 @@
-import type { Sql } from './database.js';
+import type { Sql, SqlFragment } from './database.js';
+import { subscriptionMatches } from './endpoint-subscriptions.js';
 import { newestFirstBySeq } from './keyset.js';
 import { liveEndpoint, sweepExpiredEphemeralEndpoints } from './soft-delete.js';
 
@@ -14,13 +15,23 @@ export interface EndpointRow {
   paused: boolean;
   ephemeral: boolean;
   expires_at: Date | null;
+  owner_id: string | null;
+  event_types: string[] | null;
+  channels: string[] | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const COLUMNS = (sql: Sql) => sql.fragment`
   id, seq::text AS seq, project_id, url, description, rate_limit_rps, burst, headers, paused,
-  ephemeral, expires_at, created_at, updated_at`;
+  ephemeral, expires_at, owner_id, event_types, channels, created_at, updated_at`;
+
+/** Who an endpoint belongs to and what it receives (docs/api.md, Events and subscriptions). */
+export interface EndpointSubscription {
+  ownerId: string | null;
+  eventTypes: string[] | null;
+  channels: string[] | null;
+}
 
 export interface EndpointInsert {
   id: string;
@@ -31,13 +42,17 @@ export interface EndpointInsert {
   burst: number;
   headers: Record<string, string>;
   expiresAt: Date | null;
+  subscription: EndpointSubscription;
 }
 
+/** The caller writes its subscription rows in the same transaction (replaceEndpointSubscriptions). */
 export async function insertEndpoint(sql: Sql, input: EndpointInsert): Promise<EndpointRow> {
+  const { ownerId, eventTypes, channels } = input.subscription;
   const [row] = await sql<EndpointRow>`
-    INSERT INTO endpoints (id, project_id, url, description, rate_limit_rps, burst, headers, ephemeral, expires_at)
+    INSERT INTO endpoints (id, project_id, url, description, rate_limit_rps, burst, headers, ephemeral, expires_at, owner_id, event_types, channels)
     VALUES (${input.id}, ${input.projectId}, ${input.url}, ${input.description}, ${input.rateLimitRps},
-            ${input.burst}, ${input.headers}::jsonb, ${input.expiresAt !== null}, ${input.expiresAt})
+            ${input.burst}, ${input.headers}::jsonb, ${input.expiresAt !== null}, ${input.expiresAt},
+            ${ownerId}::text, ${eventTypes}::text[], ${channels}::text[])
     RETURNING ${COLUMNS(sql)}`;
   return row!;
 }
@@ -55,15 +70,30 @@ export async function lockEndpoint(sql: Sql, projectId: string, id: string): Pro
   return row;
 }
 
-/** Newest first; `afterSeq` is the keyset position of the previous page's last row. */
+export interface EndpointListFilters {
+  ownerId?: string | undefined;
+  /** Endpoints whose `event_types` take this type. */
+  eventType?: string | undefined;
+}
+
+/**
+ * Newest first; `afterSeq` is the keyset position of the previous page's last row. An owner is found
+ * by its index; the event type is judged by each endpoint's subscription rows as the list is read.
+ */
 export async function listEndpoints(
   sql: Sql,
   projectId: string,
+  filters: EndpointListFilters,
   page: { limit: number; afterSeq?: string },
 ): Promise<EndpointRow[]> {
+  const where: SqlFragment[] = [sql.fragment`project_id = ${projectId}`, liveEndpoint('endpoints')];
+  if (filters.ownerId !== undefined) where.push(sql.fragment`owner_id = ${filters.ownerId}`);
+  if (filters.eventType !== undefined) {
+    where.push(sql.fragment`EXISTS (SELECT 1 FROM endpoint_subscriptions s WHERE s.endpoint_id = endpoints.id AND ${subscriptionMatches(sql, filters.eventType)})`);
+  }
   return sql<EndpointRow>`
     SELECT ${COLUMNS(sql)} FROM endpoints
-    ${newestFirstBySeq(sql, sql.fragment`endpoints.seq`, [sql.fragment`project_id = ${projectId}`, liveEndpoint('endpoints')], page)}`;
+    ${newestFirstBySeq(sql, sql.fragment`endpoints.seq`, where, page)}`;
 }
 
 export interface EndpointPatch {
@@ -73,15 +103,21 @@ export interface EndpointPatch {
   burst?: number;
   headers?: Record<string, string>;
   paused?: boolean;
+  /** Each field that is set replaces the stored one (null included). */
+  subscription?: Partial<EndpointSubscription>;
 }
 
-/** Applies the fields that are set; others keep their values. Undefined when not found. */
+/**
+ * Applies the fields that are set; others keep their values. Undefined when not found. A new owner
+ * or new event types need new subscription rows, written by the caller in the same transaction.
+ */
 export async function updateEndpoint(
   sql: Sql,
   projectId: string,
   id: string,
   patch: EndpointPatch,
 ): Promise<EndpointRow | undefined> {
+  const sub = patch.subscription ?? {};
   const [row] = await sql<EndpointRow>`
     UPDATE endpoints SET
       url = coalesce(${patch.url ?? null}::text, url),
@@ -90,6 +126,9 @@ export async function updateEndpoint(
       burst = coalesce(${patch.burst ?? null}::int, burst),
       headers = coalesce(${patch.headers ?? null}::jsonb, headers),
       paused = coalesce(${patch.paused ?? null}::boolean, paused),
+      owner_id = CASE WHEN ${sub.ownerId !== undefined}::boolean THEN ${sub.ownerId ?? null}::text ELSE owner_id END,
+      event_types = CASE WHEN ${sub.eventTypes !== undefined}::boolean THEN ${sub.eventTypes ?? null}::text[] ELSE event_types END,
+      channels = CASE WHEN ${sub.channels !== undefined}::boolean THEN ${sub.channels ?? null}::text[] ELSE channels END,
       updated_at = now()
     WHERE id = ${id} AND project_id = ${projectId} AND ${liveEndpoint('endpoints')}
     RETURNING ${COLUMNS(sql)}`;

@@ -1,4 +1,4 @@
-import type { Sql } from './database.js';
+import type { Sql, SqlFragment } from './database.js';
 import { newestFirstById, timeWindow } from './keyset.js';
 import { claimDeletedPayloads, clearPayloadKeys, liveEndpoint, softDeleteMessages, type SoftDeleteResult } from './soft-delete.js';
 import { DELIVERIES_CHANNEL } from './channels.js';
@@ -6,17 +6,23 @@ import type { DeliveryStatus } from './deliveries.js';
 
 /** Outbound messages (migrations/003). One function per operation, `sql` first. */
 
-export interface OutboundMessageRow {
-  id: string;
-  project_id: string;
-  endpoint_id: string;
-  event_type: string | null;
+/** The columns of a submission's key and payload, on messages and events alike. */
+export interface SubmittedPayloadColumns {
   idempotency_key: string | null;
   request_sha256: string;
   payload_format: 'json' | 'text';
   content_type: string;
   size_bytes: number;
   payload_sha256: string;
+}
+
+export interface OutboundMessageRow extends SubmittedPayloadColumns {
+  id: string;
+  project_id: string;
+  endpoint_id: string;
+  /** The event this message was fanned out for; null when sent directly. */
+  event_id: string | null;
+  event_type: string | null;
   payload_key: string | null;
   status: DeliveryStatus;
   attempt_count: number;
@@ -43,7 +49,7 @@ export interface OutboundMessageWithUrl extends OutboundMessageRow {
 }
 
 const COLUMNS = (sql: Sql) => sql.fragment`
-  m.id, m.project_id, m.endpoint_id, m.event_type, m.idempotency_key, m.request_sha256, m.payload_format, m.content_type,
+  m.id, m.project_id, m.endpoint_id, m.event_id, m.event_type, m.idempotency_key, m.request_sha256, m.payload_format, m.content_type,
   m.size_bytes, m.payload_sha256, m.payload_key, m.status, m.attempt_count, m.response_status, m.response_latency_ms,
   m.processing_ms, m.last_error, m.first_attempt_at, m.next_attempt_at, m.queue_wait_ms, m.total_delivery_ms,
   m.created_at, m.updated_at, m.delivered_at, m.failed_at, m.deleted_at, m.deleted_by_api_key_id, m.deleted_by_user_id`;
@@ -51,12 +57,8 @@ const COLUMNS = (sql: Sql) => sql.fragment`
 /** Lock class of idempotency keys (the second key is a hash of project and key). */
 const IDEMPOTENCY_LOCK_CLASS = 0x6d736731; // "msg1"
 
-/** One submission of a group-committed enqueue (`enqueueOutboundMessages`). */
-export interface OutboundSubmission {
-  id: string;
-  projectId: string;
-  endpointId: string;
-  eventType: string | null;
+/** What a message or an event stores of its submission: its key, its payload and when. */
+export interface SubmittedPayload {
   idempotencyKey: string | null;
   requestSha256: string;
   payloadFormat: 'json' | 'text';
@@ -69,6 +71,14 @@ export interface OutboundSubmission {
   inlinePayload: Uint8Array | undefined;
 }
 
+/** One submission of a group-committed enqueue (`enqueueOutboundMessages`). */
+export interface OutboundSubmission extends SubmittedPayload {
+  id: string;
+  projectId: string;
+  endpointId: string;
+  eventType: string | null;
+}
+
 /** Jobs leased at insert to a worker in this process, which delivers them without a claim. */
 export interface EnqueueLease {
   workerId: string;
@@ -78,18 +88,21 @@ export interface EnqueueLease {
   slots: number;
 }
 
-/** A message the enqueue stored (`position`: index of its submission). */
-export interface EnqueuedMessage {
-  position: number;
-  id: string;
-  status: DeliveryStatus;
-  created_at: Date;
-  /** Leased to the EnqueueLease's worker; the endpoint's delivery settings come with it. */
+/** Whether a new message was leased to the EnqueueLease's worker; a leased one comes with its endpoint's delivery settings. */
+export interface LeaseAtInsert {
   leased: boolean;
   url: string | null;
   headers: Record<string, string> | null;
   /** Active signing secrets, sealed, newest first. */
   secrets: string[] | null;
+}
+
+/** A message the enqueue stored (`position`: index of its submission). */
+export interface EnqueuedMessage extends LeaseAtInsert {
+  position: number;
+  id: string;
+  status: DeliveryStatus;
+  created_at: Date;
 }
 
 /** The message that held an idempotency key before this enqueue (a repeat returns it). */
@@ -107,9 +120,12 @@ export interface EnqueueResult {
   holders: IdempotencyHolder[];
 }
 
+/** A bytea parameter as the driver sends it. */
+export const byteaParam = (data: Uint8Array) => Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+
 /** A bytea array parameter as text: postgres.js sends an array of Buffers with the wrong type. */
 const byteaText = (data: Uint8Array | undefined) =>
-  data === undefined ? null : `\\x${Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('hex')}`;
+  data === undefined ? null : `\\x${byteaParam(data).toString('hex')}`;
 
 /**
  * Serialises submissions that carry the same idempotency keys in their projects until the caller's
@@ -123,6 +139,35 @@ export async function lockIdempotencyKeys(sql: Sql, keys: readonly { projectId: 
     SELECT count(pg_advisory_xact_lock(${IDEMPOTENCY_LOCK_CLASS}::int, h))::int AS locked
     FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest(${keys.map((k) => `${k.projectId}\n${k.key}`)}::text[]) AS k ORDER BY h) AS s`;
 }
+
+/**
+ * The CTEs that queue deliveries of the messages a `chosen` CTE (`id`, `endpoint_id`, `leased`) names:
+ * `jobs`, due now (the leased ones leased to `lease`'s worker); `woken`, one NOTIFY (payload
+ * `origin`) when any job waits for a claim; `leased_endpoints`, the delivery settings of the leased
+ * messages' endpoints. The statement must read `woken` (`notifiedRows`) for its NOTIFY to be sent.
+ */
+export function queueDeliveries(sql: Sql, lease: EnqueueLease | undefined, origin: string): SqlFragment {
+  return sql.fragment`jobs AS (
+      INSERT INTO delivery_jobs (message_id, kind, destination, run_at, locked_by, locked_until, lease_id, claims)
+      SELECT id, 'outbound', endpoint_id, now(),
+             CASE WHEN leased THEN ${lease?.workerId ?? null}::text END,
+             CASE WHEN leased THEN now() + make_interval(secs => ${lease?.leaseSeconds ?? 0}::int) END,
+             CASE WHEN leased THEN ${lease?.leaseId ?? null}::uuid END,
+             CASE WHEN leased THEN 1 ELSE 0 END
+      FROM chosen
+      RETURNING lease_id
+    ), woken AS (
+      SELECT pg_notify(${DELIVERIES_CHANNEL}, ${origin}::text) FROM (SELECT 1 FROM jobs WHERE lease_id IS NULL LIMIT 1) AS waiting
+    ), leased_endpoints AS (
+      SELECT e.id, e.url, e.headers,
+             coalesce((SELECT json_agg(k.secret_encrypted ORDER BY k.created_at DESC, k.id DESC) FROM signing_keys k
+                       WHERE k.owner_id = e.id AND (k.expires_at IS NULL OR k.expires_at > now())), '[]'::json) AS secrets
+      FROM endpoints e WHERE e.id IN (SELECT endpoint_id FROM chosen WHERE leased)
+    )`;
+}
+
+/** A FROM item that reads `woken` and yields no row: a UNION ALL branch that makes the NOTIFY part of the statement. */
+export const notifiedRows = (sql: Sql): SqlFragment => sql.fragment`(SELECT count(*) AS n FROM woken) AS w WHERE w.n < 0`;
 
 /**
  * Stores a batch of submissions in one statement: payloads (inline ones), messages and their jobs,
@@ -183,23 +228,7 @@ export async function enqueueOutboundMessages(
              payload_sha256, payload_key, created_at, created_at
       FROM chosen
       RETURNING m.id, m.status, m.created_at
-    ), jobs AS (
-      INSERT INTO delivery_jobs (message_id, kind, destination, run_at, locked_by, locked_until, lease_id, claims)
-      SELECT id, 'outbound', endpoint_id, now(),
-             CASE WHEN leased THEN ${lease?.workerId ?? null}::text END,
-             CASE WHEN leased THEN now() + make_interval(secs => ${lease?.leaseSeconds ?? 0}::int) END,
-             CASE WHEN leased THEN ${lease?.leaseId ?? null}::uuid END,
-             CASE WHEN leased THEN 1 ELSE 0 END
-      FROM chosen
-      RETURNING lease_id
-    ), woken AS (
-      SELECT pg_notify(${DELIVERIES_CHANNEL}, ${options.origin}::text) FROM (SELECT 1 FROM jobs WHERE lease_id IS NULL LIMIT 1) AS waiting
-    ), leased_endpoints AS (
-      SELECT e.id, e.url, e.headers,
-             coalesce((SELECT json_agg(k.secret_encrypted ORDER BY k.created_at DESC, k.id DESC) FROM signing_keys k
-                       WHERE k.owner_id = e.id AND (k.expires_at IS NULL OR k.expires_at > now())), '[]'::json) AS secrets
-      FROM endpoints e WHERE e.id IN (SELECT endpoint_id FROM chosen WHERE leased)
-    )
+    ), ${queueDeliveries(sql, lease, options.origin)}
     SELECT 'stored' AS source, c.position, m.id, m.status, m.created_at, c.leased, le.url, le.headers, le.secrets,
            NULL::uuid AS project_id, NULL::text AS idempotency_key, NULL::text AS request_sha256
     FROM messages m JOIN chosen c ON c.id = m.id LEFT JOIN leased_endpoints le ON c.leased AND le.id = c.endpoint_id
@@ -208,7 +237,7 @@ export async function enqueueOutboundMessages(
     FROM held h
     UNION ALL
     -- Never a row: makes the NOTIFY part of the statement.
-    SELECT 'woken', NULL, NULL, NULL, NULL, false, NULL, NULL, NULL, NULL, NULL, NULL FROM (SELECT count(*) AS n FROM woken) AS w WHERE w.n < 0`;
+    SELECT 'woken', NULL, NULL, NULL, NULL, false, NULL, NULL, NULL, NULL, NULL, NULL FROM ${notifiedRows(sql)}`;
   const result: EnqueueResult = { stored: [], holders: [] };
   for (const row of rows) {
     if (row.source === 'stored') result.stored.push(row);

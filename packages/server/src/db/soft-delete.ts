@@ -49,6 +49,20 @@ export function liveEndpoint(ref: EndpointRef): SqlFragment {
   return LIVE_ENDPOINT.get(ref)!;
 }
 
+/**
+ * The payload key a message keeps once deleted, for the payload sweeper to remove its bytes. A
+ * message fanned out from an event delivers the event's payload, which stays with the event: it
+ * lets go of the key at once and leaves the sweeper nothing.
+ */
+function payloadKeyAfterDelete(sql: Sql, messages: MessageTable): SqlFragment {
+  switch (messages) {
+    case 'inbound_messages':
+      return sql.fragment`m.payload_key`;
+    case 'outbound_messages':
+      return sql.fragment`CASE WHEN m.event_id IS NULL THEN m.payload_key END`;
+  }
+}
+
 /** A row a soft delete touched: when it was deleted and whether it already was. */
 export interface SoftDeleteResult {
   id: string;
@@ -74,7 +88,8 @@ export async function softDeleteMessages(
       WHERE id = ANY(${[...ids]}::uuid[]) AND project_id = ${projectId}::uuid
       FOR UPDATE
     ), updated AS (
-      UPDATE ${name} m SET deleted_at = now(), deleted_by_api_key_id = ${principal.apiKeyId}::uuid, updated_at = now()
+      UPDATE ${name} m SET deleted_at = now(), deleted_by_api_key_id = ${principal.apiKeyId}::uuid, updated_at = now(),
+        payload_key = ${payloadKeyAfterDelete(sql, messages)}
       FROM target WHERE m.id = target.id AND target.deleted_at IS NULL
       RETURNING m.id, m.deleted_at
     )

@@ -149,7 +149,16 @@ export async function loadContexts(tx: Sql, jobs: ClaimedJob[], inlinePayloads: 
   const byId = new Map(jobs.map((j) => [j.message_id, j]));
   const ids = (kind: DeliveryKind) => jobs.filter((j) => j.kind === kind).map((j) => j.message_id);
   const [outbound, inbound] = await Promise.all([loadOutboundContexts(tx, ids('outbound'), inlinePayloads), loadInboundContexts(tx, ids('inbound'), inlinePayloads)]);
-  return { all: [...outbound, ...inbound], jobOf: (c) => byId.get(c.id)!, kindOf: (c) => byId.get(c.id)!.kind };
+  const all = [...outbound, ...inbound];
+  if (inlinePayloads) sharePayloads(all);
+  return { all, jobOf: (c) => byId.get(c.id)!, kindOf: (c) => byId.get(c.id)!.kind };
+}
+
+/** A payload several messages share (an event's) is read once: every context of its key gets the same bytes. */
+export function sharePayloads(contexts: DeliveryContext[]): void {
+  const read = new Map<string, Uint8Array>();
+  for (const c of contexts) if (c.payload_key !== null && c.payload) read.set(c.payload_key, c.payload);
+  for (const c of contexts) if (c.payload_key !== null && !c.payload) c.payload = read.get(c.payload_key) ?? null;
 }
 
 /**

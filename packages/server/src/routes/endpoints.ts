@@ -6,17 +6,19 @@ import {
   EndpointCreateOut,
   EndpointDeleteOut,
   EndpointIdParams,
-  EndpointListQuery,
   EndpointOut,
   EndpointSummaryOut,
   EndpointUpdateIn,
+  OutboundEndpointListQuery,
   PageMeta,
   PauseOut,
   RotateSecretOut,
   newEndpointId,
   successEnvelope,
 } from '@hookrelay/shared';
-import { findEndpoint, insertEndpoint, lockEndpoint, listEndpoints, softDeleteEndpoint, updateEndpoint } from '../db/endpoints.js';
+import { findEndpoint, insertEndpoint, lockEndpoint, listEndpoints, softDeleteEndpoint, updateEndpoint, type EndpointRow } from '../db/endpoints.js';
+import { replaceEndpointSubscriptions } from '../db/endpoint-subscriptions.js';
+import type { Sql } from '../db/database.js';
 import { AppError, endpointNotFound } from '../errors.js';
 import { assertDestinationAllowed } from '../http/destination.js';
 import { PAUSE_ACTIONS } from '../http/pause.js';
@@ -25,11 +27,16 @@ import { createSigningKey, rotateSigningKey } from '../lib/signing-keys.js';
 import { principalOf } from '../plugins/auth.js';
 import { validateCustomHeaders } from '../security/headers.js';
 import { refuseNul } from '../security/text.js';
-import { toEndpointOut, toEndpointSummaryOut } from '../views/endpoint.js';
+import { subscriptionOf, toEndpointOut, toEndpointSummaryOut } from '../views/endpoint.js';
 
 // Custom headers are exempt: their own check refuses NUL (with CR and LF) as INVALID_HEADERS, as documented.
 const CreateBody = refuseNul(EndpointCreateIn, ['headers']);
 const UpdateBody = refuseNul(EndpointUpdateIn, ['headers']);
+const ListQuery = refuseNul(OutboundEndpointListQuery);
+
+/** The endpoint's subscription rows, from its owner and event types as stored (in the write's transaction). */
+const writeSubscriptions = (tx: Sql, row: EndpointRow) =>
+  replaceEndpointSubscriptions(tx, { id: row.id, projectId: row.project_id, ownerId: row.owner_id, eventTypes: row.event_types });
 
 function assertHeadersAllowed(headers: Record<string, string>): void {
   const result = validateCustomHeaders(headers);
@@ -70,7 +77,9 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
           burst: body.burst ?? 0,
           headers,
           expiresAt,
+          subscription: { ownerId: body.owner_id ?? null, eventTypes: body.event_types ?? null, channels: body.channels ?? null },
         });
+        await writeSubscriptions(tx, endpoint);
         return { endpoint, signing: await createSigningKey(tx, services.secretBox, endpoint.id) };
       });
       reply.status(201);
@@ -84,6 +93,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
           key_hint: signing.key.key_hint,
           ephemeral: endpoint.ephemeral,
           expires_at: endpoint.expires_at ? endpoint.expires_at.toISOString() : null,
+          ...subscriptionOf(endpoint),
           created_at: endpoint.created_at.toISOString(),
         },
         meta: { request_id: request.id },
@@ -93,10 +103,11 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get(
     '/endpoints',
-    { schema: { querystring: EndpointListQuery, response: { 200: successEnvelope(z.array(EndpointSummaryOut), PageMeta) } } },
+    { schema: { querystring: ListQuery, response: { 200: successEnvelope(z.array(EndpointSummaryOut), PageMeta) } } },
     async (request) => {
       const projectId = principalOf(request).project_id;
-      const page = await readPage(request.query, SEQ_KEYSET, (keyset) => listEndpoints(sql, projectId, keyset));
+      const filters = { ownerId: request.query.owner_id, eventType: request.query.event_type };
+      const page = await readPage(request.query, SEQ_KEYSET, (keyset) => listEndpoints(sql, projectId, filters, keyset));
       return { data: page.rows.map(toEndpointSummaryOut), meta: { request_id: request.id, next_cursor: page.nextCursor } };
     },
   );
@@ -121,13 +132,23 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
       // Existence first, so an unknown id is 404 whatever the body says.
       if (!(await findEndpoint(sql, principal.project_id, request.params.id))) throw endpointNotFound(request.params.id);
       if (body.url !== undefined) await assertDestinationAllowed(services, body.url);
-      const row = await updateEndpoint(sql, principal.project_id, request.params.id, {
-        ...(body.url !== undefined ? { url: body.url } : {}),
-        ...(body.description !== undefined ? { description: body.description } : {}),
-        ...(body.rate_limit_rps !== undefined ? { rateLimitRps: body.rate_limit_rps } : {}),
-        ...(body.burst !== undefined ? { burst: body.burst } : {}),
-        ...(body.headers !== undefined ? { headers: body.headers } : {}),
-        ...(body.paused !== undefined ? { paused: body.paused } : {}),
+      const resubscribes = body.owner_id !== undefined || body.event_types !== undefined;
+      const row = await sql.begin(async (tx) => {
+        const updated = await updateEndpoint(tx, principal.project_id, request.params.id, {
+          ...(body.url !== undefined ? { url: body.url } : {}),
+          ...(body.description !== undefined ? { description: body.description } : {}),
+          ...(body.rate_limit_rps !== undefined ? { rateLimitRps: body.rate_limit_rps } : {}),
+          ...(body.burst !== undefined ? { burst: body.burst } : {}),
+          ...(body.headers !== undefined ? { headers: body.headers } : {}),
+          ...(body.paused !== undefined ? { paused: body.paused } : {}),
+          subscription: {
+            ...(body.owner_id !== undefined ? { ownerId: body.owner_id } : {}),
+            ...(body.event_types !== undefined ? { eventTypes: body.event_types } : {}),
+            ...(body.channels !== undefined ? { channels: body.channels } : {}),
+          },
+        });
+        if (updated && resubscribes) await writeSubscriptions(tx, updated);
+        return updated;
       });
       if (!row) throw endpointNotFound(request.params.id);
       return { data: toEndpointOut(row), meta: { request_id: request.id } };

@@ -11,7 +11,6 @@ import {
   MessageDeleteOut,
   MessageOut,
   MessageRetryOut,
-  nestsDeeperThan,
   successEnvelope,
 } from '@hookrelay/shared';
 import { dropWaitingOutboundJobs, requeueOutboundDelivery } from '../db/deliveries.js';
@@ -22,45 +21,16 @@ import {
   softDeleteOutboundMessages,
   type OutboundMessageRow,
 } from '../db/messages.js';
-import { AppError, endpointNotFound, invalidRequest, notFound } from '../errors.js';
+import { AppError, endpointNotFound, notFound } from '../errors.js';
+import { encodePayload, IdempotencyKeyHeaders, idempotencyKeyOf, payloadSubmission, renderStoredPayload, withPayloadChecks } from '../http/outbound-payload.js';
 import { principalOf } from '../plugins/auth.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
-import { MAX_EMBEDDED_JSON_DEPTH } from '../lib/body.js';
 import { sha256Hex } from '../security/crypto.js';
-import { NUL_MESSAGE, refuseNul } from '../security/text.js';
-import { PayloadUnavailableError } from '../storage/payload-store.js';
 import type { MessageBatcher } from '../delivery/message-batcher.js';
 import { toAttemptOut } from '../views/attempt.js';
 import { toMessageCreateOut, toMessageOut, type RenderedPayload } from '../views/message.js';
 
-export { MESSAGE_IDEMPOTENCY_WINDOW_MS } from '../delivery/message-batcher.js';
-
-export const DEFAULT_JSON_CONTENT_TYPE = 'application/json';
-export const DEFAULT_TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8';
-
-/** The `Idempotency-Key` header; other headers pass through untouched. */
-const MessageCreateHeaders = z.looseObject({
-  'idempotency-key': z
-    .string()
-    .min(1, 'must not be empty')
-    .max(255, 'must be at most 255 characters')
-    .refine((key) => !key.includes('\u0000'), NUL_MESSAGE)
-    .optional(),
-});
-
-/** Deepest a JSON `payload` may nest; as deep as a JSON body may be to be embedded anywhere else. */
-export const MAX_PAYLOAD_DEPTH = MAX_EMBEDDED_JSON_DEPTH;
-
-/**
- * Payload and body are webhook bytes, stored as bytea: a NUL in them travels (JSON escapes it as
- * \u0000); the other fields are text columns, which cannot hold one. A payload nested deeper than
- * JSON.stringify survives would fail its serialisation, and every later read, as a 500.
- */
-const CreateBody = refuseNul(MessageCreateIn, ['payload', 'body']).superRefine((value, ctx) => {
-  if (value.payload !== undefined && nestsDeeperThan(value.payload, MAX_PAYLOAD_DEPTH)) {
-    ctx.addIssue({ code: 'custom', path: ['payload'], message: `must not nest arrays and objects more than ${MAX_PAYLOAD_DEPTH} levels deep` });
-  }
-});
+const CreateBody = withPayloadChecks(MessageCreateIn);
 
 export async function messageRoutes(fastify: FastifyInstance, { batcher }: { batcher: MessageBatcher }): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -68,39 +38,19 @@ export async function messageRoutes(fastify: FastifyInstance, { batcher }: { bat
   const { sql } = services.db;
 
   /** The stored payload in the shape it was submitted in; nothing once deleted. */
-  async function renderPayload(row: OutboundMessageRow): Promise<RenderedPayload> {
-    if (row.deleted_at !== null || row.payload_key === null) return {};
-    let bytes: Buffer | undefined;
-    try {
-      bytes = await services.payloadStore.get(sql, row.payload_key);
-    } catch (error) {
-      if (error instanceof PayloadUnavailableError) return { body_error: 'payload_unavailable' };
-      throw error;
-    }
-    if (bytes === undefined) return {};
-    if (row.payload_format === 'json') return { payload: JSON.parse(bytes.toString('utf8')) as unknown };
-    return { body: bytes.toString('utf8') };
-  }
+  const renderPayload = (row: OutboundMessageRow): Promise<RenderedPayload> =>
+    row.deleted_at !== null ? Promise.resolve({}) : renderStoredPayload(services.payloadStore, sql, row.payload_key, row.payload_format);
 
   app.post(
     '/messages',
-    { schema: { body: CreateBody, headers: MessageCreateHeaders, response: { 202: successEnvelope(MessageCreateOut) } } },
+    { schema: { body: CreateBody, headers: IdempotencyKeyHeaders, response: { 202: successEnvelope(MessageCreateOut) } } },
     async (request, reply) => {
       const principal = principalOf(request);
       const body = request.body;
-      const headerKey = request.headers['idempotency-key'];
-      if (headerKey !== undefined && body.idempotency_key !== undefined && headerKey !== body.idempotency_key) {
-        throw invalidRequest('header.idempotency-key: differs from body.idempotency_key (send one, or the same value in both)', [
-          { path: 'header.idempotency-key', message: 'differs from body.idempotency_key' },
-        ]);
-      }
-      const idempotencyKey = headerKey ?? body.idempotency_key ?? null;
-      const format = body.payload !== undefined ? 'json' : 'text';
-      const bytes = Buffer.from(format === 'json' ? JSON.stringify(body.payload) : body.body!, 'utf8');
-      const contentType = body.content_type ?? (format === 'json' ? DEFAULT_JSON_CONTENT_TYPE : DEFAULT_TEXT_CONTENT_TYPE);
-      const payloadSha256 = sha256Hex(bytes);
+      const idempotencyKey = idempotencyKeyOf(request.headers['idempotency-key'], body.idempotency_key);
+      const payload = encodePayload(body);
       // What makes two submissions "the same request" for an idempotency key.
-      const requestSha256 = sha256Hex(JSON.stringify([body.endpoint_id, body.event_type ?? null, contentType, format, payloadSha256]));
+      const requestSha256 = sha256Hex(JSON.stringify([body.endpoint_id, body.event_type ?? null, payload.contentType, payload.format, payload.sha256]));
 
       const outcome = await batcher.submit({
         projectId: principal.project_id,
@@ -108,10 +58,7 @@ export async function messageRoutes(fastify: FastifyInstance, { batcher }: { bat
         eventType: body.event_type ?? null,
         idempotencyKey,
         requestSha256,
-        payloadFormat: format,
-        contentType,
-        payload: bytes,
-        payloadSha256,
+        ...payloadSubmission(payload),
       });
       if (outcome.kind === 'endpoint_not_found') throw endpointNotFound(body.endpoint_id);
       if (outcome.kind === 'conflict') {

@@ -1,6 +1,11 @@
 import type { EndpointOut, EndpointSummaryOut } from '@hookrelay/shared';
 import type { EndpointRow } from '../db/endpoints.js';
 
+/** Who the endpoint belongs to and what it receives, as every full answer shows it. */
+export function subscriptionOf(row: EndpointRow): Pick<EndpointOut, 'owner_id' | 'event_types' | 'channels'> {
+  return { owner_id: row.owner_id, event_types: row.event_types, channels: row.channels };
+}
+
 /** An outbound endpoint as GET and PATCH answer it. */
 export function toEndpointOut(row: EndpointRow): EndpointOut {
   return {
@@ -13,6 +18,7 @@ export function toEndpointOut(row: EndpointRow): EndpointOut {
     paused: row.paused,
     ephemeral: row.ephemeral,
     ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),
+    ...subscriptionOf(row),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

@@ -33,6 +33,7 @@ export function toMessageOut(row: OutboundMessageWithUrl, payload: RenderedPaylo
   return {
     ...toLogRecordOut(row),
     endpoint_id: row.endpoint_id,
+    event_id: row.event_id,
     event_type: row.event_type,
     idempotency_key: row.idempotency_key,
     content_type: row.content_type,

@@ -17,8 +17,10 @@ const resolveHost: Resolver = async (hostname) => {
 
 const URL_OK = 'https://example.com/hooks';
 const MINUTE = 60_000;
-const CREATE_KEYS = ['id', 'url', 'description', 'signing_key_id', 'signing_secret', 'key_hint', 'ephemeral', 'expires_at', 'created_at'];
-const FULL_KEYS = ['id', 'url', 'description', 'rate_limit_rps', 'burst', 'headers', 'paused', 'ephemeral', 'created_at', 'updated_at'];
+/** Who an endpoint belongs to and what it receives: on create, GET and PATCH, not in the list. */
+const SUBSCRIPTION_KEYS = ['owner_id', 'event_types', 'channels'];
+const CREATE_KEYS = ['id', 'url', 'description', 'signing_key_id', 'signing_secret', 'key_hint', 'ephemeral', 'expires_at', ...SUBSCRIPTION_KEYS, 'created_at'];
+const FULL_KEYS = ['id', 'url', 'description', 'rate_limit_rps', 'burst', 'headers', 'paused', 'ephemeral', ...SUBSCRIPTION_KEYS, 'created_at', 'updated_at'];
 const SUMMARY_KEYS = ['id', 'url', 'description', 'paused', 'ephemeral', 'expires_at', 'created_at'];
 
 let t: TestApp;
@@ -165,6 +167,9 @@ describe('GET /v1/endpoints/{id}: full record', () => {
       headers: { 'X-One': '1' },
       paused: false,
       ephemeral: false,
+      owner_id: null,
+      event_types: null,
+      channels: null,
       created_at: created.created_at,
       updated_at: expect.any(String),
     });

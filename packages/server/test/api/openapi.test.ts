@@ -48,6 +48,7 @@ describe('GET /v1/openapi.json', () => {
       'POST /v1/inbound-messages/delete-batch', 'GET /v1/inbound-logs',
       'POST /v1/messages', 'GET /v1/messages/{id}', 'GET /v1/messages/{id}/attempts', 'POST /v1/messages/{id}/retry',
       'DELETE /v1/messages/{id}', 'POST /v1/messages/delete-batch', 'GET /v1/logs',
+      'POST /v1/events', 'GET /v1/events', 'GET /v1/events/{id}',
       'POST /v1/pull-endpoints', 'GET /v1/pull-endpoints', 'GET /v1/pull-endpoints/{id}', 'PATCH /v1/pull-endpoints/{id}',
       'DELETE /v1/pull-endpoints/{id}', 'POST /v1/pull-endpoints/{id}/pause', 'POST /v1/pull-endpoints/{id}/resume',
       'GET /v1/pull-endpoints/{id}/events', 'GET /v1/pull-endpoints/{id}/events/{event_id}', 'DELETE /v1/pull-endpoints/{id}/events/{event_id}',

@@ -126,6 +126,33 @@ describe('payloads on S3', () => {
   });
 });
 
+describe('an event on S3', () => {
+  it('stores one object for the event, which each of its messages and the event answer; a repeat of its key leaves no object of its own', async () => {
+    const { apiKey } = await t.createProject();
+    for (let i = 0; i < 2; i++) {
+      expect((await t.request('POST', '/v1/endpoints', { apiKey, body: { url: `https://hooks.example.com/s3-event/${i}` } })).status).toBe(201);
+    }
+    const payload = { event: 'on s3', blob: randomBytes(1000).toString('base64') };
+    const send = () => t.request('POST', '/v1/events', { apiKey, body: { event_type: 's3.stored', payload }, headers: { 'idempotency-key': 's3-event' } });
+    const res = await send();
+    expect(res.status, res.raw).toBe(202);
+    const { event_id: eventId, messages } = res.body.data;
+    expect(messages).toHaveLength(2);
+    expect(sha256((await s3.read(`${PREFIX}/event/${eventId}`))!)).toBe(sha256(JSON.stringify(payload)));
+    expect(await payloadRows(`event/${eventId}`)).toBe(0);
+    for (const m of messages) expect((await t.request('GET', `/v1/messages/${m.message_id}`, { apiKey })).body.data.payload).toEqual(payload);
+    expect((await t.request('GET', `/v1/events/${eventId}`, { apiKey })).body.data.payload).toEqual(payload);
+
+    expect((await send()).body.data.event_id).toBe(eventId);
+    // The repeat's object, written before its key was judged, is removed (off the request path).
+    const deadline = Date.now() + 5000;
+    while ((await s3.list(`${PREFIX}/event/`)).filter((key) => !key.endsWith(eventId)).length > 0) {
+      expect(Date.now() < deadline, 'the repeat left its object').toBe(true);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  });
+});
+
 describe('a body above 256 KiB on S3', () => {
   it('streams to the bucket as a multipart object as it arrives, comes back whole and by range, and is swept with its message', async () => {
     const { id, token } = await createCliInbound();

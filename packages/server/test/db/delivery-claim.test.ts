@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Sql } from '../../src/db/database.js';
-import { claimDueJobs, ENDPOINT_DELETED_ERROR } from '../../src/db/deliveries.js';
+import { claimDueJobs, ENDPOINT_DELETED_ERROR, loadOutboundContexts } from '../../src/db/deliveries.js';
 import {
   claimDeliveries,
   ClockOffset,
@@ -182,6 +182,23 @@ describe('claimDeliveries', () => {
       [goneId!]: { status: 'failed_permanent', last_error: ENDPOINT_DELETED_ERROR, attempt_count: 0 },
     });
     expect(await claimDeliveries(context(), 10, 1 << 30)).toMatchObject({ claimed: 0, deliveries: [], released: 0 });
+  });
+
+  it('sends an event’s one payload with each of its messages, read from the database once', async () => {
+    const { apiKey } = await t.createProject();
+    for (let i = 0; i < 3; i++) {
+      expect((await t.request('POST', '/v1/endpoints', { apiKey, body: { url: `https://receiver.example/fanout/${i}` } })).status).toBe(201);
+    }
+    const event = await t.request('POST', '/v1/events', { apiKey, body: { event_type: 'shared.payload', payload: { shared: true } } });
+    expect(event.status, event.raw).toBe(202);
+    const ids: string[] = event.body.data.messages.map((m: { message_id: string }) => m.message_id);
+    expect(ids).toHaveLength(3);
+    const loaded = await loadOutboundContexts(t.db.sql, ids, true);
+    expect(loaded.filter((c) => c.payload).map((c) => Buffer.from(c.payload!).toString())).toEqual(['{"shared":true}']);
+
+    const claim = await claimDeliveries(context(), 10, 1 << 30);
+    expect(claim).toMatchObject({ claimed: 3, released: 0 });
+    expect(claim.deliveries.map((d) => [d.context.id, d.payload.toString()]).sort()).toEqual(ids.map((id) => [id, '{"shared":true}']).sort());
   });
 
   it('gives back without an attempt what the rate limit does not let through within the horizon', async () => {

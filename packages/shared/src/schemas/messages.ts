@@ -11,7 +11,7 @@ export type MessageStatus = z.infer<typeof MessageStatus>;
  * A media type as it will be sent in the delivery's Content-Type header: `type/subtype` and optional
  * parameters, printable ASCII only so that it can never smuggle a CR/LF into the request.
  */
-const ContentType = z
+export const ContentType = z
   .string()
   .max(255, 'must be at most 255 characters')
   .regex(
@@ -19,30 +19,43 @@ const ContentType = z
     'must be a media type such as application/json',
   );
 
+/** An idempotency key, as a body field or the `Idempotency-Key` header. */
+export const IdempotencyKey = z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
+
 /**
- * POST /v1/messages (docs/api.md, Outbound messages). Exactly one of `payload` (any JSON value, sent as
+ * What is sent, in a message or an event: exactly one of `payload` (any JSON value, sent as
  * `application/json` unless `content_type` says otherwise, e.g. `application/cloudevents+json`) or
- * `body` (sent verbatim as UTF-8; `content_type` is then the caller's to choose). The
- * `Idempotency-Key` header, when sent, takes the place of `idempotency_key`.
+ * `body` (sent verbatim as UTF-8; `content_type` is then the caller's to choose). Checked by
+ * `checkPayloadOrBody`.
+ */
+export const payloadFields = {
+  payload: JsonValue.optional(),
+  body: z.string({ message: 'must be a string' }).optional(),
+  content_type: ContentType.optional(),
+};
+
+export function checkPayloadOrBody(value: { payload?: unknown; body?: string | undefined }, ctx: z.RefinementCtx): void {
+  const hasPayload = value.payload !== undefined;
+  const hasBody = value.body !== undefined;
+  if (!hasPayload && !hasBody) {
+    ctx.addIssue({ code: 'custom', path: ['payload'], message: 'or body is required' });
+  } else if (hasPayload && hasBody) {
+    ctx.addIssue({ code: 'custom', path: ['body'], message: 'must not be given together with payload' });
+  }
+}
+
+/**
+ * POST /v1/messages (docs/api.md, Outbound messages): one endpoint, the payload of `payloadFields`.
+ * The `Idempotency-Key` header, when sent, takes the place of `idempotency_key`.
  */
 export const MessageCreateIn = z
   .strictObject({
     endpoint_id: EndpointId,
-    payload: JsonValue.optional(),
-    body: z.string({ message: 'must be a string' }).optional(),
-    content_type: ContentType.optional(),
+    ...payloadFields,
     event_type: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
-    idempotency_key: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
+    idempotency_key: IdempotencyKey.optional(),
   })
-  .superRefine((value, ctx) => {
-    const hasPayload = value.payload !== undefined;
-    const hasBody = value.body !== undefined;
-    if (!hasPayload && !hasBody) {
-      ctx.addIssue({ code: 'custom', path: ['payload'], message: 'or body is required' });
-    } else if (hasPayload && hasBody) {
-      ctx.addIssue({ code: 'custom', path: ['body'], message: 'must not be given together with payload' });
-    }
-  });
+  .superRefine(checkPayloadOrBody);
 export type MessageCreateIn = z.infer<typeof MessageCreateIn>;
 
 /** 202 answer of POST /v1/messages; an idempotent repeat answers the first message. */
@@ -52,6 +65,18 @@ export const MessageCreateOut = z.object({
   created_at: Timestamp,
 });
 export type MessageCreateOut = z.infer<typeof MessageCreateOut>;
+
+/**
+ * A payload shown in the shape it was submitted in: `payload` (JSON value) for one sent with
+ * `payload`, `body` (the string, verbatim) for one sent with `body`; no `body_encoding`, since a
+ * submitted body is always text. `body_error: 'payload_unavailable'` replaces them when storage could
+ * not be read.
+ */
+export const submittedPayloadOut = {
+  payload: JsonValue.optional(),
+  body: z.string().optional(),
+  body_error: z.literal('payload_unavailable').optional(),
+};
 
 /**
  * One row of GET /v1/logs (docs/api.md, Logs and deletes). Absent-until-it-happens times
@@ -79,14 +104,14 @@ export const LogRecordOut = z.object({
 export type LogRecordOut = z.infer<typeof LogRecordOut>;
 
 /**
- * GET /v1/messages/{id}: the log record plus the message's own fields. The payload comes back in the
- * shape it was submitted in: `payload` (JSON value) for a message sent with `payload`, `body` (the
- * string, verbatim) for one sent with `body`; no `body_encoding`, since a submitted body is always
- * text. Neither is present after a delete; `body_error: 'payload_unavailable'` replaces them when
- * storage could not be read. The deleting principal appears only on deleted rows.
+ * GET /v1/messages/{id}: the log record plus the message's own fields and its payload
+ * (`submittedPayloadOut`), which is not present after a delete. The deleting principal appears only
+ * on deleted rows.
  */
 export const MessageOut = LogRecordOut.extend({
   endpoint_id: EndpointId,
+  /** The event it was fanned out for; null for a message sent to its endpoint directly. */
+  event_id: Uuid.nullable(),
   event_type: z.string().nullable(),
   idempotency_key: z.string().nullable(),
   content_type: z.string(),
@@ -96,9 +121,7 @@ export const MessageOut = LogRecordOut.extend({
   failed_at: Timestamp.nullable(),
   deleted_by_api_key_id: z.string().nullable().optional(),
   deleted_by_user_id: z.string().nullable().optional(),
-  payload: JsonValue.optional(),
-  body: z.string().optional(),
-  body_error: z.literal('payload_unavailable').optional(),
+  ...submittedPayloadOut,
 });
 export type MessageOut = z.infer<typeof MessageOut>;
 

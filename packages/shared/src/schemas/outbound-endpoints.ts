@@ -1,5 +1,24 @@
 import { z } from 'zod';
-import { EndpointId, HeaderMap, HttpsUrl, Timestamp, Ttl } from './common.js';
+import { EndpointId, EndpointListQuery, HeaderMap, HttpsUrl, Timestamp, Ttl } from './common.js';
+import { EventTypeName } from './event-catalogue.js';
+import { ChannelNames, EventTypeGlobs, OwnerId } from './subscriptions.js';
+
+/**
+ * Who an endpoint belongs to and which events it receives (docs/api.md, Events and subscriptions);
+ * `null` on create is the default, on PATCH it goes back to it.
+ */
+const subscriptionFields = {
+  owner_id: OwnerId.nullable().optional(),
+  event_types: EventTypeGlobs.nullable().optional(),
+  channels: ChannelNames.nullable().optional(),
+};
+
+/** The same fields in an answer. */
+const subscriptionOut = {
+  owner_id: z.string().nullable(),
+  event_types: z.array(z.string()).nullable(),
+  channels: z.array(z.string()).nullable(),
+};
 
 /** POST /v1/endpoints */
 export const EndpointCreateIn = z.strictObject({
@@ -10,6 +29,7 @@ export const EndpointCreateIn = z.strictObject({
   headers: HeaderMap.optional(),
   ephemeral: z.boolean().optional(),
   ttl_minutes: Ttl.optional(),
+  ...subscriptionFields,
 });
 export type EndpointCreateIn = z.infer<typeof EndpointCreateIn>;
 
@@ -21,6 +41,7 @@ export const EndpointUpdateIn = z.strictObject({
   burst: z.number().int('must be an integer').min(0, 'must be between 0 and 10000').max(10000, 'must be between 0 and 10000').optional(),
   headers: HeaderMap.optional(),
   paused: z.boolean().optional(),
+  ...subscriptionFields,
 });
 export type EndpointUpdateIn = z.infer<typeof EndpointUpdateIn>;
 
@@ -34,6 +55,7 @@ export const EndpointCreateOut = z.object({
   key_hint: z.string(),
   ephemeral: z.boolean(),
   expires_at: Timestamp.nullable(),
+  ...subscriptionOut,
   created_at: Timestamp,
 });
 export type EndpointCreateOut = z.infer<typeof EndpointCreateOut>;
@@ -49,6 +71,7 @@ export const EndpointOut = z.object({
   paused: z.boolean(),
   ephemeral: z.boolean(),
   expires_at: Timestamp.optional(),
+  ...subscriptionOut,
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -65,6 +88,16 @@ export const EndpointSummaryOut = z.object({
   created_at: Timestamp,
 });
 export type EndpointSummaryOut = z.infer<typeof EndpointSummaryOut>;
+
+/**
+ * GET /v1/endpoints: `owner_id`, the endpoints of that owner; `event_type`, those whose `event_types`
+ * match that type (the endpoints an event of that type and owner would go to, channels aside).
+ */
+export const OutboundEndpointListQuery = EndpointListQuery.extend({
+  owner_id: OwnerId.optional(),
+  event_type: EventTypeName.optional(),
+});
+export type OutboundEndpointListQuery = z.infer<typeof OutboundEndpointListQuery>;
 
 /** POST /v1/endpoints/{id}/rotate-secret */
 export const RotateSecretOut = z.object({
