@@ -461,7 +461,7 @@ describe('serving', () => {
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/u);
     const unknown = await fetch(`${server.url}/v1/no-such-route`);
     expect(unknown.status).toBe(404);
-    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('ROUTE_NOT_FOUND');
   });
 
   it('the bundled server sends the built assets brotli- or gzip-compressed by Accept-Encoding, decompressing to the asset', async () => {
