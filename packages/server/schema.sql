@@ -26,6 +26,7 @@
 --   020_project_deletion
 --   021_events_fanout
 --   022_event_types
+--   023_message_retention
 
 CREATE TABLE api_keys (
     id uuid NOT NULL,
@@ -117,7 +118,8 @@ CREATE TABLE endpoints (
     rate_limit_tat timestamp with time zone,
     owner_id text,
     event_types text[],
-    channels text[]
+    channels text[],
+    retention_days integer
 );
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_burst_check CHECK (((burst >= 0) AND (burst <= 10000)));
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_check CHECK ((ephemeral = (expires_at IS NOT NULL)));
@@ -125,6 +127,7 @@ ALTER TABLE endpoints ADD CONSTRAINT endpoints_id_check CHECK ((id ~ '^ep_[a-f0-
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_pkey PRIMARY KEY (id);
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id);
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_rate_limit_rps_check CHECK (((rate_limit_rps >= 0) AND (rate_limit_rps <= 1000)));
+ALTER TABLE endpoints ADD CONSTRAINT endpoints_retention_days_check CHECK (((retention_days >= 1) AND (retention_days <= 3650)));
 CREATE INDEX endpoints_expiry ON public.endpoints USING btree (expires_at) WHERE (ephemeral AND (deleted_at IS NULL));
 CREATE INDEX endpoints_owner_list ON public.endpoints USING btree (project_id, owner_id, seq DESC) WHERE (deleted_at IS NULL);
 CREATE INDEX endpoints_project_list ON public.endpoints USING btree (project_id, seq DESC) WHERE (deleted_at IS NULL);
@@ -209,7 +212,8 @@ CREATE TABLE inbound_endpoints (
     event_type_path text,
     previous_last_message_id uuid,
     rejections_dropped_count bigint DEFAULT 0 NOT NULL,
-    max_body_bytes integer
+    max_body_bytes integer,
+    retention_days integer
 );
 ALTER TABLE inbound_endpoints ADD CONSTRAINT inbound_endpoints_check CHECK ((ephemeral = (expires_at IS NOT NULL)));
 ALTER TABLE inbound_endpoints ADD CONSTRAINT inbound_endpoints_event_type_source_check CHECK ((event_type_source = ANY (ARRAY['body'::text, 'header'::text])));
@@ -218,6 +222,7 @@ ALTER TABLE inbound_endpoints ADD CONSTRAINT inbound_endpoints_max_body_bytes_ch
 ALTER TABLE inbound_endpoints ADD CONSTRAINT inbound_endpoints_mode_check CHECK ((mode = ANY (ARRAY['forward'::text, 'cli'::text])));
 ALTER TABLE inbound_endpoints ADD CONSTRAINT inbound_endpoints_pkey PRIMARY KEY (id);
 ALTER TABLE inbound_endpoints ADD CONSTRAINT inbound_endpoints_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id);
+ALTER TABLE inbound_endpoints ADD CONSTRAINT inbound_endpoints_retention_days_check CHECK (((retention_days >= 1) AND (retention_days <= 3650)));
 ALTER TABLE inbound_endpoints ADD CONSTRAINT inbound_endpoints_secret_token_hash_key UNIQUE (secret_token_hash);
 CREATE INDEX inbound_endpoints_expiry ON public.inbound_endpoints USING btree (expires_at) WHERE (ephemeral AND (deleted_at IS NULL));
 CREATE INDEX inbound_endpoints_project_list ON public.inbound_endpoints USING btree (project_id, seq DESC) WHERE (deleted_at IS NULL);
@@ -381,6 +386,11 @@ CREATE TABLE payload_chunks (
 );
 ALTER TABLE payload_chunks ADD CONSTRAINT payload_chunks_pkey PRIMARY KEY (key, seq);
 ALTER TABLE payload_chunks ADD CONSTRAINT payload_chunks_seq_check CHECK ((seq >= 0));
+
+CREATE TABLE payload_removals (
+    key text NOT NULL
+);
+ALTER TABLE payload_removals ADD CONSTRAINT payload_removals_pkey PRIMARY KEY (key);
 
 CREATE TABLE payload_uploads (
     key text NOT NULL,

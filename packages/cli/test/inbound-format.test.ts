@@ -41,6 +41,7 @@ const endpoint: InboundEndpointOut = {
   allowed_cidrs: ['10.0.0.0/8'],
   ingest_response_code: 202,
   max_body_bytes: null,
+  retention_days: null,
   idempotency_header_names: ['X-Id'],
   signing_enabled: false,
   signing_key_id: null,

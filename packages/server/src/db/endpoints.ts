@@ -18,13 +18,15 @@ export interface EndpointRow {
   owner_id: string | null;
   event_types: string[] | null;
   channels: string[] | null;
+  /** Days its messages are kept; null: the server's default. */
+  retention_days: number | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const COLUMNS = (sql: Sql) => sql.fragment`
   id, seq::text AS seq, project_id, url, description, rate_limit_rps, burst, headers, paused,
-  ephemeral, expires_at, owner_id, event_types, channels, created_at, updated_at`;
+  ephemeral, expires_at, owner_id, event_types, channels, retention_days, created_at, updated_at`;
 
 /** Who an endpoint belongs to and what it receives (docs/api.md, Events and subscriptions). */
 export interface EndpointSubscription {
@@ -43,16 +45,17 @@ export interface EndpointInsert {
   headers: Record<string, string>;
   expiresAt: Date | null;
   subscription: EndpointSubscription;
+  retentionDays: number | null;
 }
 
 /** The caller writes its subscription rows in the same transaction (replaceEndpointSubscriptions). */
 export async function insertEndpoint(sql: Sql, input: EndpointInsert): Promise<EndpointRow> {
   const { ownerId, eventTypes, channels } = input.subscription;
   const [row] = await sql<EndpointRow>`
-    INSERT INTO endpoints (id, project_id, url, description, rate_limit_rps, burst, headers, ephemeral, expires_at, owner_id, event_types, channels)
+    INSERT INTO endpoints (id, project_id, url, description, rate_limit_rps, burst, headers, ephemeral, expires_at, owner_id, event_types, channels, retention_days)
     VALUES (${input.id}, ${input.projectId}, ${input.url}, ${input.description}, ${input.rateLimitRps},
             ${input.burst}, ${input.headers}::jsonb, ${input.expiresAt !== null}, ${input.expiresAt},
-            ${ownerId}::text, ${eventTypes}::text[], ${channels}::text[])
+            ${ownerId}::text, ${eventTypes}::text[], ${channels}::text[], ${input.retentionDays}::int)
     RETURNING ${COLUMNS(sql)}`;
   return row!;
 }
@@ -105,6 +108,8 @@ export interface EndpointPatch {
   paused?: boolean;
   /** Each field that is set replaces the stored one (null included). */
   subscription?: Partial<EndpointSubscription>;
+  /** null: back to the server's default. */
+  retentionDays?: number | null;
 }
 
 /**
@@ -129,6 +134,7 @@ export async function updateEndpoint(
       owner_id = CASE WHEN ${sub.ownerId !== undefined}::boolean THEN ${sub.ownerId ?? null}::text ELSE owner_id END,
       event_types = CASE WHEN ${sub.eventTypes !== undefined}::boolean THEN ${sub.eventTypes ?? null}::text[] ELSE event_types END,
       channels = CASE WHEN ${sub.channels !== undefined}::boolean THEN ${sub.channels ?? null}::text[] ELSE channels END,
+      retention_days = CASE WHEN ${patch.retentionDays !== undefined}::boolean THEN ${patch.retentionDays ?? null}::int ELSE retention_days END,
       updated_at = now()
     WHERE id = ${id} AND project_id = ${projectId} AND ${liveEndpoint('endpoints')}
     RETURNING ${COLUMNS(sql)}`;

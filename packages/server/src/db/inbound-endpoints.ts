@@ -37,6 +37,8 @@ export interface InboundEndpointRow extends InboundEndpointSummaryRow, Verificat
   event_type_source: EventTypeSource | null;
   event_type_path: string | null;
   max_body_bytes: number | null;
+  /** Days its messages are kept; null: the server's default. */
+  retention_days: number | null;
   updated_at: Date;
 }
 
@@ -67,7 +69,7 @@ const COLUMNS = (sql: Sql) => sql.fragment`
   e.verify_ip_allowlist, e.allowed_cidrs, e.idempotency_header_names, e.ingest_response_code,
   e.signing_enabled, LEAST(e.rejected_count, 2147483647)::int AS rejected_count,
   LEAST(e.rejections_dropped_count, 2147483647)::int AS rejections_dropped_count, e.last_message_id,
-  e.event_type_source, e.event_type_path, e.max_body_bytes, e.updated_at`;
+  e.event_type_source, e.event_type_path, e.max_body_bytes, e.retention_days, e.updated_at`;
 
 /** A new endpoint's settings; secrets arrive sealed or hashed. */
 export interface InboundEndpointInsert extends Camelized<VerificationSettings> {
@@ -88,6 +90,7 @@ export interface InboundEndpointInsert extends Camelized<VerificationSettings> {
   eventTypeSource: EventTypeSource | null;
   eventTypePath: string | null;
   maxBodyBytes: number | null;
+  retentionDays: number | null;
 }
 
 /** Throws a unique violation of INBOUND_URL_CONSTRAINT when the project already has the URL. */
@@ -99,7 +102,7 @@ export async function insertInboundEndpoint(sql: Sql, input: InboundEndpointInse
       verify_hmac, hmac_scheme, hmac_header_name, hmac_secret_encrypted,
       timestamp_header_name, timestamp_tolerance_seconds, verify_ip_allowlist, allowed_cidrs,
       idempotency_header_names, ingest_response_code, signing_enabled, ephemeral, expires_at,
-      event_type_source, event_type_path, max_body_bytes)
+      event_type_source, event_type_path, max_body_bytes, retention_days)
     VALUES (
       ${input.id}, ${input.projectId}, ${input.name}, ${input.description}, ${input.mode}, ${input.url},
       ${input.secretTokenEncrypted}, ${input.secretTokenHash},
@@ -109,7 +112,7 @@ export async function insertInboundEndpoint(sql: Sql, input: InboundEndpointInse
       ${input.timestampHeaderName}::text, ${input.timestampToleranceSeconds}::int, ${input.verifyIpAllowlist},
       ${input.allowedCidrs}::jsonb, ${input.idempotencyHeaderNames}::jsonb, ${input.ingestResponseCode}::int,
       ${input.signingEnabled}, ${input.expiresAt !== null}, ${input.expiresAt}::timestamptz,
-      ${input.eventTypeSource}::text, ${input.eventTypePath}::text, ${input.maxBodyBytes}::int)
+      ${input.eventTypeSource}::text, ${input.eventTypePath}::text, ${input.maxBodyBytes}::int, ${input.retentionDays}::int)
     RETURNING ${SUMMARY_COLUMNS(sql)}`;
   return row!;
 }
@@ -169,6 +172,7 @@ export interface InboundEndpointPatch extends Partial<Camelized<VerificationSett
   eventTypeSource?: EventTypeSource | null;
   eventTypePath?: string | null;
   maxBodyBytes?: number | null;
+  retentionDays?: number | null;
 }
 
 /**
@@ -207,6 +211,7 @@ export async function updateInboundEndpoint(
   if (patch.eventTypeSource !== undefined) sets.push(sql.fragment`event_type_source = ${text(patch.eventTypeSource)}`);
   if (patch.eventTypePath !== undefined) sets.push(sql.fragment`event_type_path = ${text(patch.eventTypePath)}`);
   if (patch.maxBodyBytes !== undefined) sets.push(sql.fragment`max_body_bytes = ${patch.maxBodyBytes}::int`);
+  if (patch.retentionDays !== undefined) sets.push(sql.fragment`retention_days = ${patch.retentionDays}::int`);
   sets.push(sql.fragment`updated_at = now()`);
   const [row] = await sql<{ id: string; paused: boolean }>`
     UPDATE inbound_endpoints e SET ${sql.join(sets, ', ')}

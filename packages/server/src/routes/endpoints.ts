@@ -78,6 +78,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
           headers,
           expiresAt,
           subscription: { ownerId: body.owner_id ?? null, eventTypes: body.event_types ?? null, channels: body.channels ?? null },
+          retentionDays: body.retention_days ?? null,
         });
         await writeSubscriptions(tx, endpoint);
         return { endpoint, signing: await createSigningKey(tx, services.secretBox, endpoint.id) };
@@ -141,6 +142,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
           ...(body.burst !== undefined ? { burst: body.burst } : {}),
           ...(body.headers !== undefined ? { headers: body.headers } : {}),
           ...(body.paused !== undefined ? { paused: body.paused } : {}),
+          ...(body.retention_days !== undefined ? { retentionDays: body.retention_days } : {}),
           subscription: {
             ...(body.owner_id !== undefined ? { ownerId: body.owner_id } : {}),
             ...(body.event_types !== undefined ? { eventTypes: body.event_types } : {}),

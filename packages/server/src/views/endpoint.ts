@@ -19,6 +19,7 @@ export function toEndpointOut(row: EndpointRow): EndpointOut {
     ephemeral: row.ephemeral,
     ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),
     ...subscriptionOf(row),
+    retention_days: row.retention_days,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

@@ -40,6 +40,7 @@ export function toInboundEndpointOut(row: InboundEndpointDetailRow, ingestUrl: s
     allowed_cidrs: row.allowed_cidrs,
     ingest_response_code: row.ingest_response_code,
     max_body_bytes: row.max_body_bytes,
+    retention_days: row.retention_days,
     idempotency_header_names: row.idempotency_header_names,
     signing_enabled: row.signing_enabled,
     signing_key_id: row.signing_key_id,

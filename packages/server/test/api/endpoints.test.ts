@@ -20,7 +20,7 @@ const MINUTE = 60_000;
 /** Who an endpoint belongs to and what it receives: on create, GET and PATCH, not in the list. */
 const SUBSCRIPTION_KEYS = ['owner_id', 'event_types', 'channels'];
 const CREATE_KEYS = ['id', 'url', 'description', 'signing_key_id', 'signing_secret', 'key_hint', 'ephemeral', 'expires_at', ...SUBSCRIPTION_KEYS, 'created_at'];
-const FULL_KEYS = ['id', 'url', 'description', 'rate_limit_rps', 'burst', 'headers', 'paused', 'ephemeral', ...SUBSCRIPTION_KEYS, 'created_at', 'updated_at'];
+const FULL_KEYS = ['id', 'url', 'description', 'rate_limit_rps', 'burst', 'headers', 'paused', 'ephemeral', ...SUBSCRIPTION_KEYS, 'retention_days', 'created_at', 'updated_at'];
 const SUMMARY_KEYS = ['id', 'url', 'description', 'paused', 'ephemeral', 'expires_at', 'created_at'];
 
 let t: TestApp;
@@ -170,6 +170,7 @@ describe('GET /v1/endpoints/{id}: full record', () => {
       owner_id: null,
       event_types: null,
       channels: null,
+      retention_days: null,
       created_at: created.created_at,
       updated_at: expect.any(String),
     });
@@ -372,6 +373,42 @@ describe('description, rate_limit_rps and burst limits', () => {
     const full = await getOk(id);
     expect(full.rate_limit_rps).toBe(10);
     expect(full.burst).toBe(20);
+  });
+});
+
+describe('retention_days', () => {
+  it('is null (the server default) unless given, set by create and PATCH, cleared by null; the list shows none', async () => {
+    const plain = await createOk();
+    expect((await getOk(plain.id)).retention_days).toBeNull();
+    const kept = await createOk({ retention_days: 7 });
+    expect((await getOk(kept.id)).retention_days).toBe(7);
+    expect((await getOk((await createOk({ retention_days: null })).id)).retention_days).toBeNull();
+
+    const patched = await t.request('PATCH', `/v1/endpoints/${kept.id}`, { body: { retention_days: 3650 } });
+    expect(patched.status, patched.raw).toBe(200);
+    expect(patched.body.data.retention_days).toBe(3650);
+    // A PATCH without the field keeps it.
+    expect((await t.request('PATCH', `/v1/endpoints/${kept.id}`, { body: { description: 'd' } })).body.data.retention_days).toBe(3650);
+    const cleared = await t.request('PATCH', `/v1/endpoints/${kept.id}`, { body: { retention_days: null } });
+    expect(cleared.body.data.retention_days).toBeNull();
+    const [row] = await t.db.sql<{ retention_days: number | null }>`SELECT retention_days FROM endpoints WHERE id = ${kept.id}`;
+    expect(row!.retention_days).toBeNull();
+
+    const summary = (await listAll()).find((e) => e.id === kept.id)!;
+    expect(sorted(Object.keys(summary))).toEqual(sorted(SUMMARY_KEYS));
+  });
+
+  it.each([1, 3650])('accepts %s', async (value) => {
+    expect((await getOk((await createOk({ retention_days: value })).id)).retention_days).toBe(value);
+  });
+
+  it.each([0, -1, 3651, 1.5, '7', true, {}])('refuses %j on create and PATCH, naming the field', async (value) => {
+    const created = await create({ url: URL_OK, retention_days: value });
+    expectError(created, 400, 'INVALID_REQUEST', 'retention_days');
+    expect(created.body.error.details.map((d: { path: string }) => d.path)).toContain('body.retention_days');
+    const { id } = await createOk({ retention_days: 9 });
+    expectError(await t.request('PATCH', `/v1/endpoints/${id}`, { body: { retention_days: value } }), 400, 'INVALID_REQUEST', 'retention_days');
+    expect((await getOk(id)).retention_days).toBe(9);
   });
 });
 

@@ -24,7 +24,7 @@ const FULL_KEYS = [
   'id', 'name', 'description', 'url', 'mode', 'active', 'paused',
   'verify_static_token', 'static_token_header_name', 'static_token_query_param',
   'verify_hmac', 'hmac_scheme', 'hmac_header_name', 'timestamp_header_name', 'timestamp_tolerance_seconds',
-  'verify_ip_allowlist', 'allowed_cidrs', 'ingest_response_code', 'max_body_bytes', 'idempotency_header_names',
+  'verify_ip_allowlist', 'allowed_cidrs', 'ingest_response_code', 'max_body_bytes', 'retention_days', 'idempotency_header_names',
   'signing_enabled', 'signing_key_id', 'key_hint', 'ingest_url', 'ephemeral', 'rejected_count', 'rejections_dropped_count', 'created_at', 'updated_at',
   'event_type_source', 'event_type_path', 'connected_listeners', 'messages_24h',
 ];
@@ -560,6 +560,41 @@ describe('signing_enabled', () => {
     expect(after.signing_key_id).toBe(rotated.body.data.signing_key_id);
     expect(after.key_hint).toBe(rotated.body.data.key_hint);
     expectError(await t.request('POST', `/v1/inbound-endpoints/${newUuidv7()}/rotate-secret`), 404, 'ENDPOINT_NOT_FOUND');
+  });
+});
+
+describe('retention_days', () => {
+  it('is null (the server default) unless given, set by create and PATCH, cleared by null; the list shows none', async () => {
+    const plain = await createOk();
+    expect((await getOk(plain.id)).retention_days).toBeNull();
+    const kept = await createOk({ retention_days: 14 });
+    expect((await getOk(kept.id)).retention_days).toBe(14);
+    expect((await getOk((await createOk({ retention_days: null })).id)).retention_days).toBeNull();
+
+    await patchOk(kept.id, { retention_days: 1 });
+    expect((await getOk(kept.id)).retention_days).toBe(1);
+    // A PATCH without the field keeps it.
+    await patchOk(kept.id, { description: 'd' });
+    expect((await getOk(kept.id)).retention_days).toBe(1);
+    await patchOk(kept.id, { retention_days: null });
+    expect((await getOk(kept.id)).retention_days).toBeNull();
+    expect((await rawRow(kept.id)).retention_days).toBeNull();
+
+    const summary = (await listAll()).find((e) => e.id === kept.id)!;
+    expect(sorted(Object.keys(summary))).toEqual(sorted(SUMMARY_KEYS));
+  });
+
+  it.each([1, 3650])('accepts %s', async (value) => {
+    expect((await getOk((await createOk({ retention_days: value })).id)).retention_days).toBe(value);
+  });
+
+  it.each([0, -1, 3651, 2.5, '30', false, []])('refuses %j on create and PATCH, naming the field', async (value) => {
+    const created = await create({ name: 'hooks', retention_days: value });
+    expectError(created, 400, 'INVALID_REQUEST', 'retention_days');
+    expect(created.body.error.details.map((d: { path: string }) => d.path)).toContain('body.retention_days');
+    const { id } = await createOk({ retention_days: 5 });
+    expectError(await patch(id, { retention_days: value }), 400, 'INVALID_REQUEST', 'retention_days');
+    expect((await getOk(id)).retention_days).toBe(5);
   });
 });
 

@@ -180,6 +180,7 @@ describe('projects rename and delete', () => {
       eventTypeSource: null,
       eventTypePath: null,
       maxBodyBytes: null,
+      retentionDays: null,
     });
     const unconfirmed = await adminError(deleteProjectCommand(db, capture(), id, false));
     expect([unconfirmed.code, unconfirmed.exitCode]).toEqual(['CONFIRMATION_REQUIRED', 2]);

@@ -94,6 +94,12 @@ export function intRange(min: number, max: number) {
     .max(max, `must be at most ${max}`);
 }
 
+/**
+ * How many days an outbound or inbound endpoint keeps its messages (docs/api.md, Message retention);
+ * null: the server's default (`HOOKRELAY_MESSAGE_RETENTION_DAYS`).
+ */
+export const MessageRetentionDays = intRange(1, 3650).nullable();
+
 /** A header name as HTTP defines it (RFC 9110 token), so it can be looked up in a request as given. */
 export const HeaderName = z
   .string()

@@ -7,6 +7,7 @@ import {
   intRange,
   JsonValue,
   limitParam,
+  MessageRetentionDays,
   Timestamp,
   TimestampIn,
   Ttl,
@@ -86,6 +87,7 @@ const settingsShape = {
   ingest_response_code: intRange(200, 299).optional(),
   signing_enabled: z.boolean({ message: 'must be true or false' }).optional(),
   max_body_bytes: MaxBodyBytes.optional(),
+  retention_days: MessageRetentionDays.optional(),
 };
 
 /**
@@ -173,6 +175,7 @@ export const InboundEndpointUpdateIn = z
     ingest_response_code: settingsShape.ingest_response_code,
     signing_enabled: settingsShape.signing_enabled,
     max_body_bytes: MaxBodyBytes.nullable().optional(),
+    retention_days: settingsShape.retention_days,
     ...eventTypeUpdateShape,
   })
   .superRefine((value, ctx) => {
@@ -232,6 +235,8 @@ export const InboundEndpointOut = z.object({
   ingest_response_code: z.number().int(),
   /** The endpoint's own body limit; null: the server's ingest limit. */
   max_body_bytes: z.number().int().nullable(),
+  /** Days its messages are kept; null: the server's default. */
+  retention_days: z.number().int().nullable(),
   idempotency_header_names: z.array(z.string()),
   signing_enabled: z.boolean(),
   signing_key_id: z.string().nullable(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EndpointId, EndpointListQuery, HeaderMap, HttpsUrl, Timestamp, Ttl } from './common.js';
+import { EndpointId, EndpointListQuery, HeaderMap, HttpsUrl, MessageRetentionDays, Timestamp, Ttl } from './common.js';
 import { EventTypeName } from './event-catalogue.js';
 import { ChannelNames, EventTypeGlobs, OwnerId } from './subscriptions.js';
 
@@ -30,6 +30,7 @@ export const EndpointCreateIn = z.strictObject({
   ephemeral: z.boolean().optional(),
   ttl_minutes: Ttl.optional(),
   ...subscriptionFields,
+  retention_days: MessageRetentionDays.optional(),
 });
 export type EndpointCreateIn = z.infer<typeof EndpointCreateIn>;
 
@@ -42,6 +43,7 @@ export const EndpointUpdateIn = z.strictObject({
   headers: HeaderMap.optional(),
   paused: z.boolean().optional(),
   ...subscriptionFields,
+  retention_days: MessageRetentionDays.optional(),
 });
 export type EndpointUpdateIn = z.infer<typeof EndpointUpdateIn>;
 
@@ -72,6 +74,8 @@ export const EndpointOut = z.object({
   ephemeral: z.boolean(),
   expires_at: Timestamp.optional(),
   ...subscriptionOut,
+  /** Days its messages are kept; null: the server's default. */
+  retention_days: z.number().int().nullable(),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

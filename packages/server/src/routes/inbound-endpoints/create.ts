@@ -93,6 +93,7 @@ export function inboundEndpointCreateRoute(fastify: FastifyInstance): void {
             eventTypeSource: body.event_type_source ?? null,
             eventTypePath: body.event_type_path ?? null,
             maxBodyBytes: body.max_body_bytes ?? null,
+            retentionDays: body.retention_days ?? null,
           });
           const signing = body.signing_enabled ? await createSigningKey(tx, services.secretBox, endpoint.id) : null;
           return { endpoint, signing, released };

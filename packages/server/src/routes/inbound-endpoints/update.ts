@@ -69,6 +69,7 @@ export function inboundEndpointUpdateRoute(fastify: FastifyInstance): void {
             ingestResponseCode: body.ingest_response_code,
             signingEnabled: body.signing_enabled,
             maxBodyBytes: body.max_body_bytes,
+            retentionDays: body.retention_days,
             ...eventTypePatch(body, row),
           };
           const effective: EffectiveSettings = {
