@@ -24,6 +24,16 @@ const nonNegativeInt = (name: string) =>
 /** An empty variable counts as unset (its default), not as 0. */
 const unsetWhenEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema);
 
+/** How long messages are kept unless their endpoint says otherwise (docs/operating.md, Message retention). */
+export const DEFAULT_MESSAGE_RETENTION_DAYS = 30;
+/**
+ * Messages of each kind one transaction of the retention sweeper removes. Fewer on the embedded
+ * database, whose one connection requests wait for while a batch runs (docs/operating.md, Message
+ * retention, for the measurement).
+ */
+export const DEFAULT_RETENTION_BATCH = 1000;
+export const DEFAULT_EMBEDDED_RETENTION_BATCH = 200;
+
 /** Requests per second per API key (see docs/operating.md for why 200). */
 export const DEFAULT_API_RATE_LIMIT = 200;
 
@@ -210,6 +220,14 @@ const EnvSchema = z.object({
   HOOKRELAY_DB_POOL_SIZE: documented('PostgreSQL connections of this process', positiveInt('HOOKRELAY_DB_POOL_SIZE').default(10)),
   HOOKRELAY_TLS_CA_FILE: documented('extra CA certificates (PEM) trusted for deliveries', z.string().optional().or(z.literal('').transform(() => undefined))),
   HOOKRELAY_SWEEP_INTERVAL_SECONDS: documented('how often the sweepers run (retention, leases, embedded vacuum)', positiveInt('HOOKRELAY_SWEEP_INTERVAL_SECONDS').default(30)),
+  HOOKRELAY_MESSAGE_RETENTION_DAYS: documented(
+    "days outbound and inbound messages are kept, where their endpoint's retention_days is null; 0 = forever",
+    unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MESSAGE_RETENTION_DAYS').max(3650, 'HOOKRELAY_MESSAGE_RETENTION_DAYS must be at most 3650').default(DEFAULT_MESSAGE_RETENTION_DAYS)),
+  ),
+  HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE: documented(
+    { description: 'messages of each kind removed per transaction of the retention sweeper', shownDefault: `${DEFAULT_RETENTION_BATCH} (embedded: ${DEFAULT_EMBEDDED_RETENTION_BATCH})` },
+    unsetWhenEmpty(positiveInt('HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE').max(10_000, 'HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE must be at most 10000').optional()),
+  ),
   HOOKRELAY_STREAM_HEARTBEAT_SECONDS: documented('WebSocket ping interval; a peer missing a pong by the next ping is dropped', positiveInt('HOOKRELAY_STREAM_HEARTBEAT_SECONDS').default(15)),
   HOOKRELAY_MAX_SOCKETS_PER_KEY: documented('open WebSockets per API key in this process; 0 = no limit', unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MAX_SOCKETS_PER_KEY').default(DEFAULT_MAX_SOCKETS_PER_KEY))),
   HOOKRELAY_MAX_SOCKETS_PER_PROJECT: documented('open WebSockets per project in this process; 0 = no limit', unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MAX_SOCKETS_PER_PROJECT').default(DEFAULT_MAX_SOCKETS_PER_PROJECT))),
@@ -412,6 +430,10 @@ export interface Config {
   dbPoolSize: number;
   tlsCaFile: string | undefined;
   sweepIntervalSeconds: number;
+  /** Days messages are kept where their endpoint's retention_days is null; 0 = forever. */
+  messageRetentionDays: number;
+  /** Messages of each kind one transaction of the retention sweeper removes. */
+  messageRetentionBatchSize: number;
   /** WebSocket ping interval; a peer that misses a pong by the next ping is dropped. */
   streamHeartbeatSeconds: number;
   /** Open WebSockets this process allows per API key, per project and in all; 0 = no limit. */
@@ -515,6 +537,8 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     dbPoolSize: e.HOOKRELAY_DB_POOL_SIZE,
     tlsCaFile: e.HOOKRELAY_TLS_CA_FILE,
     sweepIntervalSeconds: e.HOOKRELAY_SWEEP_INTERVAL_SECONDS,
+    messageRetentionDays: e.HOOKRELAY_MESSAGE_RETENTION_DAYS,
+    messageRetentionBatchSize: e.HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE ?? (e.DATABASE_URL === undefined ? DEFAULT_EMBEDDED_RETENTION_BATCH : DEFAULT_RETENTION_BATCH),
     streamHeartbeatSeconds: e.HOOKRELAY_STREAM_HEARTBEAT_SECONDS,
     maxSockets: { perKey: e.HOOKRELAY_MAX_SOCKETS_PER_KEY, perProject: e.HOOKRELAY_MAX_SOCKETS_PER_PROJECT, total: e.HOOKRELAY_MAX_SOCKETS },
     deliveryLeaseSeconds: e.HOOKRELAY_DELIVERY_LEASE_SECONDS,

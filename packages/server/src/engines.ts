@@ -33,6 +33,7 @@ import { SocketRegistry } from './stream/sockets.js';
 import { WatchHub } from './stream/watch.js';
 import { DEFAULT_SWEEPERS, startSweepers, type SweeperHandle } from './sweepers/runner.js';
 import { abandonedUploadsSweeper } from './sweepers/blob-uploads.js';
+import { messageRetentionSweeper } from './sweepers/retention.js';
 import type { Tracing } from './tracing/tracing.js';
 
 /** What the engines are built from: the app's services that exist before them. */
@@ -210,9 +211,14 @@ export class Engines {
 
   /** The worker role's background work: the sweepers and the delivery worker. */
   async startBackground(): Promise<void> {
-    const { config, db, payloadStore, tracing, log } = this.deps;
+    const { config, db, payloadStore, metrics, tracing, log } = this.deps;
     if (!config.roles.has('worker')) return;
-    this.sweepers = startSweepers(db, { payloadStore, tracing }, log, config.sweepIntervalSeconds * 1000, [...DEFAULT_SWEEPERS, abandonedUploadsSweeper(config.requestTimeoutSeconds, db.backend === 'pglite' ? { onlyProcessSince: this.builtAt } : {}), ...DELIVERY_SWEEPERS]);
+    this.sweepers = startSweepers(db, { payloadStore, tracing, metrics }, log, config.sweepIntervalSeconds * 1000, [
+      ...DEFAULT_SWEEPERS,
+      abandonedUploadsSweeper(config.requestTimeoutSeconds, db.backend === 'pglite' ? { onlyProcessSince: this.builtAt } : {}),
+      messageRetentionSweeper({ defaultDays: config.messageRetentionDays, batch: config.messageRetentionBatchSize }),
+      ...DELIVERY_SWEEPERS,
+    ]);
     await this.worker?.start();
   }
 

@@ -37,3 +37,12 @@ export function newestFirstBySeq(sql: Sql, seq: SqlFragment, conditions: readonl
 export function newestFirstById(sql: Sql, id: SqlFragment, conditions: readonly SqlFragment[], page: { limit: number; beforeId?: string | undefined }): SqlFragment {
   return newestFirst(sql, id, conditions, page.beforeId === undefined ? undefined : sql.fragment`${page.beforeId}::uuid`, page.limit);
 }
+
+/**
+ * The smallest UUIDv7 of the millisecond of a timestamptz expression (the SQL side of
+ * uuidv7AtTime): `id < uuidv7Floor(t)` holds for exactly the ids made before `t`'s millisecond, so
+ * that a time bound becomes a range of an id index.
+ */
+export function uuidv7Floor(sql: Sql, time: SqlFragment): SqlFragment {
+  return sql.fragment`(lpad(to_hex(floor(extract(epoch FROM ${time}) * 1000)::bigint), 12, '0') || '70008000000000000000')::uuid`;
+}

@@ -18,3 +18,16 @@ export async function getPayloads(sql: Sql, keys: readonly string[]): Promise<Ma
 export async function deletePayloads(sql: Sql, keys: readonly string[]): Promise<void> {
   await sql`DELETE FROM payloads WHERE key = ANY(${[...keys]}::text[])`;
 }
+
+/**
+ * Up to `limit` keys of payloads whose messages are gone (db/retention.ts), taken off the list in
+ * the caller's transaction: the caller removes the payloads before it commits, so a failure keeps
+ * the keys listed for the next run. Keys another transaction holds are skipped.
+ */
+export async function claimPayloadRemovals(sql: Sql, limit: number): Promise<string[]> {
+  const rows = await sql<{ key: string }>`
+    DELETE FROM payload_removals WHERE key IN (
+      SELECT key FROM payload_removals LIMIT ${limit}::int FOR UPDATE SKIP LOCKED
+    ) RETURNING key`;
+  return rows.map((r) => r.key);
+}

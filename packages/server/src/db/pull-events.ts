@@ -1,6 +1,6 @@
 import { uuidv7AtTime, type PullEventStatus } from '@hookrelay/shared';
 import type { Sql, SqlFragment } from './database.js';
-import { timeWindow } from './keyset.js';
+import { timeWindow, uuidv7Floor } from './keyset.js';
 import { claimDeletedPayloads, clearPayloadKeys, liveEndpoint, type SoftDeleteResult } from './soft-delete.js';
 
 /** A list row: metadata only. */
@@ -247,10 +247,6 @@ export async function clearPullPayloadKeys(sql: Sql, ids: readonly string[]): Pr
   await clearPayloadKeys(sql, 'pull_events', ids);
 }
 
-/** The smallest UUIDv7 of the millisecond of a timestamptz expression (SQL side of uuidv7AtTime). */
-const uuidAtTime = (sql: Sql, time: SqlFragment) =>
-  sql.fragment`(lpad(to_hex(floor(extract(epoch FROM ${time}) * 1000)::bigint), 12, '0') || '70008000000000000000')::uuid`;
-
 /**
  * Removes, rows and payload keys together, events past their endpoint's retention
  * (`received_at` older than `retention_days`) and every event of a deleted endpoint. Each
@@ -265,7 +261,7 @@ export async function deleteExpiredPullEvents(sql: Sql, now: Date, batchSize: nu
       SELECT d.id FROM pull_endpoints p
       CROSS JOIN LATERAL (
         SELECT e.id FROM pull_events e
-        WHERE e.endpoint_id = p.id AND e.id < ${uuidAtTime(sql, cutoff)} AND e.received_at < ${cutoff}
+        WHERE e.endpoint_id = p.id AND e.id < ${uuidv7Floor(sql, cutoff)} AND e.received_at < ${cutoff}
         ORDER BY e.id
         LIMIT ${batchSize}::int
       ) d

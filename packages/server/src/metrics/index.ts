@@ -22,6 +22,9 @@ export type IngestOutcome = (typeof INGEST_OUTCOMES)[number];
 export type SocketLimitName = 'key' | 'project' | 'process';
 const SOCKET_LIMIT_NAMES: readonly SocketLimitName[] = ['key', 'project', 'process'];
 
+/** The messages retention removes (sweepers/retention.ts). */
+export type PurgedKind = 'inbound' | 'outbound';
+
 export type DeliveryMetricKind = 'outbound' | 'inbound_forward' | 'cli';
 /** What a recorded attempt did to its message: the status it left it in, in words an operator reads. */
 export const DELIVERY_OUTCOMES = ['succeeded', 'retrying', 'failed', 'requeued'] as const;
@@ -95,6 +98,7 @@ export class Metrics {
   private readonly inflightSources = new Set<() => number>();
   private readonly budgetRefusals: Record<BudgetRefusal, CounterChild>;
   private readonly socketRefusals: Record<SocketLimitName, CounterChild>;
+  private readonly purged: Record<PurgedKind, CounterChild>;
   private openSockets: () => number = () => 0;
 
   constructor(
@@ -200,6 +204,13 @@ export class Metrics {
       registers,
     });
     this.socketRefusals = Object.fromEntries(SOCKET_LIMIT_NAMES.map((limit) => [limit, boundCounter(refusals, limit)])) as Record<SocketLimitName, CounterChild>;
+    const purged = new Counter({
+      name: 'hookrelay_messages_purged_total',
+      help: 'Messages removed for good by retention (older than their endpoint\'s retention_days or HOOKRELAY_MESSAGE_RETENTION_DAYS), by kind, counted by the process that removed them.',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.purged = { inbound: boundCounter(purged, 'inbound'), outbound: boundCounter(purged, 'outbound') };
     const metrics = this;
     new Gauge({
       name: 'hookrelay_websockets_open',
@@ -288,6 +299,11 @@ export class Metrics {
   countDelivery(kind: DeliveryKind | 'cli', status: DeliveryStatus): void {
     const outcome = OUTCOME_BY_STATUS[status];
     if (outcome) this.deliveries[kind === 'inbound' ? 'inbound_forward' : kind][outcome]?.inc();
+  }
+
+  /** Messages of one kind removed by a committed retention run. */
+  countPurgedMessages(kind: PurgedKind, count: number): void {
+    this.purged[kind].inc(count);
   }
 
   /** Adds a source of open CLI streams (a stream hub of this app, living as long as it), read at scrape. */

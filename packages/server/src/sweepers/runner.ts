@@ -45,10 +45,13 @@ export const DEFAULT_SWEEPERS: readonly Sweeper[] = [
 
 /** Runs one sweeper under a transaction-scoped try-lock; returns null when another process holds it. */
 export async function runSweeperOnce(db: Database, sweeper: Sweeper, deps: SweeperDeps, now = new Date()): Promise<number | null> {
-  return db.sql.begin(async (tx) => {
+  const committed: (() => void)[] = [];
+  const count = await db.sql.begin(async (tx) => {
     if (!(await tryAdvisoryXactLock(tx, sweeper.lockKey))) return null;
-    return sweeper.run(tx, now, deps);
+    return sweeper.run(tx, now, { ...deps, afterCommit: (fn) => committed.push(fn) });
   });
+  for (const fn of committed) fn();
+  return count;
 }
 
 export interface SweeperHandle {
@@ -60,10 +63,13 @@ const MAX_OUTAGE_BACKOFF_MS = 30_000;
 
 /**
  * Runs every sweeper each `intervalMs` until stopped, one round at a time (a slow round delays the
- * next rather than piling up). On the embedded database each round ends with the upkeep PGlite
- * lacks (vacuum and checkpoint, see embedded.ts), so it too never runs twice at once. While the database is unreachable, rounds back off exponentially
- * and the outage is logged once when it begins and once when it ends; other failures are logged
- * each time, and the remaining sweepers of the round still run.
+ * next rather than piling up). A sweeper that drains (`drainBatch`) runs again while its batches are
+ * full, pausing between them as long as each took, for up to one interval per round; a backlog left
+ * then starts the next round at once. On the embedded database each round ends with the upkeep
+ * PGlite lacks (vacuum and checkpoint, see embedded.ts), so it too never runs twice at once. While
+ * the database is unreachable, rounds back off exponentially and the outage is logged once when it
+ * begins and once when it ends; other failures are logged each time, and the remaining sweepers of
+ * the round still run.
  */
 export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseLogger, intervalMs: number, sweepers = DEFAULT_SWEEPERS): SweeperHandle {
   let stopped = false;
@@ -104,19 +110,48 @@ export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseL
     }
   };
 
-  /** One round; resolves to the wait before the next one. */
-  const round = async (): Promise<number> => {
-    failed = false;
+  /**
+   * One sweeper's turn in a round: one run, or, for a sweeper that drains, runs while each removes a
+   * full batch, each followed by a pause as long as it took, for at most one interval (then the
+   * round's other sweepers and the embedded upkeep, which reclaims what was removed, come first).
+   * `more`: the turn ended with a full batch.
+   */
+  const turn = async (sweeper: Sweeper): Promise<{ reachable: boolean; more: boolean }> => {
+    const started = performance.now();
+    let removed = 0;
     let reachable = true;
-    for (const sweeper of sweepers) {
-      if (stopped) break;
+    let full = false;
+    let more = true;
+    while (more && reachable && !stopped) {
+      full = false;
+      const runStarted = performance.now();
       reachable = await step(sweeper.name, () => traced(sweeper.name, async (span) => {
         const count = await runSweeperOnce(db, sweeper, deps);
         // null: another process holds this sweeper's lock and runs it this round.
         span?.setAttribute('hookrelay.sweeper.skipped', count === null);
         span?.setAttribute('hookrelay.sweeper.removed', count ?? 0);
-        if (count) log.info({ sweeper: sweeper.name, count }, 'sweeper removed expired rows');
+        removed += count ?? 0;
+        full = sweeper.drainBatch !== undefined && count !== null && count >= sweeper.drainBatch;
       }));
+      more = full && performance.now() - started < intervalMs;
+      // As long again before the next batch: a drain takes at most half of the database's time
+      // (on the embedded database, its one connection), whatever the batch costs.
+      if (more && !stopped) await new Promise((resolve) => setTimeout(resolve, performance.now() - runStarted));
+    }
+    if (removed > 0) log.info({ sweeper: sweeper.name, count: removed, ms: Math.round(performance.now() - started) }, 'sweeper removed expired rows');
+    return { reachable, more: full };
+  };
+
+  /** One round; resolves to the wait before the next one. */
+  const round = async (): Promise<number> => {
+    failed = false;
+    let reachable = true;
+    let backlog = false;
+    for (const sweeper of sweepers) {
+      if (stopped) break;
+      const result = await turn(sweeper);
+      reachable = result.reachable;
+      backlog ||= result.more;
       if (!reachable) break;
     }
     // Last in the round: the space of what the sweepers above deleted is reclaimed at once.
@@ -132,7 +167,8 @@ export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseL
     if (outage) log.info('sweepers: database reachable again');
     outage = false;
     backoff.reset();
-    return intervalMs;
+    // A drain cut short by its interval goes on in the next round, at once.
+    return backlog ? 0 : intervalMs;
   };
   const loop = async (): Promise<void> => {
     const wait = await round();

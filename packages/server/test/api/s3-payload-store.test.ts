@@ -4,6 +4,7 @@ import { parseConfig, type S3PayloadStoreConfig } from '../../src/config.js';
 import { deletedOutboundPayloadsSweeper } from '../../src/delivery/sweepers.js';
 import { AppError } from '../../src/errors.js';
 import { deletedPullPayloadsSweeper, expiredPullEventsSweeper } from '../../src/sweepers/pull.js';
+import { messageRetentionSweeper } from '../../src/sweepers/retention.js';
 import { deletedInboundPayloadsSweeper, runSweeperOnce } from '../../src/sweepers/runner.js';
 import type { Sweeper } from '../../src/sweepers/sweeper.js';
 import { PayloadStoreUnavailableError, PayloadUnavailableError } from '../../src/storage/payload-store.js';
@@ -240,6 +241,39 @@ describe('sweepers on S3', () => {
   });
 });
 
+/** Message retention as the worker role builds it; its runs are made a month and a day from now. */
+const retention = () => messageRetentionSweeper({ defaultDays: 30, batch: 100 });
+const monthOn = () => new Date(Date.now() + 31 * 24 * 3600_000);
+const listedRemovals = async () => (await t.db.sql<{ key: string }>`SELECT key FROM payload_removals ORDER BY key`).map((r) => r.key);
+
+describe('message retention on S3', () => {
+  it('removes the objects of expired inbound and outbound messages once their rows are gone, large ones too', async () => {
+    const { token } = await createCliInbound();
+    const small = (await ingestInbound(token, Buffer.from('old inbound'))).json().data.message_id as string;
+    const large = (await ingestInbound(token, randomBytes(MIB_300K))).json().data.message_id as string;
+    const [{ payload_key: largeKey }] = (await t.db.sql<{ payload_key: string }>`SELECT payload_key FROM inbound_messages WHERE id = ${large}::uuid`) as [{ payload_key: string }];
+    expect(largeKey).toMatch(/^blob\//);
+    const sent = await t.request('POST', '/v1/messages', { body: { endpoint_id: await createOutbound(), body: 'old outbound', content_type: 'text/plain' } });
+    const outbound = sent.body.data.message_id as string;
+    await t.db.sql`DELETE FROM delivery_jobs WHERE message_id = ${outbound}::uuid`;
+    const objects = [`${PREFIX}/inbound/${small}`, `${PREFIX}/${largeKey}`, `${PREFIX}/outbound/${outbound}`];
+    for (const key of objects) expect(await s3.read(key), key).toBeDefined();
+
+    // The first run removes the rows and lists the objects; they stay until the removal has committed.
+    const sweeper = retention();
+    expect(await runSweeperOnce(t.db, sweeper, t.app.services, monthOn())).toBeGreaterThanOrEqual(3);
+    expect(await t.db.sql`SELECT 1 FROM inbound_messages WHERE id IN (${small}::uuid, ${large}::uuid)`).toHaveLength(0);
+    expect(await t.db.sql`SELECT 1 FROM outbound_messages WHERE id = ${outbound}::uuid`).toHaveLength(0);
+    expect(await listedRemovals()).toEqual(expect.arrayContaining([`inbound/${small}`, largeKey, `outbound/${outbound}`]));
+    for (const key of objects) expect(await s3.read(key), key).toBeDefined();
+
+    await sweepAll(sweeper, t.app.services, monthOn());
+    await runSweeperOnce(t.db, sweeper, t.app.services, monthOn());
+    for (const key of objects) expect(await s3.read(key), key).toBeUndefined();
+    expect(await listedRemovals()).toEqual([]);
+  });
+});
+
 describe('when the store is down', () => {
   // A second app on the same database whose store points at a port nobody listens on.
   let down: TestApp;
@@ -322,6 +356,37 @@ describe('when the store is down', () => {
 
     await sweepAll(deletedInboundPayloadsSweeper, t.app.services);
     expect(await s3.read(`${PREFIX}/inbound/${id}`)).toBeUndefined();
+  });
+});
+
+describe('message retention while the store is down', () => {
+  let down: TestApp;
+  beforeAll(async () => {
+    down = await createTestApp({ db: t.db, env: { ...s3.env(PREFIX), AWS_ENDPOINT_URL: `http://127.0.0.1:${await closedPort()}` } });
+  });
+  afterAll(async () => {
+    await down?.close();
+  });
+
+  it('keeps the listed objects listed (and removes no further message) until a run can delete them', async () => {
+    const { token } = await createCliInbound();
+    const first = (await ingestInbound(token, Buffer.from('first'))).json().data.message_id as string;
+    const sweeper = retention();
+    await runSweeperOnce(t.db, sweeper, t.app.services, monthOn());
+    expect(await listedRemovals()).toContain(`inbound/${first}`);
+    const second = (await ingestInbound(token, Buffer.from('second'))).json().data.message_id as string;
+
+    // The store refuses the deletes: the run rolls back whole, the next message included.
+    await expect(runSweeperOnce(t.db, sweeper, down.app.services, monthOn())).rejects.toThrow();
+    expect(await listedRemovals()).toContain(`inbound/${first}`);
+    expect(await s3.read(`${PREFIX}/inbound/${first}`)).toBeDefined();
+    expect(await t.db.sql`SELECT 1 FROM inbound_messages WHERE id = ${second}::uuid`).toHaveLength(1);
+
+    await sweepAll(sweeper, t.app.services, monthOn());
+    await runSweeperOnce(t.db, sweeper, t.app.services, monthOn());
+    expect(await s3.read(`${PREFIX}/inbound/${first}`)).toBeUndefined();
+    expect(await s3.read(`${PREFIX}/inbound/${second}`)).toBeUndefined();
+    expect(await listedRemovals()).toEqual([]);
   });
 });
 
