@@ -7,35 +7,55 @@ import type { Sql } from './database.js';
  * HOOKRELAY_PGLITE_OPTIONS tunes them as it would on a server.
  */
 
-/**
- * Tables (`schema.name`, quoted) that autovacuum would vacuum now: dead rows over
- * `autovacuum_vacuum_threshold` + `autovacuum_vacuum_scale_factor` × rows, rows inserted since the
- * last vacuum over the insert threshold and scale factor (so pages become all-visible and frozen), or
- * transaction ids older than `autovacuum_freeze_max_age`. Most dead rows first.
- */
-export async function tablesDueForVacuum(sql: Sql): Promise<string[]> {
-  const rows = await sql<{ name: string }>`
-    SELECT format('%I.%I', s.schemaname, s.relname) AS name
-    FROM pg_stat_user_tables s
-    JOIN pg_class c ON c.oid = s.relid
-    CROSS JOIN LATERAL (SELECT greatest(c.reltuples, 0)::float8 AS tuples) t
-    WHERE s.n_dead_tup > current_setting('autovacuum_vacuum_threshold')::float8
-                         + current_setting('autovacuum_vacuum_scale_factor')::float8 * t.tuples
-       OR (current_setting('autovacuum_vacuum_insert_threshold')::float8 >= 0
-           AND s.n_ins_since_vacuum > current_setting('autovacuum_vacuum_insert_threshold')::float8
-                                      + current_setting('autovacuum_vacuum_insert_scale_factor')::float8 * t.tuples)
-       OR age(c.relfrozenxid) > current_setting('autovacuum_freeze_max_age')::float8
-    ORDER BY s.n_dead_tup DESC, s.relname`;
-  return rows.map((row) => row.name);
+/** A table as the statistics describe it now: what the upkeep decides its vacuum by. */
+export interface TableActivity {
+  /** `schema.name`, quoted. */
+  name: string;
+  /** Autovacuum would vacuum it now. */
+  due: boolean;
+  /** Rows inserted into it and deleted from it, counted since the statistics began (they survive a clean stop). */
+  inserted: number;
+  deleted: number;
+  live: number;
 }
 
 /**
- * A plain VACUUM of one table (a name from tablesDueForVacuum): its dead rows' space becomes free for
- * new rows, and free pages at the table's end go back to the file system. One table per statement,
- * so that queries waiting for the embedded database's one connection run between two tables.
+ * Every table, most dead rows first, and whether autovacuum would vacuum it now: dead rows over
+ * `autovacuum_vacuum_threshold` + `autovacuum_vacuum_scale_factor` × rows, rows inserted since the
+ * last vacuum over the insert threshold and scale factor (so pages become all-visible and frozen),
+ * or transaction ids older than `autovacuum_freeze_max_age`.
  */
-export async function vacuumTable(sql: Sql, quotedName: string): Promise<void> {
-  await sql.execScript(`VACUUM ${quotedName}`);
+export async function tableActivity(sql: Sql): Promise<TableActivity[]> {
+  return sql<TableActivity>`
+    SELECT format('%I.%I', s.schemaname, s.relname) AS name,
+           (s.n_dead_tup > current_setting('autovacuum_vacuum_threshold')::float8
+                           + current_setting('autovacuum_vacuum_scale_factor')::float8 * t.tuples
+            OR (current_setting('autovacuum_vacuum_insert_threshold')::float8 >= 0
+                AND s.n_ins_since_vacuum > current_setting('autovacuum_vacuum_insert_threshold')::float8
+                                           + current_setting('autovacuum_vacuum_insert_scale_factor')::float8 * t.tuples)
+            OR age(c.relfrozenxid) > current_setting('autovacuum_freeze_max_age')::float8) AS due,
+           s.n_tup_ins::float8 AS inserted, s.n_tup_del::float8 AS deleted, s.n_live_tup::float8 AS live
+    FROM pg_stat_user_tables s
+    JOIN pg_class c ON c.oid = s.relid
+    CROSS JOIN LATERAL (SELECT greatest(c.reltuples, 0)::float8 AS tuples) t
+    ORDER BY s.n_dead_tup DESC, s.relname`;
+}
+
+/** A table to vacuum; `full`: rewritten (VACUUM FULL) rather than vacuumed. */
+export interface VacuumTarget {
+  name: string;
+  full: boolean;
+}
+
+/**
+ * A VACUUM of one table (a name from tableActivity). Plain: its dead rows' space becomes free for new
+ * rows, and free pages at the table's end go back to the file system. FULL: the table and its
+ * indexes are written anew with the live rows only and the old files removed, so all the free space
+ * goes back; the table is locked meanwhile and needs room for the copy. One table per statement, so
+ * that queries waiting for the embedded database's one connection run between two tables.
+ */
+export async function vacuumTable(sql: Sql, table: VacuumTarget): Promise<void> {
+  await sql.execScript(`VACUUM ${table.full ? 'FULL ' : ''}${table.name}`);
 }
 
 /**

@@ -8,7 +8,7 @@ import { deleteExpiredIdempotencyKeys } from '../db/ingest.js';
 import { claimDeletedInboundPayloads, clearInboundPayloadKeys } from '../db/inbound-messages.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import type { Span, Tracing } from '../tracing/tracing.js';
-import { EMBEDDED_VACUUM, runEmbeddedUpkeep } from './embedded.js';
+import { EMBEDDED_VACUUM, runEmbeddedUpkeep, type RewriteMarks } from './embedded.js';
 import { expiredInboundEndpointsSweeper } from './inbound-endpoints.js';
 import { deletedPayloadsSweeper } from './payloads.js';
 import { deletedPullPayloadsSweeper, expiredPullEndpointsSweeper, expiredPullEventsSweeper } from './pull.js';
@@ -76,6 +76,7 @@ export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseL
   let timer: NodeJS.Timeout | null = null;
   let outage = false;
   const backoff = new Backoff(intervalMs, Math.max(intervalMs, MAX_OUTAGE_BACKOFF_MS));
+  const rewriteMarks: RewriteMarks = new Map();
 
   const tracing = deps.tracing;
   /** One step in a span of its own when tracing is on. */
@@ -157,8 +158,8 @@ export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseL
     // Last in the round: the space of what the sweepers above deleted is reclaimed at once.
     if (reachable && !stopped && db.backend === 'pglite') {
       await step(EMBEDDED_VACUUM, () => traced(EMBEDDED_VACUUM, async () => {
-        for (const report of await runEmbeddedUpkeep(db, () => stopped)) {
-          if (report.step === EMBEDDED_VACUUM) log.info({ sweeper: report.step, tables: report.tables, ms: report.ms }, 'vacuumed tables of the embedded database');
+        for (const report of await runEmbeddedUpkeep(db, () => stopped, rewriteMarks)) {
+          if (report.step === EMBEDDED_VACUUM) log.info({ sweeper: report.step, tables: report.tables, full: report.rewritten, ms: report.ms }, 'vacuumed tables of the embedded database');
           else log.info({ sweeper: report.step, wal_bytes: report.walBytes, ms: report.ms }, 'checkpointed the embedded database');
         }
       }));

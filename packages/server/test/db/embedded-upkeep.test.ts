@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { openPGlite, type Database } from '../../src/db/database.js';
 import { checkpointDue } from '../../src/db/maintenance.js';
-import { runEmbeddedUpkeep } from '../../src/sweepers/embedded.js';
+import { REWRITE_MIN_FREE_ROWS, runEmbeddedUpkeep, type RewriteMarks } from '../../src/sweepers/embedded.js';
 import { DEFAULT_SWEEPERS, deletedInboundPayloadsSweeper, runSweeperOnce, startSweepers } from '../../src/sweepers/runner.js';
 import type { Sweeper } from '../../src/sweepers/sweeper.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -156,5 +156,69 @@ describe.skipIf(backend() !== 'pglite')('checkpoints of the embedded database', 
     expect(reports[1]!.walBytes).toBeGreaterThanOrEqual(due!);
     expect(await redo()).not.toBe(first);
     expect(await checkpointDue(db.sql)).toBeNull();
+  });
+});
+
+describe.skipIf(backend() !== 'pglite')('vacuums of the embedded database after many rows were deleted', () => {
+  let db: Database | undefined;
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('rewrite (VACUUM FULL) a table once more rows were deleted from it since its last rewrite than it holds, less those inserted since, so that its file shrinks', async () => {
+    const dump = readFileSync(inject('pgliteTemplatePath'));
+    db = await openPGlite({ loadDataDir: new Blob([dump]) });
+    const sql = db.sql;
+    const rows = 2 * REWRITE_MIN_FREE_ROWS;
+    // Statistics are published at the end of a transaction at most once a second, unless forced:
+    // each step's counts are in before the next one, as they are seconds apart in a server.
+    const flush = () => sql`SELECT pg_stat_force_next_flush()`;
+    for (const table of ['mostly_gone', 'mostly_kept', 'churning']) {
+      await sql.execScript(`CREATE TABLE ${table} AS SELECT g, repeat(md5(g::text), 8) AS v FROM generate_series(1, ${rows}) AS g`);
+      await flush();
+    }
+    const size = async (table: string) => (await sql<{ bytes: number }>`SELECT pg_relation_size(${table}::regclass)::float8 AS bytes`)[0]!.bytes;
+    const vacuumOf = async (marks: RewriteMarks) => {
+      const [report] = (await runEmbeddedUpkeep(db!, () => false, marks)).filter((r) => r.step === 'embedded-vacuum');
+      await flush();
+      return report;
+    };
+    // The first round sees the tables (and vacuums the inserts); what was deleted before it is not counted.
+    const marks: RewriteMarks = new Map();
+    expect((await vacuumOf(marks))!.rewritten).toEqual([]);
+    const third = Math.floor(REWRITE_MIN_FREE_ROWS * 0.8);
+    const before = { gone: await size('mostly_gone'), kept: await size('mostly_kept') };
+    // As many rows arrive as go, more than it holds over time: the space is used again, no rewrite.
+    for (let round = 0; round < 3; round++) {
+      const from = round * third;
+      await sql.execScript(`DELETE FROM churning WHERE g <= ${from + third}`);
+      await sql.execScript(`INSERT INTO churning SELECT g, repeat(md5(g::text), 8) FROM generate_series(${rows + from + 1}, ${rows + from + third}) AS g`);
+      await flush();
+      expect((await vacuumOf(marks))?.rewritten ?? []).toEqual([]);
+    }
+
+    // The oldest rows go, as retention removes them, over two rounds, each a plain vacuum's worth:
+    // their pages come first in the file.
+    await sql.execScript(`DELETE FROM mostly_gone WHERE g <= ${third}`);
+    await sql.execScript(`DELETE FROM mostly_kept WHERE g <= ${third}`);
+    await flush();
+    const first = await vacuumOf(marks);
+    expect(first!.tables).toEqual(expect.arrayContaining(['public.mostly_gone', 'public.mostly_kept']));
+    expect(first!.rewritten).toEqual([]);
+    expect(await size('mostly_gone')).toBeGreaterThan(before.gone * 0.9);
+
+    await sql.execScript(`DELETE FROM mostly_gone WHERE g <= ${2 * third}`);
+    await flush();
+    const second = await vacuumOf(marks);
+    expect(second!.rewritten).toEqual(['public.mostly_gone']);
+    const left = rows - 2 * third;
+    expect((await sql<{ n: number }>`SELECT count(*)::int AS n FROM mostly_gone`)[0]!.n).toBe(left);
+    // About as much of its file as of its rows is left.
+    expect(await size('mostly_gone')).toBeLessThan((before.gone * left) / rows + 64 * 1024);
+    // Fewer rows went from the other than it holds: its freed pages, at its start, wait for new rows.
+    expect(await size('mostly_kept')).toBeGreaterThan(before.kept * 0.9);
+
+    // The rewrite is its new mark: nothing is rewritten again until as much more is deleted.
+    expect((await vacuumOf(marks))?.rewritten ?? []).toEqual([]);
   });
 });
