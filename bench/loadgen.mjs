@@ -11,7 +11,8 @@
 // (a request due while all are busy waits, and that wait is in its latency). `startAt` (epoch ms)
 // lets two loads start together whatever their processes' start-up took.
 // Result: { sent, answered, errors, statuses: { '200': n, … }, rate (answered/s), cpuMs (the load's
-// own), latencyMs: { p50, p90, p99, p999, max } }.
+// own), latencyMs: { p50, p90, p99, p999, max } }; with `samples: true` also every answer's latency,
+// `samplesMs`, in the order of the answers (to take quantiles over several loads together).
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
@@ -204,6 +205,7 @@ async function load(spec) {
     rate: sorted.length / elapsedS,
     cpuMs: (cpu.user + cpu.system) / 1000,
     latencyMs: { p50: ms(0.5), p90: ms(0.9), p99: ms(0.99), p999: ms(0.999), max: sorted.length ? sorted[sorted.length - 1] / 1000 : Number.NaN },
+    ...(spec.samples ? { samplesMs: latenciesUs.map((us) => us / 1000) } : {}),
   };
 }
 
