@@ -23,6 +23,7 @@ export * from './glob.js';
 export * from './own.js';
 export * from './sockets.js';
 export * from './samples.js';
+export * from './providers.js';
 export * from './schemas/samples.js';
 export * from './sample-outcome.js';
 export * from './schemas/inspector.js';

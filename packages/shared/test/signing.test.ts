@@ -11,6 +11,8 @@ import {
   signStripe,
   standardWebhookHeaders,
   standardWebhookHeadersOfStream,
+  timestampedSignature,
+  timestampedSigner,
 } from '../src/signing.js';
 
 /** Signatures computed here from the providers' documented recipes, independently of the module. */
@@ -91,5 +93,31 @@ describe('provider signatures', () => {
 
   it('Shopify: the base64 HMAC of the body', () => {
     expect(signShopify(secret, BODY_BYTES)).toBe(hmac(key, BODY_BYTES).digest('base64'));
+  });
+});
+
+describe('signatures over a timestamp', () => {
+  const secret = 'whsec_prövider';
+  const key = Buffer.from(secret, 'utf8');
+
+  it('use the header text of the timestamp as given, milliseconds included (hex, base64: the bare digest of "ts.body")', () => {
+    expect(timestampedSignature('hex', secret, { timestamp: '1700000000123' }, BODY_BYTES)).toBe(hmac(key, `1700000000123.${BODY}`).digest('hex'));
+    expect(timestampedSignature('base64', secret, { timestamp: '1700000000' }, BODY_BYTES)).toBe(hmac(key, `1700000000.${BODY}`).digest('base64'));
+  });
+
+  it('are the providers’ own: the same as signStripe, signSlack and signStandardWebhook', () => {
+    expect(timestampedSignature('stripe', secret, { timestamp: '1700000000' }, BODY_BYTES)).toBe(signStripe(secret, BODY_BYTES, 1_700_000_000));
+    expect(timestampedSignature('slack', secret, { timestamp: '1700000000' }, BODY_BYTES)).toBe(signSlack(secret, BODY_BYTES, 1_700_000_000));
+    expect(timestampedSignature('standard_webhooks', SECRET, { timestamp: '1700000000', id: 'msg_1' }, BODY_BYTES)).toBe(
+      signStandardWebhook(SECRET, { id: 'msg_1', timestamp: 1_700_000_000, body: BODY_BYTES }),
+    );
+  });
+
+  it('come out the same from a body fed in pieces', () => {
+    for (const scheme of ['stripe', 'slack', 'standard_webhooks', 'hex', 'base64'] as const) {
+      const signer = timestampedSigner(scheme, SECRET, { timestamp: '1700000000', id: 'msg_1' });
+      signer.update(BODY_BYTES.subarray(0, 15)).update(BODY_BYTES.subarray(15));
+      expect(signer.signature(), scheme).toBe(timestampedSignature(scheme, SECRET, { timestamp: '1700000000', id: 'msg_1' }, BODY));
+    }
   });
 });
