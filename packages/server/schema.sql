@@ -27,6 +27,7 @@
 --   021_events_fanout
 --   022_event_types
 --   023_message_retention
+--   025_resign_late
 
 CREATE TABLE api_keys (
     id uuid NOT NULL,
@@ -52,7 +53,8 @@ CREATE TABLE delivery_attempts (
     error text,
     response_body text,
     worker_id text,
-    result_id uuid
+    result_id uuid,
+    resigned boolean DEFAULT false NOT NULL
 );
 ALTER TABLE delivery_attempts ADD CONSTRAINT delivery_attempts_pkey PRIMARY KEY (id);
 CREATE INDEX delivery_attempts_message ON public.delivery_attempts USING btree (message_id, attempt_number);
@@ -213,7 +215,8 @@ CREATE TABLE inbound_endpoints (
     previous_last_message_id uuid,
     rejections_dropped_count bigint DEFAULT 0 NOT NULL,
     max_body_bytes integer,
-    retention_days integer
+    retention_days integer,
+    resign_late boolean DEFAULT true NOT NULL
 );
 ALTER TABLE inbound_endpoints ADD CONSTRAINT inbound_endpoints_check CHECK ((ephemeral = (expires_at IS NOT NULL)));
 ALTER TABLE inbound_endpoints ADD CONSTRAINT inbound_endpoints_event_type_source_check CHECK ((event_type_source = ANY (ARRAY['body'::text, 'header'::text])));
@@ -250,7 +253,8 @@ CREATE TABLE inbound_message_answers (
     response_body bytea,
     response_body_truncated boolean DEFAULT false NOT NULL,
     first_answered_at timestamp with time zone NOT NULL,
-    answered_at timestamp with time zone NOT NULL
+    answered_at timestamp with time zone NOT NULL,
+    resigned boolean DEFAULT false NOT NULL
 );
 ALTER TABLE inbound_message_answers ADD CONSTRAINT inbound_message_answers_pkey PRIMARY KEY (message_id, listener);
 

@@ -8,6 +8,7 @@ import { openPayloadStore } from './storage/open-payload-store.js';
 import { withBlobStore } from './storage/payload-store.js';
 import { openBlobStore } from './storage/open-blob-store.js';
 import { IngestEndpointCache } from './ingest/endpoint-cache.js';
+import { senderSigningCache } from './ingest/signing-cache.js';
 import { Metrics } from './metrics/index.js';
 import { metricsRoutes } from './metrics/routes.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
@@ -136,11 +137,12 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   // First: a server configured for tracing without the OpenTelemetry packages stops here.
   const tracing = deps.tracing ?? (await openTracing(config.tracing, SERVER_VERSION, app.log));
   const ingestCache = new IngestEndpointCache(deps.db.sql, deps.secretBox);
+  const senderSigning = senderSigningCache(deps.db.sql, deps.secretBox);
   const openedStore = deps.payloadStore ?? (await openPayloadStore(config.payloadStore));
   const payloadStore = openedStore.blobs ? openedStore : withBlobStore(openedStore, openBlobStore(deps.db, config, app.log, openedStore));
   const metrics = new Metrics(deps.db.sql, app.log);
   const engines = new Engines(
-    { ...deps, config, payloadStore, ingestCache, metrics, tracing, log: app.log },
+    { ...deps, config, payloadStore, ingestCache, senderSigning, metrics, tracing, log: app.log },
     { ...(options.worker === undefined ? {} : { worker: options.worker }), ...(options.rejections === undefined ? {} : { rejections: options.rejections }) },
   );
   const services: AppServices = {
@@ -148,6 +150,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     config,
     payloadStore,
     ingestCache,
+    senderSigning,
     metrics,
     tracing,
     streamTickets: new StreamTickets(deps.secretBox),
@@ -161,6 +164,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     },
     async inboundEndpointChanged(id) {
       ingestCache.invalidate(id);
+      senderSigning.delete(id);
       await deps.db.notify(INBOUND_ENDPOINT_CHANGED_CHANNEL, id);
     },
   };

@@ -228,6 +228,12 @@ const EnvSchema = z.object({
     { description: 'messages of each kind removed per transaction of the retention sweeper', shownDefault: `${DEFAULT_RETENTION_BATCH} (embedded: ${DEFAULT_EMBEDDED_RETENTION_BATCH})` },
     unsetWhenEmpty(positiveInt('HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE').max(10_000, 'HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE must be at most 10000').optional()),
   ),
+  // Below the 300 s the providers' own checks allow by default, so that what goes out re-signed
+  // at the threshold still has a minute of their tolerance for the local app to answer in.
+  HOOKRELAY_RESIGN_AFTER_SECONDS: documented(
+    "a delivery this long after its sender's signed timestamp goes re-signed with the endpoint's secret (docs/api.md, Late deliveries re-signed)",
+    positiveInt('HOOKRELAY_RESIGN_AFTER_SECONDS').max(86_400).default(240),
+  ),
   HOOKRELAY_STREAM_HEARTBEAT_SECONDS: documented('WebSocket ping interval; a peer missing a pong by the next ping is dropped', positiveInt('HOOKRELAY_STREAM_HEARTBEAT_SECONDS').default(15)),
   HOOKRELAY_MAX_SOCKETS_PER_KEY: documented('open WebSockets per API key in this process; 0 = no limit', unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MAX_SOCKETS_PER_KEY').default(DEFAULT_MAX_SOCKETS_PER_KEY))),
   HOOKRELAY_MAX_SOCKETS_PER_PROJECT: documented('open WebSockets per project in this process; 0 = no limit', unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MAX_SOCKETS_PER_PROJECT').default(DEFAULT_MAX_SOCKETS_PER_PROJECT))),
@@ -436,6 +442,8 @@ export interface Config {
   messageRetentionBatchSize: number;
   /** WebSocket ping interval; a peer that misses a pong by the next ping is dropped. */
   streamHeartbeatSeconds: number;
+  /** A delivery later than this after its signed timestamp is re-signed (docs/api.md, Late deliveries re-signed). */
+  resignAfterSeconds: number;
   /** Open WebSockets this process allows per API key, per project and in all; 0 = no limit. */
   maxSockets: { perKey: number; perProject: number; total: number };
   /** How long a claimed delivery stays leased to its worker before the reaper may hand it to another. */
@@ -540,6 +548,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     messageRetentionDays: e.HOOKRELAY_MESSAGE_RETENTION_DAYS,
     messageRetentionBatchSize: e.HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE ?? (e.DATABASE_URL === undefined ? DEFAULT_EMBEDDED_RETENTION_BATCH : DEFAULT_RETENTION_BATCH),
     streamHeartbeatSeconds: e.HOOKRELAY_STREAM_HEARTBEAT_SECONDS,
+    resignAfterSeconds: e.HOOKRELAY_RESIGN_AFTER_SECONDS,
     maxSockets: { perKey: e.HOOKRELAY_MAX_SOCKETS_PER_KEY, perProject: e.HOOKRELAY_MAX_SOCKETS_PER_PROJECT, total: e.HOOKRELAY_MAX_SOCKETS },
     deliveryLeaseSeconds: e.HOOKRELAY_DELIVERY_LEASE_SECONDS,
     deliveryConcurrency: e.HOOKRELAY_DELIVERY_CONCURRENCY,

@@ -18,6 +18,7 @@ import { DELIVERY_SWEEPERS } from './delivery/sweepers.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery/worker.js';
 import { IngestBatcher, type IngestBatcherOptions } from './ingest/batcher.js';
 import type { IngestEndpointCache } from './ingest/endpoint-cache.js';
+import type { SenderSigningCache } from './ingest/signing-cache.js';
 import { PullIngestBatcher } from './ingest/pull-batcher.js';
 import { RejectionRecorder, type RejectionRecorderOptions } from './ingest/rejections.js';
 import type { Metrics } from './metrics/index.js';
@@ -43,6 +44,8 @@ export interface EngineDeps {
   secretBox: SecretBox;
   payloadStore: PayloadStore;
   ingestCache: IngestEndpointCache;
+  /** The endpoints' re-signing settings, which the streams read by (dropped with the ingest settings). */
+  senderSigning: SenderSigningCache;
   metrics: Metrics;
   tracing: Tracing;
   log: FastifyBaseLogger;
@@ -125,7 +128,7 @@ export class Engines {
         : undefined;
 
     if (roles.has('api')) {
-      const streams = new StreamHub(db, payloadStore, log, { tracing });
+      const streams = new StreamHub(db, payloadStore, log, { tracing, resign: { cache: deps.senderSigning, afterSeconds: config.resignAfterSeconds } });
       metrics.trackConnectedClis(() => streams.connectedCount);
       this.api = {
         streams,
@@ -177,9 +180,14 @@ export class Engines {
 
   /** The LISTENs and timers; the app is not ready before they are. */
   async start(): Promise<void> {
-    const { db, ingestCache, log } = this.deps;
+    const { db, ingestCache, senderSigning, log } = this.deps;
     // Every role: an endpoint changed by any process drops this process's cached ingest settings.
-    this.unlisten.push(await db.listen(INBOUND_ENDPOINT_CHANGED_CHANNEL, (id) => ingestCache.invalidate(id)));
+    this.unlisten.push(
+      await db.listen(INBOUND_ENDPOINT_CHANGED_CHANNEL, (id) => {
+        ingestCache.invalidate(id);
+        senderSigning.delete(id);
+      }),
+    );
     const api = this.api;
     if (api === undefined) return;
     const { streams, watch } = api;

@@ -4,6 +4,7 @@ import type { SecretBox } from './security/crypto.js';
 import type { Resolver } from './security/ssrf.js';
 import type { PayloadStore } from './storage/payload-store.js';
 import type { IngestEndpointCache } from './ingest/endpoint-cache.js';
+import type { SenderSigningCache } from './ingest/signing-cache.js';
 import type { Metrics } from './metrics/index.js';
 import type { StreamTickets } from './stream/tickets.js';
 import type { SocketRegistry } from './stream/sockets.js';
@@ -27,6 +28,8 @@ export interface AppServices extends AppDeps {
   config: Config;
   payloadStore: PayloadStore;
   ingestCache: IngestEndpointCache;
+  /** Each inbound endpoint's re-signing settings (ingest/resign.ts), for listen pages and streams. */
+  senderSigning: SenderSigningCache;
   /** This app's Prometheus registry and counters (GET /metrics). */
   metrics: Metrics;
   /** Spans (docs/operating.md, Tracing): a no-op unless an OTLP endpoint is configured. */

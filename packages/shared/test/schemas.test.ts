@@ -321,6 +321,7 @@ describe('output records', () => {
           response_headers: [['content-type', 'text/plain']],
           response_body: 'b29wcw==',
           response_body_truncated: false,
+          resigned: false,
           answered_at: NOW,
         },
       ],
@@ -373,6 +374,12 @@ describe('inbound endpoint create', () => {
   ])('ingest_response_code %i accepted: %s', (code, ok) => {
     expect(accepts(InboundEndpointCreateIn, { name: 'x', ingest_response_code: code })).toBe(ok);
     expect(accepts(InboundEndpointUpdateIn, { ingest_response_code: code })).toBe(ok);
+  });
+
+  it('resign_late is true or false, on create and PATCH', () => {
+    expect(InboundEndpointCreateIn.parse({ name: 'x', resign_late: false }).resign_late).toBe(false);
+    expect(InboundEndpointUpdateIn.parse({ resign_late: true })).toEqual({ resign_late: true });
+    expect(errors(InboundEndpointUpdateIn, { resign_late: 'no' })).toEqual(['resign_late must be true or false']);
   });
 
   it('ingest_response_code messages', () => {
@@ -560,6 +567,14 @@ describe('listen, stream and results', () => {
     expect(accepts(CliMessageOut, { ...withoutBody, body_error: 'gone' })).toBe(false);
   });
 
+  it('CLI message: a late signature says when it was made, and whether it goes re-signed or why not', () => {
+    expect(accepts(CliMessageOut, { ...cliMessage, signed_at: NOW, resigned: true })).toBe(true);
+    for (const reason of ['no_secret', 'disabled', 'unverified']) expect(accepts(CliMessageOut, { ...cliMessage, signed_at: NOW, resign_skipped: reason })).toBe(true);
+    expect(accepts(CliMessageOut, { ...cliMessage, signed_at: NOW, resign_skipped: 'expired' })).toBe(false);
+    expect(accepts(CliMessageOut, { ...cliMessage, resigned: false })).toBe(false);
+    expect(accepts(CliMessageOut, { ...cliMessage, signed_at: 'ten minutes ago' })).toBe(false);
+  });
+
   it('parses every frame by its type', () => {
     const ready = StreamFrame.parse(JSON.parse('{"type":"ready","cursor":null}'));
     expect(ready).toEqual({ type: 'ready', cursor: null });
@@ -579,7 +594,7 @@ describe('listen, stream and results', () => {
 
   it('a result report may carry the app’s answer, bounded', () => {
     const base = { message_id: ID1, status: 200, latency_ms: 3, error: null };
-    const full = { ...base, listener: 'ci', response_headers: [['Content-Type', 'text/plain']], response_body: 'aGk=', response_body_truncated: true };
+    const full = { ...base, listener: 'ci', response_headers: [['Content-Type', 'text/plain']], response_body: 'aGk=', response_body_truncated: true, resigned: true };
     expect(InboundResultIn.parse(full)).toEqual(full);
     expect(StreamResultFrame.parse({ type: 'result', ...full })).toEqual({ type: 'result', ...full });
     const max = Buffer.alloc(64 * 1024).toString('base64');

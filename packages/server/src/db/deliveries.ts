@@ -1,3 +1,4 @@
+import type { HmacScheme } from '@hookrelay/shared';
 import { DELIVERIES_CHANNEL } from './channels.js';
 import type { Sql } from './database.js';
 import { liveEndpoint } from './soft-delete.js';
@@ -173,6 +174,13 @@ export interface InboundDeliveryContext {
   url: string;
   mode: 'forward' | 'cli';
   signing_enabled: boolean;
+  /** What re-signing a late delivery reads (ingest/resign.ts): the checks the message passed, the endpoint's settings. */
+  verified: string[];
+  hmac_scheme: HmacScheme;
+  hmac_header_name: string | null;
+  timestamp_header_name: string | null;
+  hmac_secret_encrypted: string | null;
+  resign_late: boolean;
   /** The body's size: a streamed body is sent with it as Content-Length, and read to check it. */
   size_bytes: number;
   live: boolean;
@@ -186,8 +194,9 @@ export async function loadInboundContexts(sql: Sql, ids: readonly string[], with
   if (ids.length === 0) return [];
   return sql<InboundDeliveryContext>`
     SELECT m.id, m.status, m.attempt_count, m.content_type, m.payload_key, m.size_bytes, m.method, m.path, m.query, m.raw_headers,
-           (m.deleted_at IS NOT NULL) AS deleted, m.trace_context,
+           (m.deleted_at IS NOT NULL) AS deleted, m.trace_context, m.verified,
            e.id::text AS endpoint_id, e.url, e.mode, e.signing_enabled,
+           e.hmac_scheme, e.hmac_header_name, e.timestamp_header_name, e.hmac_secret_encrypted, e.resign_late,
            ${liveEndpoint('e')} AS live,
            coalesce((SELECT json_agg(k.secret_encrypted ORDER BY k.created_at DESC, k.id DESC) FROM signing_keys k
                      WHERE k.owner_id = e.id::text AND (k.expires_at IS NULL OR k.expires_at > now())), '[]'::json) AS secrets
@@ -343,16 +352,18 @@ export interface AttemptRecord {
   error: string | null;
   responseBody: string | null;
   workerId: string;
+  /** The request went re-signed (ingest/resign.ts); false when absent. */
+  resigned?: boolean;
 }
 
 export async function insertAttempts(sql: Sql, attempts: readonly AttemptRecord[]): Promise<void> {
   if (attempts.length === 0) return;
   const rows = attempts.map(
     (a) => sql.fragment`(${a.id}::uuid, ${a.messageId}::uuid, ${a.attemptNumber}::int, ${a.startedAt}::timestamptz,
-      ${a.responseStatus}::int, ${a.latencyMs}::int, ${a.error}::text, ${a.responseBody}::text, ${a.workerId}::text)`,
+      ${a.responseStatus}::int, ${a.latencyMs}::int, ${a.error}::text, ${a.responseBody}::text, ${a.workerId}::text, ${a.resigned ?? false}::boolean)`,
   );
   await sql`
-    INSERT INTO delivery_attempts (id, message_id, attempt_number, started_at, response_status, latency_ms, error, response_body, worker_id)
+    INSERT INTO delivery_attempts (id, message_id, attempt_number, started_at, response_status, latency_ms, error, response_body, worker_id, resigned)
     VALUES ${sql.join(rows, ', ')}`;
 }
 

@@ -39,6 +39,7 @@ export interface InboundEndpointRow extends InboundEndpointSummaryRow, Verificat
   max_body_bytes: number | null;
   /** Days its messages are kept; null: the server's default. */
   retention_days: number | null;
+  resign_late: boolean;
   updated_at: Date;
 }
 
@@ -69,7 +70,7 @@ const COLUMNS = (sql: Sql) => sql.fragment`
   e.verify_ip_allowlist, e.allowed_cidrs, e.idempotency_header_names, e.ingest_response_code,
   e.signing_enabled, LEAST(e.rejected_count, 2147483647)::int AS rejected_count,
   LEAST(e.rejections_dropped_count, 2147483647)::int AS rejections_dropped_count, e.last_message_id,
-  e.event_type_source, e.event_type_path, e.max_body_bytes, e.retention_days, e.updated_at`;
+  e.event_type_source, e.event_type_path, e.max_body_bytes, e.retention_days, e.resign_late, e.updated_at`;
 
 /** A new endpoint's settings; secrets arrive sealed or hashed. */
 export interface InboundEndpointInsert extends Camelized<VerificationSettings> {
@@ -91,6 +92,7 @@ export interface InboundEndpointInsert extends Camelized<VerificationSettings> {
   eventTypePath: string | null;
   maxBodyBytes: number | null;
   retentionDays: number | null;
+  resignLate: boolean;
 }
 
 /** Throws a unique violation of INBOUND_URL_CONSTRAINT when the project already has the URL. */
@@ -102,7 +104,7 @@ export async function insertInboundEndpoint(sql: Sql, input: InboundEndpointInse
       verify_hmac, hmac_scheme, hmac_header_name, hmac_secret_encrypted,
       timestamp_header_name, timestamp_tolerance_seconds, verify_ip_allowlist, allowed_cidrs,
       idempotency_header_names, ingest_response_code, signing_enabled, ephemeral, expires_at,
-      event_type_source, event_type_path, max_body_bytes, retention_days)
+      event_type_source, event_type_path, max_body_bytes, retention_days, resign_late)
     VALUES (
       ${input.id}, ${input.projectId}, ${input.name}, ${input.description}, ${input.mode}, ${input.url},
       ${input.secretTokenEncrypted}, ${input.secretTokenHash},
@@ -112,7 +114,7 @@ export async function insertInboundEndpoint(sql: Sql, input: InboundEndpointInse
       ${input.timestampHeaderName}::text, ${input.timestampToleranceSeconds}::int, ${input.verifyIpAllowlist},
       ${input.allowedCidrs}::jsonb, ${input.idempotencyHeaderNames}::jsonb, ${input.ingestResponseCode}::int,
       ${input.signingEnabled}, ${input.expiresAt !== null}, ${input.expiresAt}::timestamptz,
-      ${input.eventTypeSource}::text, ${input.eventTypePath}::text, ${input.maxBodyBytes}::int, ${input.retentionDays}::int)
+      ${input.eventTypeSource}::text, ${input.eventTypePath}::text, ${input.maxBodyBytes}::int, ${input.retentionDays}::int, ${input.resignLate}::boolean)
     RETURNING ${SUMMARY_COLUMNS(sql)}`;
   return row!;
 }
@@ -173,6 +175,7 @@ export interface InboundEndpointPatch extends Partial<Camelized<VerificationSett
   eventTypePath?: string | null;
   maxBodyBytes?: number | null;
   retentionDays?: number | null;
+  resignLate?: boolean;
 }
 
 /**
@@ -212,6 +215,7 @@ export async function updateInboundEndpoint(
   if (patch.eventTypePath !== undefined) sets.push(sql.fragment`event_type_path = ${text(patch.eventTypePath)}`);
   if (patch.maxBodyBytes !== undefined) sets.push(sql.fragment`max_body_bytes = ${patch.maxBodyBytes}::int`);
   if (patch.retentionDays !== undefined) sets.push(sql.fragment`retention_days = ${patch.retentionDays}::int`);
+  if (patch.resignLate !== undefined) sets.push(sql.fragment`resign_late = ${patch.resignLate}::boolean`);
   sets.push(sql.fragment`updated_at = now()`);
   const [row] = await sql<{ id: string; paused: boolean }>`
     UPDATE inbound_endpoints e SET ${sql.join(sets, ', ')}
@@ -278,4 +282,21 @@ export async function countInboundEndpointActivity(
       (SELECT count(*)::int FROM inbound_messages m WHERE m.inbound_endpoint_id = e.id AND m.id >= ${sinceId}::uuid) AS messages_24h
     FROM unnest(${ids as string[]}::uuid[]) AS e(id)`;
   return new Map(rows.map(({ id, ...activity }) => [id, activity]));
+}
+
+/** What re-signing a late delivery reads of its endpoint (ingest/resign.ts); the secret sealed. */
+export interface SenderSigningRow {
+  hmac_scheme: VerificationSettings['hmac_scheme'];
+  hmac_header_name: string | null;
+  timestamp_header_name: string | null;
+  hmac_secret_encrypted: string | null;
+  resign_late: boolean;
+}
+
+/** The re-signing settings of a live endpoint; undefined when it is not live. */
+export async function findSenderSigning(sql: Sql, endpointId: string): Promise<SenderSigningRow | undefined> {
+  const [row] = await sql<SenderSigningRow>`
+    SELECT e.hmac_scheme, e.hmac_header_name, e.timestamp_header_name, e.hmac_secret_encrypted, e.resign_late
+    FROM inbound_endpoints e WHERE e.id = ${endpointId}::uuid AND ${liveEndpoint('e')}`;
+  return row;
 }

@@ -86,6 +86,7 @@ export type ListenMessageRow = Pick<
   | 'received_at'
   | 'event_type'
   | 'trace_context'
+  | 'verified'
 >;
 
 /** A listen row with its payload bytes: null when it has no key, or no payload under its key. */
@@ -111,12 +112,12 @@ export async function listInboundMessagesWithPayloadAfter(
   // first always): only their payloads are read. `scanned` tells a page cut by bytes from the end.
   const rows = await sql<ListenMessageWithPayloadRow & { scanned: number }>`
     SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
-           m.received_at, m.event_type, m.trace_context, p.data AS payload, m.scanned
+           m.received_at, m.event_type, m.trace_context, m.verified, p.data AS payload, m.scanned
     FROM (
       SELECT h.*, sum(h.inline_bytes) OVER (ORDER BY h.id) - h.inline_bytes AS bytes_before, count(*) OVER ()::int AS scanned
       FROM (
         SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
-               m.received_at, m.event_type, m.trace_context,
+               m.received_at, m.event_type, m.trace_context, m.verified,
                CASE WHEN m.size_bytes > ${maxInlineBytes} THEN 0 ELSE m.size_bytes END AS inline_bytes
         FROM inbound_messages m
         WHERE m.inbound_endpoint_id = ${endpointId} ${after} AND m.deleted_at IS NULL
@@ -159,7 +160,7 @@ export async function listInboundMessagesByIds(
       : sql.fragment`CASE WHEN m.size_bytes <= ${maxInlineBytes} THEN (SELECT p.data FROM payloads p WHERE p.key = m.payload_key) END`;
   return sql<ListenMessageWithPayloadRow>`
     SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
-           m.received_at, m.event_type, m.trace_context, ${payload} AS payload
+           m.received_at, m.event_type, m.trace_context, m.verified, ${payload} AS payload
     FROM inbound_messages m
     WHERE m.inbound_endpoint_id = ${endpointId} AND m.id = ANY (${ids as string[]}::uuid[]) AND m.deleted_at IS NULL
     ORDER BY m.id`;
@@ -285,6 +286,7 @@ export interface InboundAnswerRow {
   latency_ms: number;
   error: string | null;
   response_body_truncated: boolean;
+  resigned: boolean;
   answered_at: Date;
 }
 
@@ -300,7 +302,7 @@ export async function listInboundAnswers(sql: Sql, messageIds: readonly string[]
   if (messageIds.length === 0) return [];
   const content = withContent ? sql.fragment`, a.response_headers, a.response_body` : sql.fragment``;
   return sql<InboundAnswerRow>`
-    SELECT a.message_id, a.listener, a.status, a.latency_ms, a.error, a.response_body_truncated, a.answered_at ${content}
+    SELECT a.message_id, a.listener, a.status, a.latency_ms, a.error, a.response_body_truncated, a.resigned, a.answered_at ${content}
     FROM inbound_message_answers a
     WHERE a.message_id = ANY (${messageIds as string[]}::uuid[])
     ORDER BY a.message_id, a.first_answered_at, a.listener`;
@@ -363,6 +365,8 @@ export interface InboundResultReport {
   resultId: string | null;
   result: InboundResult;
   answer: InboundAnswer;
+  /** The listener forwarded the message re-signed by the server: its attempt and answer say so (default false). */
+  resigned?: boolean;
 }
 
 /** What one report did: the message as it now stands; `duplicate` when the report's id was recorded before and nothing changed. */
@@ -421,14 +425,16 @@ async function recordResultsOnce(sql: Sql, reports: readonly InboundResultReport
       SELECT * FROM unnest(
         ${reports.map((_, i) => i)}::int[], ${reports.map((r) => r.messageId)}::uuid[], ${reports.map((r) => r.projectId)}::uuid[],
         ${reports.map((r) => r.endpointId)}::uuid[], ${reports.map((r) => r.result.status)}::int[], ${reports.map((r) => r.result.latencyMs)}::int[],
-        ${errors}::text[], ${reports.map(() => newAttemptId())}::uuid[], ${reports.map((r) => r.resultId)}::uuid[]
-      ) AS u(batch_index, message_id, project_id, endpoint_id, response_status, latency_ms, error, attempt_id, result_id)
+        ${errors}::text[], ${reports.map(() => newAttemptId())}::uuid[], ${reports.map((r) => r.resultId)}::uuid[],
+        ${reports.map((r) => (r.resigned === true ? 1 : 0))}::int[]
+      ) AS u(batch_index, message_id, project_id, endpoint_id, response_status, latency_ms, error, attempt_id, result_id, resigned_flag)
     ), seen AS (
       SELECT u.batch_index, u.message_id, u.project_id, u.endpoint_id FROM reports u
       WHERE u.result_id IS NOT NULL
         AND EXISTS (SELECT 1 FROM delivery_attempts d WHERE d.message_id = u.message_id AND d.result_id = u.result_id)
     ), input AS (
-      SELECT u.*, coalesce(u.response_status BETWEEN 200 AND 299, false) AS succeeded FROM reports u
+      -- postgres.js types an array of booleans as one boolean parameter: the flags travel as 0 and 1.
+      SELECT u.*, coalesce(u.response_status BETWEEN 200 AND 299, false) AS succeeded, u.resigned_flag = 1 AS resigned FROM reports u
       WHERE NOT EXISTS (SELECT 1 FROM seen s WHERE s.batch_index = u.batch_index)
     ), answer_input AS (
       SELECT * FROM jsonb_to_recordset(${answers as unknown as object}::jsonb)
@@ -459,23 +465,23 @@ async function recordResultsOnce(sql: Sql, reports: readonly InboundResultReport
       WHERE m.id = i.message_id AND m.deleted_at IS NULL
       RETURNING i.batch_index, ${COLUMNS(sql)}
     ), attempt AS (
-      INSERT INTO delivery_attempts (id, message_id, attempt_number, started_at, response_status, latency_ms, error, result_id)
+      INSERT INTO delivery_attempts (id, message_id, attempt_number, started_at, response_status, latency_ms, error, result_id, resigned)
       SELECT i.attempt_id, r.id, r.attempt_count, now() - make_interval(secs => r.response_latency_ms / 1000.0),
-             r.response_status, r.response_latency_ms, r.last_error, i.result_id
+             r.response_status, r.response_latency_ms, r.last_error, i.result_id, i.resigned
       FROM reported r JOIN input i ON i.batch_index = r.batch_index
     ), answer_rows AS (
-      SELECT r.id AS message_id, a.listener, r.response_status, r.response_latency_ms, r.last_error, a.headers, a.body, a.truncated
-      FROM reported r JOIN answer_input a ON a.batch_index = r.batch_index
+      SELECT r.id AS message_id, a.listener, r.response_status, r.response_latency_ms, r.last_error, a.headers, a.body, a.truncated, i.resigned
+      FROM reported r JOIN answer_input a ON a.batch_index = r.batch_index JOIN input i ON i.batch_index = r.batch_index
     ), answered AS (
       INSERT INTO inbound_message_answers AS a (message_id, listener, status, latency_ms, error, response_headers, response_body,
-        response_body_truncated, first_answered_at, answered_at)
+        response_body_truncated, resigned, first_answered_at, answered_at)
       SELECT n.message_id, n.listener, n.response_status, n.response_latency_ms, n.last_error, n.headers,
-             CASE WHEN n.body IS NULL THEN NULL ELSE decode(n.body, 'base64') END, n.truncated, now(), now()
+             CASE WHEN n.body IS NULL THEN NULL ELSE decode(n.body, 'base64') END, n.truncated, n.resigned, now(), now()
       FROM answer_rows n
       ON CONFLICT (message_id, listener) DO UPDATE SET
         status = excluded.status, latency_ms = excluded.latency_ms, error = excluded.error,
         response_headers = excluded.response_headers, response_body = excluded.response_body,
-        response_body_truncated = excluded.response_body_truncated, answered_at = excluded.answered_at
+        response_body_truncated = excluded.response_body_truncated, resigned = excluded.resigned, answered_at = excluded.answered_at
     ), pruned AS (
       -- The statement's own insert is not visible here: the rank is among the other listeners.
       DELETE FROM inbound_message_answers a USING (

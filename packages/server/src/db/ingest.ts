@@ -18,6 +18,7 @@ export interface IngestEndpointRow extends VerificationSettings {
   event_type_source: EventTypeSource | null;
   event_type_path: string | null;
   max_body_bytes: number | null;
+  resign_late: boolean;
 }
 
 export async function findIngestEndpointByTokenHash(sql: Sql, tokenHash: string): Promise<IngestEndpointRow | undefined> {
@@ -28,7 +29,7 @@ export async function findIngestEndpointByTokenHash(sql: Sql, tokenHash: string)
            verify_static_token, static_token_header_name, static_token_query_param, static_token_hash,
            verify_hmac, hmac_scheme, hmac_header_name, hmac_secret_encrypted,
            timestamp_header_name, timestamp_tolerance_seconds, verify_ip_allowlist, allowed_cidrs,
-           event_type_source, event_type_path, max_body_bytes
+           event_type_source, event_type_path, max_body_bytes, resign_late
     FROM inbound_endpoints WHERE secret_token_hash = ${tokenHash}`;
   return row;
 }

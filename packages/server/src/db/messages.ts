@@ -290,12 +290,14 @@ export interface AttemptRow {
   latency_ms: number | null;
   error: string | null;
   response_body: string | null;
+  /** The request went re-signed (an inbound message late after its signed timestamp). */
+  resigned: boolean;
 }
 
 /** The attempt history of a message, oldest first. */
 export async function listAttempts(sql: Sql, messageId: string): Promise<AttemptRow[]> {
   return sql<AttemptRow>`
-    SELECT id, message_id, attempt_number, started_at, response_status, latency_ms, error, response_body
+    SELECT id, message_id, attempt_number, started_at, response_status, latency_ms, error, response_body, resigned
     FROM delivery_attempts WHERE message_id = ${messageId}::uuid
     ORDER BY attempt_number, started_at, id`;
 }

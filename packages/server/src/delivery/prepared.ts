@@ -7,6 +7,7 @@ import type { HandedOverDelivery } from './local-worker.js';
 import { buildForwardRequest, buildOutboundRequest } from './request.js';
 import type { SecretCache } from './secret-cache.js';
 import type { OutgoingRequest, StreamedBody } from './sender.js';
+import { lateSignature, outgoingSignature, resignedHeaderNames, senderSigningOf } from '../ingest/resign.js';
 
 /** One delivery, claimed or handed over, ready to send once its rate-limit slot comes. */
 export interface Prepared {
@@ -34,12 +35,19 @@ export interface Prepared {
   build(timestamp: number): OutgoingRequest | Promise<OutgoingRequest>;
 }
 
-/** What building requests needs: the signing secrets, and the store a streamed body is read from. */
+/**
+ * What building requests needs: the signing secrets (the senders' too, opened alike), the store a
+ * streamed body is read from, and how late a forward-mode message may go before it is re-signed.
+ */
 export interface RequestContext {
   secrets: SecretCache;
   payloadStore: PayloadStore;
   sql: Sql;
+  resignAfterSeconds: number;
 }
+
+/** The Standard Webhooks headers that an endpoint's own signing puts in place of the sender's. */
+const OWN_SIGNATURE_HEADERS: ReadonlySet<string> = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
 
 /** A delivery of a committed claim. */
 export function preparedFromClaim(ctx: RequestContext, leaseId: string, { context: c, job, payload, notBefore }: ClaimedDelivery): Prepared {
@@ -98,21 +106,32 @@ function outboundRequest(ctx: RequestContext, delivery: HandedOverDelivery): Pre
     });
 }
 
-/** A forward-mode inbound attempt's request. */
+/**
+ * A forward-mode inbound attempt's request: re-signed with the sender's secret when the attempt
+ * leaves late after the sender's signed timestamp (ingest/resign.ts), unless the endpoint's own
+ * signature replaces the headers that would be re-signed.
+ */
 function forwardRequest(ctx: RequestContext, c: InboundDeliveryContext, payload: Payload): Prepared['build'] {
   const body = Buffer.isBuffer(payload) ? payload : streamedBody(ctx, payload);
-  return (timestamp) =>
-    buildForwardRequest({
+  const signing = senderSigningOf(c, c.hmac_secret_encrypted === null ? null : ctx.secrets.open(c.hmac_secret_encrypted));
+  return async (timestamp) => {
+    const nowMs = timestamp * 1000;
+    let late = lateSignature(signing, c, nowMs, ctx.resignAfterSeconds);
+    if (late?.plan !== undefined && c.signing_enabled && resignedHeaderNames(late.plan).every((name) => OWN_SIGNATURE_HEADERS.has(name))) late = null;
+    const signature = await outgoingSignature(late, c, Buffer.isBuffer(body) ? body : () => body.open(), nowMs);
+    const request = await buildForwardRequest({
       messageId: c.id,
       url: c.url,
       method: c.method,
       path: c.path,
       query: c.query,
-      rawHeaders: c.raw_headers,
+      rawHeaders: signature.rawHeaders,
       secrets: c.signing_enabled ? c.secrets.map((s) => ctx.secrets.open(s)) : null,
       body,
       timestamp,
     });
+    return signature.resigned ? { ...request, resigned: true } : request;
+  };
 }
 
 /**

@@ -28,6 +28,8 @@ export interface AttemptResult {
   startedAt: Date;
   finishedAt: Date;
   processingMs: number;
+  /** The request went re-signed (ingest/resign.ts); false when absent. */
+  resigned?: boolean;
   result: SendResult;
 }
 
@@ -143,6 +145,7 @@ export class ResultWriter {
         error: attemptError(a.result),
         responseBody: a.result.body,
         workerId: this.workerId,
+        resigned: a.resigned,
       })),
     );
     const reschedule: { messageId: string; runAt: Date; attemptBase: number | null }[] = [];

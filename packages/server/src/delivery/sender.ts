@@ -13,6 +13,8 @@ export interface OutgoingRequest {
   method: Dispatcher.HttpMethod;
   headers: Record<string, string | string[]>;
   body: Buffer | StreamedBody;
+  /** A forward-mode request whose sender's signature was made again now (ingest/resign.ts). */
+  resigned?: boolean;
 }
 
 /**

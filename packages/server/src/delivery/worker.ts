@@ -159,7 +159,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
     this.writer.metrics = deps.metrics;
     const { payloadStore, log } = deps;
     this.claimContext = { sql: this.sql, workerId: this.workerId, leaseSeconds: this.leaseSeconds, horizonMs: this.horizonMs, payloadStore, log, clock: new ClockOffset() };
-    this.requestContext = { secrets: new SecretCache(deps.secretBox), payloadStore, sql: this.sql };
+    this.requestContext = { secrets: new SecretCache(deps.secretBox), payloadStore, sql: this.sql, resignAfterSeconds: deps.config.resignAfterSeconds };
   }
 
   get state(): WorkerState {
@@ -400,6 +400,7 @@ export class DeliveryWorker implements LocalDeliveryWorker {
         startedAt,
         finishedAt: new Date(),
         processingMs,
+        resigned: request.resigned === true,
         result,
       };
       await this.writer.push(attempt);

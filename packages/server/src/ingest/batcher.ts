@@ -6,6 +6,7 @@ import { GroupCommit } from '../lib/group-commit.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { nextOrderedId } from './ordered-id.js';
 import { NOOP_TRACING, traceCommits, type Tracing } from '../tracing/tracing.js';
+import type { SenderSigning } from './resign.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
@@ -40,6 +41,8 @@ export interface IngestItem {
   receivedAt: Date;
   eventType: string | null;
   verified: readonly string[];
+  /** The endpoint's re-signing settings, by which its streams judge whether it is late (ingest/resign.ts). */
+  signing?: SenderSigning | null;
   /** The `traceparent` of the request's span, stored with the message (null: tracing off). */
   traceContext: string | null;
 }

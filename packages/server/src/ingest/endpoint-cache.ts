@@ -1,7 +1,9 @@
 import type { Sql } from '../db/database.js';
 import { findIngestEndpointByTokenHash, type IngestEndpointRow } from '../db/ingest.js';
+import { ReadThroughCache } from '../lib/read-through-cache.js';
 import type { SecretBox } from '../security/crypto.js';
 import type { EventTypeRule } from './event-type.js';
+import { senderSigningOf, type SenderSigning } from './resign.js';
 import { compileVerifier, type InboundRequest, type VerificationResult } from './verify.js';
 
 /** An inbound endpoint as ingestion sees it, with its verifier compiled once. */
@@ -22,15 +24,13 @@ export interface IngestTarget {
   staticTokenQueryParam: string | null;
   /** The endpoint's own body limit; null: the server's. */
   maxBodyBytes: number | null;
-}
-
-interface Entry {
-  target: IngestTarget | null;
-  loadedAt: number;
+  /** What re-signing a late delivery of its messages reads (ingest/resign.ts). */
+  signing: SenderSigning;
 }
 
 function toTarget(row: IngestEndpointRow, secretBox: SecretBox): IngestTarget {
   const anyCheck = row.verify_static_token || row.verify_hmac || row.verify_ip_allowlist;
+  const hmacSecret = row.hmac_secret_encrypted ? secretBox.decrypt(row.hmac_secret_encrypted) : null;
   return {
     id: row.id,
     projectId: row.project_id,
@@ -48,6 +48,7 @@ function toTarget(row: IngestEndpointRow, secretBox: SecretBox): IngestTarget {
     staticTokenHeader: row.static_token_header_name ? row.static_token_header_name.toLowerCase() : null,
     staticTokenQueryParam: row.static_token_query_param ? row.static_token_query_param : null,
     maxBodyBytes: row.max_body_bytes,
+    signing: senderSigningOf(row, hmacSecret),
     verify: anyCheck
       ? compileVerifier({
           verifyStaticToken: row.verify_static_token,
@@ -57,7 +58,7 @@ function toTarget(row: IngestEndpointRow, secretBox: SecretBox): IngestTarget {
           verifyHmac: row.verify_hmac,
           hmacScheme: row.hmac_scheme,
           hmacHeaderName: row.hmac_header_name,
-          hmacSecret: row.hmac_secret_encrypted ? secretBox.decrypt(row.hmac_secret_encrypted) : null,
+          hmacSecret,
           timestampHeaderName: row.timestamp_header_name,
           timestampToleranceSeconds: row.timestamp_tolerance_seconds,
           verifyIpAllowlist: row.verify_ip_allowlist,
@@ -73,29 +74,27 @@ function toTarget(row: IngestEndpointRow, secretBox: SecretBox): IngestTarget {
  * after a few seconds anyway. Paused and deleted states are re-checked under lock when storing.
  */
 export class IngestEndpointCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries: ReadThroughCache<string, IngestTarget | null>;
   private readonly hashById = new Map<string, string>();
 
-  constructor(
-    private readonly sql: Sql,
-    private readonly secretBox: SecretBox,
-    private readonly ttlMs = 5_000,
-    private readonly maxEntries = 10_000,
-  ) {}
+  constructor(sql: Sql, secretBox: SecretBox, ttlMs = 5_000, maxEntries = 10_000) {
+    this.entries = new ReadThroughCache(
+      async (tokenHash: string) => {
+        const row = await findIngestEndpointByTokenHash(sql, tokenHash);
+        return row ? toTarget(row, secretBox) : null;
+      },
+      ttlMs,
+      maxEntries,
+    );
+  }
 
   /** The cached settings of `tokenHash` (null: no such endpoint); undefined when they must be read (`get`). */
   peek(tokenHash: string, now = Date.now()): IngestTarget | null | undefined {
-    const cached = this.entries.get(tokenHash);
-    return cached && now - cached.loadedAt < this.ttlMs ? cached.target : undefined;
+    return this.entries.peek(tokenHash, now);
   }
 
   async get(tokenHash: string, now = Date.now()): Promise<IngestTarget | null> {
-    const cached = this.peek(tokenHash, now);
-    if (cached !== undefined) return cached;
-    const row = await findIngestEndpointByTokenHash(this.sql, tokenHash);
-    const target = row ? toTarget(row, this.secretBox) : null;
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(tokenHash, { target, loadedAt: now });
+    const target = await this.entries.get(tokenHash, now);
     if (target) this.hashById.set(target.id, tokenHash);
     return target;
   }

@@ -192,6 +192,7 @@ export async function ingestRoutes(app: FastifyInstance, { batcher, rejections, 
         receivedAt,
         eventType: body.kind === 'inline' ? inboundEventType(target.eventTypeRule, body.bytes, rawHeaders) : body.eventType,
         verified: target.verified,
+        signing: target.signing,
         traceContext: span?.traceparent ?? null,
       };
     } catch (error) {

@@ -62,7 +62,10 @@ export async function listenRoutes(fastify: FastifyInstance, { streams: hub, res
       const after = request.query.after?.toLowerCase() ?? null;
       const forceBase64 = request.query.body_encoding === 'base64';
       const filter = listenFilterOf(request.query);
-      const read = await readCliMessagesAfter(services.payloadStore, sql, endpoint.id, after, LISTEN_PAGE_SIZE, forceBase64, filter);
+      const read = await readCliMessagesAfter(services.payloadStore, sql, endpoint.id, after, LISTEN_PAGE_SIZE, forceBase64, {
+        filter,
+        resign: { signing: await services.senderSigning.get(endpoint.id), afterSeconds: services.config.resignAfterSeconds },
+      });
       if (services.tracing.enabled) read.messages.forEach((m, i) => hub.pushSpan(endpoint.id, m.message_id, read.traceContexts[i] ?? null, 'poll').end());
       return { data: read.messages, meta: { request_id: request.id, next_cursor: read.lastId, cursor: read.cursor, has_more: read.more } };
     },

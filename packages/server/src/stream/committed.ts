@@ -18,7 +18,9 @@ export function committedRow(id: string, item: IngestItem, frame?: string): Comm
     received_at: item.receivedAt,
     event_type: item.eventType,
     trace_context: item.traceContext,
+    verified: [...item.verified],
     payload: item.body,
+    signing: item.signing ?? null,
     frame,
   };
 }

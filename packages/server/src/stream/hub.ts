@@ -6,7 +6,9 @@ import { findLiveInboundMessage } from '../db/inbound-messages.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { CursorPump, SOCKET_PAGE_SIZE } from './cursor-pump.js';
 import { streamFrameText } from './frames.js';
-import { byReference, PAYLOAD_STORED, readCliMessagesAfter, toCliMessage, toCliMessages, type CommittedInboundMessage } from './cli-message.js';
+import { byReference, PAYLOAD_STORED, readCliMessagesAfter, toCliMessage, toCliMessages, type CommittedInboundMessage, type ResignContext } from './cli-message.js';
+import { lateSignature } from '../ingest/resign.js';
+import type { SenderSigningCache } from '../ingest/signing-cache.js';
 import { matchesFilter, type MessageFilter } from './listen-filter.js';
 import { SubscriberRegistry, type Subscriber } from './subscribers.js';
 import { NOOP_TRACING, type Span, type Tracing } from '../tracing/tracing.js';
@@ -171,7 +173,10 @@ export class StreamSubscriber implements Subscriber {
   }
 
   private async readPage(): Promise<'more' | 'done'> {
-    const read = await readCliMessagesAfter(this.hub.payloadStore, this.hub.db.sql, this.endpointId, this.cursor, SOCKET_PAGE_SIZE, true, this.filter);
+    const read = await readCliMessagesAfter(this.hub.payloadStore, this.hub.db.sql, this.endpointId, this.cursor, SOCKET_PAGE_SIZE, true, {
+      filter: this.filter,
+      resign: await this.hub.resignContext(this.endpointId),
+    });
     if (read.cursor === null || this.closed) return 'done';
     read.messages.forEach((message, i) => this.send(message, read.traceContexts[i] ?? null));
     this.cursor = read.cursor;
@@ -188,6 +193,11 @@ export interface StreamHubOptions {
   recheckMs?: number;
   /** A span per message frame sent (`hookrelay.stream.push`). */
   tracing?: Tracing;
+  /**
+   * Late messages go re-signed (ingest/resign.ts): the endpoints' settings and the threshold.
+   * Without it, every message goes with the headers it arrived with.
+   */
+  resign?: { cache: SenderSigningCache; afterSeconds: number };
 }
 
 /**
@@ -199,6 +209,7 @@ export class StreamHub {
   private readonly subscribers: SubscriberRegistry<StreamSubscriber>;
 
   private readonly tracing: Tracing;
+  private readonly resign: StreamHubOptions['resign'];
 
   constructor(
     readonly db: Database,
@@ -208,6 +219,13 @@ export class StreamHub {
   ) {
     this.subscribers = new SubscriberRegistry(options.recheckMs ?? STREAM_RECHECK_MS);
     this.tracing = options.tracing ?? NOOP_TRACING;
+    this.resign = options.resign;
+  }
+
+  /** How a read of `endpointId` re-signs its late messages; null when the hub re-signs none. */
+  async resignContext(endpointId: string): Promise<ResignContext | null> {
+    if (this.resign === undefined) return null;
+    return { signing: await this.resign.cache.get(endpointId), afterSeconds: this.resign.afterSeconds };
   }
 
   /**
@@ -289,7 +307,12 @@ export class StreamHub {
     const targets = this.subscribers.of(endpointId);
     if (targets === undefined || rows.length === 0) return;
     const ordered = rows.every((row, i) => (i === 0 ? after === null || row.id > after : row.id > rows[i - 1]!.id));
-    if (!ordered) {
+    // A late message is re-signed as it is read (a signed timestamp outside the threshold passed the
+    // endpoint's wider tolerance): the frame rendered during the commit carries the sender's signature.
+    const now = Date.now();
+    const resign = this.resign;
+    const late = resign !== undefined && rows.some((row) => row.signing !== undefined && lateSignature(row.signing, row, now, resign.afterSeconds) !== null);
+    if (!ordered || late) {
       targets.forEach((s) => s.wake());
       return;
     }
@@ -313,7 +336,7 @@ export class StreamHub {
     try {
       const row = await findLiveInboundMessage(this.db.sql, endpointId, messageId);
       if (!row) return;
-      const [message] = await toCliMessages(this.payloadStore, this.db.sql, [row], true);
+      const [message] = await toCliMessages(this.payloadStore, this.db.sql, [row], true, await this.resignContext(endpointId));
       if (message) this.subscribers.of(endpointId)?.forEach((subscriber) => subscriber.sendReplay(message, row.trace_context));
     } catch (error) {
       this.log.warn({ err: error, inbound_endpoint_id: endpointId }, 'replay push failed');

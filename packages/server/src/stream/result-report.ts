@@ -23,5 +23,6 @@ export function resultReport(reportedFor: ReportedFor, report: InboundResultIn):
       responseBodyBase64: report.response_body ?? null,
       responseBodyTruncated: report.response_body_truncated ?? false,
     },
+    resigned: report.resigned ?? false,
   };
 }

@@ -12,5 +12,6 @@ export function toAttemptOut(row: AttemptRow): AttemptOut {
     latency_ms: row.latency_ms,
     error: row.error,
     ...(row.response_body !== null ? { response_body: row.response_body } : {}),
+    ...(row.resigned ? { resigned: true as const } : {}),
   };
 }

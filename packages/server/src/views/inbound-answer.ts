@@ -9,6 +9,7 @@ export function toInboundAnswerSummaryOut(row: InboundAnswerRow): InboundAnswerS
     latency_ms: row.latency_ms,
     error: row.error,
     response_body_truncated: row.response_body_truncated,
+    resigned: row.resigned,
     answered_at: row.answered_at.toISOString(),
   };
 }

@@ -45,6 +45,7 @@ export function toInboundEndpointOut(row: InboundEndpointDetailRow, ingestUrl: s
     signing_enabled: row.signing_enabled,
     signing_key_id: row.signing_key_id,
     key_hint: row.key_hint,
+    resign_late: row.resign_late,
     ingest_url: ingestUrl,
     ephemeral: row.ephemeral,
     ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),

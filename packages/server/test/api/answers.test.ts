@@ -53,6 +53,7 @@ describe('answers of result reports', () => {
       response_headers: [['Set-Cookie', 'a=1'], ['content-type', 'application/octet-stream'], ['set-cookie', 'b=2']],
       response_body: b64(body),
       response_body_truncated: true,
+      resigned: false,
       answered_at: expect.any(String),
     };
     expect(res.body.data.answers).toEqual([expected]);

@@ -67,7 +67,7 @@ describe('GET /v1/inbound-endpoints/{id}/messages', () => {
       response_status: 200,
       response_latency_ms: 7,
     });
-    expect(row.answers).toEqual([{ listener: 'ci', status: 200, latency_ms: 7, error: null, response_body_truncated: false, answered_at: expect.any(String) }]);
+    expect(row.answers).toEqual([{ listener: 'ci', status: 200, latency_ms: 7, error: null, response_body_truncated: false, resigned: false, answered_at: expect.any(String) }]);
     expect(res.body.data[0]).toMatchObject({ event_type: null, status: 'queued', response_status: null, answers: [] });
   });
 

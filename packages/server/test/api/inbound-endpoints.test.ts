@@ -25,7 +25,7 @@ const FULL_KEYS = [
   'verify_static_token', 'static_token_header_name', 'static_token_query_param',
   'verify_hmac', 'hmac_scheme', 'hmac_header_name', 'timestamp_header_name', 'timestamp_tolerance_seconds',
   'verify_ip_allowlist', 'allowed_cidrs', 'ingest_response_code', 'max_body_bytes', 'retention_days', 'idempotency_header_names',
-  'signing_enabled', 'signing_key_id', 'key_hint', 'ingest_url', 'ephemeral', 'rejected_count', 'rejections_dropped_count', 'created_at', 'updated_at',
+  'signing_enabled', 'signing_key_id', 'key_hint', 'resign_late', 'ingest_url', 'ephemeral', 'rejected_count', 'rejections_dropped_count', 'created_at', 'updated_at',
   'event_type_source', 'event_type_path', 'connected_listeners', 'messages_24h',
 ];
 const SUMMARY_KEYS = ['id', 'name', 'description', 'url', 'mode', 'active', 'paused', 'ephemeral', 'expires_at', 'connected_listeners', 'messages_24h', 'created_at'];

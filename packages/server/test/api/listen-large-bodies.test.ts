@@ -98,9 +98,9 @@ describe('GET /v1/inbound-endpoints/{id}/listen', () => {
     const later = await send(token, bytesOf(1000));
     // A budget smaller than one large body: by reference they cost nothing, the small bodies do.
     for (const store of [new DatabasePayloadStore() as PayloadStore, recordingStore().store]) {
-      const read = await readCliMessagesAfter(store, t.db.sql, id, null, LISTEN_PAGE_SIZE, true, null, 1500);
+      const read = await readCliMessagesAfter(store, t.db.sql, id, null, LISTEN_PAGE_SIZE, true, { maxBodyBytes: 1500 });
       expect(read.messages.map((m) => m.message_id)).toEqual([...ids, small, later]);
-      const filtered = await readCliMessagesAfter(store, t.db.sql, id, null, LISTEN_PAGE_SIZE, true, listenFilterOf({ path: '/' }), 1500);
+      const filtered = await readCliMessagesAfter(store, t.db.sql, id, null, LISTEN_PAGE_SIZE, true, { filter: listenFilterOf({ path: '/' }), maxBodyBytes: 1500 });
       expect(filtered.messages.map((m) => m.message_id)).toEqual([...ids, small, later]);
     }
   });

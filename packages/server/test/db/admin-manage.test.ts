@@ -181,6 +181,7 @@ describe('projects rename and delete', () => {
       eventTypePath: null,
       maxBodyBytes: null,
       retentionDays: null,
+      resignLate: true,
     });
     const unconfirmed = await adminError(deleteProjectCommand(db, capture(), id, false));
     expect([unconfirmed.code, unconfirmed.exitCode]).toEqual(['CONFIRMATION_REQUIRED', 2]);

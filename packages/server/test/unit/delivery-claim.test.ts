@@ -54,6 +54,12 @@ function inbound(overrides: Partial<InboundDeliveryContext> = {}): InboundDelive
     url: 'https://app.example/in',
     mode: 'forward',
     signing_enabled: false,
+    verified: [],
+    hmac_scheme: 'hex',
+    hmac_header_name: null,
+    timestamp_header_name: null,
+    hmac_secret_encrypted: null,
+    resign_late: true,
     size_bytes: 2,
     live: true,
     secrets: [],
@@ -179,7 +185,7 @@ describe('fetchPayloads', () => {
 describe('a prepared delivery', () => {
   const box = new SecretBox(randomBytes(32));
   const signing = generateSigningSecret();
-  const ctx: RequestContext = { secrets: new SecretCache(box), payloadStore: {} as PayloadStore, sql: noSql };
+  const ctx: RequestContext = { secrets: new SecretCache(box), payloadStore: {} as PayloadStore, sql: noSql, resignAfterSeconds: 240 };
 
   it('of a claim counts its attempt within the delivery from the job and signs with the opened secret when sent', async () => {
     const c = outbound({ attempt_count: 4, status: 'pending_retry', secrets: [box.encrypt(signing)] });

@@ -77,6 +77,7 @@ describe('a stream session', () => {
       resultId: RESULT_ID,
       result: { status: 200, latencyMs: 12, error: null },
       answer: { listener: 'default', responseHeaders: [], responseBodyBase64: null, responseBodyTruncated: false },
+      resigned: false,
     });
     expect(t.sent).toEqual([
       { type: 'result_ack', result_id: RESULT_ID, outcome: 'recorded' },
@@ -117,7 +118,7 @@ describe('a result report', () => {
   it("carries the app's answer as reported", () => {
     const report = resultReport(
       { projectId: 'p', endpointId: 'e', messageId: MESSAGE_ID, resultId: null },
-      { message_id: MESSAGE_ID, status: null, latency_ms: 5, error: 'refused', listener: 'api', response_headers: [['a', 'b']], response_body: 'aGk=', response_body_truncated: true },
+      { message_id: MESSAGE_ID, status: null, latency_ms: 5, error: 'refused', listener: 'api', response_headers: [['a', 'b']], response_body: 'aGk=', response_body_truncated: true, resigned: true },
     );
     expect(report).toEqual({
       projectId: 'p',
@@ -126,6 +127,11 @@ describe('a result report', () => {
       resultId: null,
       result: { status: null, latencyMs: 5, error: 'refused' },
       answer: { listener: 'api', responseHeaders: [['a', 'b']], responseBodyBase64: 'aGk=', responseBodyTruncated: true },
+      resigned: true,
     });
+  });
+
+  it('of an old CLI says the message went as it arrived', () => {
+    expect(resultReport({ projectId: 'p', endpointId: 'e', messageId: MESSAGE_ID, resultId: null }, { message_id: MESSAGE_ID, status: 200, latency_ms: 5, error: null }).resigned).toBe(false);
   });
 });

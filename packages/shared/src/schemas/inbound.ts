@@ -88,6 +88,8 @@ const settingsShape = {
   signing_enabled: z.boolean({ message: 'must be true or false' }).optional(),
   max_body_bytes: MaxBodyBytes.optional(),
   retention_days: MessageRetentionDays.optional(),
+  /** Re-sign a delivery that leaves later than the server's threshold after its signed timestamp (default true). */
+  resign_late: z.boolean({ message: 'must be true or false' }).optional(),
 };
 
 /**
@@ -176,6 +178,7 @@ export const InboundEndpointUpdateIn = z
     signing_enabled: settingsShape.signing_enabled,
     max_body_bytes: MaxBodyBytes.nullable().optional(),
     retention_days: settingsShape.retention_days,
+    resign_late: settingsShape.resign_late,
     ...eventTypeUpdateShape,
   })
   .superRefine((value, ctx) => {
@@ -241,6 +244,8 @@ export const InboundEndpointOut = z.object({
   signing_enabled: z.boolean(),
   signing_key_id: z.string().nullable(),
   key_hint: z.string().nullable(),
+  /** Late deliveries go re-signed with the sender's secret (docs/api.md, Late deliveries re-signed). */
+  resign_late: z.boolean(),
   ingest_url: z.string(),
   ephemeral: z.boolean(),
   expires_at: Timestamp.optional(),
@@ -299,6 +304,8 @@ export const InboundAnswerSummaryOut = z.object({
   latency_ms: z.number().int().nonnegative(),
   error: z.string().nullable(),
   response_body_truncated: z.boolean(),
+  /** The listener forwarded the message re-signed by the server (its report said so). */
+  resigned: z.boolean(),
   answered_at: Timestamp,
 });
 export type InboundAnswerSummaryOut = z.infer<typeof InboundAnswerSummaryOut>;
@@ -396,6 +403,15 @@ export const InboundEndpointMessagesQuery = z.strictObject({
 });
 export type InboundEndpointMessagesQuery = z.infer<typeof InboundEndpointMessagesQuery>;
 
+/**
+ * Why a late message goes with the sender's signature: `no_secret`, the endpoint holds no secret
+ * of the format it is signed in; `disabled`, the endpoint's `resign_late` is false; `unverified`, its
+ * signature was not checked at ingest (the HMAC check was off then), so the server does not vouch
+ * for it with a signature of its own.
+ */
+export const RESIGN_SKIPPED = ['no_secret', 'disabled', 'unverified'] as const;
+export type ResignSkipped = (typeof RESIGN_SKIPPED)[number];
+
 /** A header line as received: `[name, value]`, in order, repeats kept. */
 export const RawHeader = z.tuple([z.string(), z.string()]);
 export type RawHeader = z.infer<typeof RawHeader>;
@@ -420,6 +436,16 @@ export const CliMessageOut = z.object({
   query: z.string(),
   /** Detected at ingest (provider headers or body, or the endpoint's own rule); null when none. */
   event_type: z.string().nullable(),
+  /**
+   * The sender's signature covers a timestamp older than the server's re-signing threshold when the
+   * message left (docs/api.md, Late deliveries re-signed): `signed_at` is that timestamp, and either
+   * `resigned` (the timestamp and signature headers in `headers` and `raw_headers` are the server's,
+   * made now with the endpoint's secret) or `resign_skipped` (why they are the sender's still).
+   * Absent on a message that is not late.
+   */
+  signed_at: Timestamp.optional(),
+  resigned: z.literal(true).optional(),
+  resign_skipped: z.enum(RESIGN_SKIPPED).optional(),
   body: JsonValue.optional(),
   body_encoding: z.literal('base64').optional(),
   body_error: z.literal('payload_unavailable').optional(),
@@ -553,6 +579,8 @@ const answerShape = {
     .refine((text) => (text.length / 4) * 3 - (text.match(/=*$/)?.[0].length ?? 0) <= MAX_ANSWER_BODY_BYTES, `must be at most ${MAX_ANSWER_BODY_BYTES} bytes once decoded`)
     .optional(),
   response_body_truncated: z.boolean({ message: 'must be true or false' }).optional(),
+  /** The listener forwarded the message as the server re-signed it (`resigned` of the CLI message). */
+  resigned: z.boolean({ message: 'must be true or false' }).optional(),
 };
 
 /**

@@ -139,6 +139,8 @@ export const AttemptOut = z.object({
   latency_ms: z.number().int().nonnegative().nullable(),
   error: z.string().nullable(),
   response_body: z.string().optional(),
+  /** An inbound message sent re-signed (docs/api.md, Late deliveries re-signed); absent otherwise. */
+  resigned: z.literal(true).optional(),
 });
 export type AttemptOut = z.infer<typeof AttemptOut>;
 

@@ -94,6 +94,7 @@ export function inboundEndpointCreateRoute(fastify: FastifyInstance): void {
             eventTypePath: body.event_type_path ?? null,
             maxBodyBytes: body.max_body_bytes ?? null,
             retentionDays: body.retention_days ?? null,
+            resignLate: body.resign_late ?? true,
           });
           const signing = body.signing_enabled ? await createSigningKey(tx, services.secretBox, endpoint.id) : null;
           return { endpoint, signing, released };

@@ -70,6 +70,7 @@ export function inboundEndpointUpdateRoute(fastify: FastifyInstance): void {
             signingEnabled: body.signing_enabled,
             maxBodyBytes: body.max_body_bytes,
             retentionDays: body.retention_days,
+            resignLate: body.resign_late,
             ...eventTypePatch(body, row),
           };
           const effective: EffectiveSettings = {
