@@ -46,6 +46,7 @@ const endpoint: InboundEndpointOut = {
   signing_enabled: false,
   signing_key_id: null,
   key_hint: null,
+  resign_late: true,
   ingest_url: INGEST,
   ephemeral: true,
   expires_at: '2026-05-01T12:30:00.000Z',

@@ -165,9 +165,11 @@ class FakeServer implements ListenApi {
   body: { base64: string; size: number } | undefined;
   /** Called after each message frame the stream hands over. */
   afterMessage?: () => void;
+  /** Fields every message carries besides the fixture's (headers, the server's re-signing). */
+  extra: Partial<CliMessageOut> = {};
 
   message(id: string): CliMessageOut {
-    const message = cliMessage(id);
+    const message = { ...cliMessage(id), ...this.extra };
     return this.body === undefined ? message : { ...message, body: this.body.base64, size_bytes: this.body.size };
   }
 
@@ -803,6 +805,30 @@ describe('Listener: server-side filters', () => {
       response_body: Buffer.from('fine').toString('base64'),
       response_body_truncated: false,
     });
+  });
+});
+
+describe('Listener: what arrived', () => {
+  it('hands the output the provider its headers name, the event type and the server’s re-signing; the result says resigned', async () => {
+    const { server, events, stop, make } = setup({ mode: 'poll' });
+    const signedAt = new Date(Date.now() - 600_000).toISOString();
+    server.extra = { raw_headers: [['Stripe-Signature', 't=1,v1=00']], event_type: 'invoice.paid', signed_at: signedAt, resigned: true };
+    const [start] = server.add(1);
+    const running = make({ startCursor: start! }).run(stop.signal);
+    server.add(1);
+    await until(() => server.postedResults.length === 1, 'the result');
+    server.extra = { raw_headers: [['X-GitHub-Event', 'push']], event_type: 'push' };
+    server.add(1);
+    await until(() => server.postedResults.length === 2, 'the second result');
+    stop.abort();
+    await running;
+    expect(events.deliveries.map(({ provider, event_type, resigned, signed_at, resign_skipped }) => ({ provider, event_type, resigned, signed_at, resign_skipped }))).toEqual([
+      { provider: 'stripe', event_type: 'invoice.paid', resigned: true, signed_at: signedAt, resign_skipped: undefined },
+      { provider: 'github', event_type: 'push', resigned: false, signed_at: undefined, resign_skipped: undefined },
+    ]);
+    expect(server.postedResults[0]!.resigned).toBe(true);
+    // A message the server did not re-sign reports no `resigned`, which a server that does not re-sign would refuse.
+    expect(server.postedResults[1]).not.toHaveProperty('resigned');
   });
 });
 

@@ -25,7 +25,7 @@ function fakeOra() {
   return { calls, spinner, load };
 }
 
-function output(load?: () => Promise<unknown>) {
+function output(load?: () => Promise<unknown>, extra: Partial<ListenOutputOptions> = {}) {
   // The fake stands in for ora's factory: only start, stop, text and isSpinning are used.
   const loadSpinner = load as ListenOutputOptions['loadSpinner'];
   const stderr = new PassThrough();
@@ -40,6 +40,7 @@ function output(load?: () => Promise<unknown>) {
     apiUrl: 'http://127.0.0.1:8787',
     target: 'http://localhost:3000',
     now: () => new Date('2026-11-25T10:00:00Z'),
+    ...extra,
   });
   return { out, stderr: () => text };
 }
@@ -119,5 +120,44 @@ describe('listen output: a held message', () => {
     expect(lines[0]).toContain('the local app at http://localhost:3000 is not answering (connect ECONNREFUSED 127.0.0.1:3000): holding m1 and retrying, in order');
     expect(lines[1]).toContain('cannot get the body of m2 from the server (payload_sha256 mismatch (expected a, got b): not forwarded): holding it and retrying, in order');
     expect(lines[2]).toContain('still holding m2: its body has not come from the server for 31s (9 attempts)');
+  });
+});
+
+describe('listen output: a delivery', () => {
+  const delivery = {
+    message_id: '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70',
+    cursor: null,
+    method: 'POST',
+    path: '/',
+    query: '',
+    status: 400,
+    latency_ms: 3,
+    attempt: 1,
+    error: null,
+    replay: false,
+    target: 'http://localhost:3000',
+    provider: 'stripe',
+    event_type: 'invoice.paid',
+    resigned: false,
+    signed_at: '2026-11-25T09:48:00.000Z',
+    resign_skipped: 'no_secret',
+    response: { headers: [] as [string, string][], body: Buffer.from('No signatures found matching the expected signature'), truncated: false },
+  };
+
+  it("puts the app's refusal and the late signature's warning under its line, naming the endpoint", () => {
+    const { out, stderr } = output(undefined, { endpointId: 'EP' });
+    out.delivery(delivery);
+    expect(stderr().split('\n')).toEqual([
+      '10:00:00  POST /  stripe invoice.paid  400  3 ms  0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 (12 min late, not re-signed)',
+      '    ↳ No signatures found matching the expected signature',
+      "    signed 12 min before this delivery: the app's stripe signature check will likely refuse it; to have hookrelay re-sign late deliveries, give the endpoint the sender's signing secret: hookrelay inbound update EP --hmac-scheme stripe --hmac-secret …",
+      '',
+    ]);
+  });
+
+  it('with --verbose, the whole answer instead of its first bytes', () => {
+    const { out, stderr } = output(undefined, { verbose: true });
+    out.delivery({ ...delivery, resign_skipped: undefined, signed_at: undefined });
+    expect(stderr().split('\n')).toEqual(['10:00:00  POST /  stripe invoice.paid  400  3 ms  0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70', '    No signatures found matching the expected signature', '']);
   });
 });

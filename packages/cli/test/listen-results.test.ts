@@ -91,6 +91,7 @@ describe('resultFrame', () => {
     const bare = resultFrame('m2', { status: null, latencyMs: 0, error: 'ECONNREFUSED', attempt: 1, target: 'http://localhost:3000' }, undefined);
     expect(bare).toEqual({ type: 'result', message_id: 'm2', status: null, latency_ms: 0, error: 'ECONNREFUSED', result_id: bare.result_id });
     expect(bare.result_id).not.toBe(frame.result_id);
+    expect(resultFrame('m3', { status: 200, latencyMs: 1, error: null, attempt: 1, target: 'http://localhost:3000' }, undefined, true).resigned).toBe(true);
   });
 });
 

@@ -77,6 +77,7 @@ const RECORD = {
   attempt_number: 1, latency_ms: 3, error: 'timeout', response_body: 'oops',
   cursor: ID, attempt: 2, replay: true, target: 'http://localhost:3000',
   response: { headers: [['content-type', 'text/plain']], body: Buffer.from('fine\n'), truncated: true },
+  resigned: false, signed_at: TIME, resign_skipped: 'no_secret',
   provider: 'github', event: 'push', signature_header: 'x-hub-signature-256', ingest_status: 200, duplicate: false, signed_by: 'server',
   code: 'INTERNAL_ERROR', message: 'it failed', exitCode: 6, requestId: 'req-1', hint: 'try again', details: [{ path: 'body.url', message: 'is bad' }],
 };
@@ -86,7 +87,7 @@ const one = (fn: (record: never, style: Style, now: Date) => string | string[]):
 const rows = (fn: (rows: never[], style: Style, now: Date) => string): Formatter => (record, style) => fn([record], style, NOW);
 
 /** Formatters of a body alone: HOSTILE leaves bodies be, so only "no raw control" applies (bodies are tested below). */
-const BODY_ONLY = new Set(['inbound-messages.formatMessageBody', 'messages.formatMessagePayload']);
+const BODY_ONLY = new Set(['inbound-messages.formatMessageBody', 'messages.formatMessagePayload', 'listen.formatAnswerPreview']);
 
 /** Every formatter that shows a client's text, run on RECORD. */
 const CASES: Record<string, Formatter> = {
@@ -116,6 +117,8 @@ const CASES: Record<string, Formatter> = {
   'inbound-messages.formatBatchDeleteResult': one(inboundMessages.formatBatchDeleteResult),
   'listen.formatDeliveryLine': (r, s) => listen.formatDeliveryLine(r, s, NOW, true),
   'listen.formatResponseLines': one(listen.formatResponseLines),
+  'listen.formatAnswerPreview': one(listen.formatAnswerPreview as never),
+  'listen.formatLateSignatureLine': (r, s) => listen.formatLateSignatureLine(r, s, NOW, 'EP') ?? '',
   'listen.formatRejectionLine': one(listen.formatRejectionLine),
   'messages.formatMessageCreated': (r: { id: string }, s) => messages.formatMessageCreated(r as never, r.id, s),
   'messages.formatMessagePayload': one(messages.formatMessagePayload),
@@ -150,6 +153,7 @@ const EXEMPT = new Map<string, string>([
   ['key-value.formatKeyValues', "the formatters' pairs, whose values they have escaped"],
   ['listen.formatClock', 'a date'],
   ['listen.formatStatus', 'a number'],
+  ['listen.formatLateness', 'a number'],
   ['listen.formatStateLine', "ListenOutput's own lines, escaped where they quote the server"],
   ['listen.deliveryJson', '--json: JSON escapes'],
   ['listen.rejectionJson', '--json: JSON escapes'],
@@ -237,6 +241,8 @@ describe('every formatter escapes what the server and the sender wrote', () => {
     expect(messages.formatMessagePayload({ body: 'x\u001b]52;c;aGk=\u0007\ny' } as never, plainStyle)).toBe('x\\x1b]52;c;aGk=\\x07\ny');
     const record = { ...RECORD, response: { headers: [['x\u001b', 'v\r\nFORGED']], body: Buffer.from('ok\u009b\n'), truncated: false } };
     expect(listen.formatResponseLines(record as never, plainStyle)).toEqual(['    x\\x1b: v\\r\\nFORGED', '    ok\\x9b', '    ']);
+    const refused = { ...RECORD, status: 400, response: { headers: [], body: Buffer.from('no\u009b\r\nFORGED\u001b[2J'), truncated: false } };
+    expect(listen.formatAnswerPreview(refused as never, plainStyle)).toBe('    ↳ no\\x9b\\r\\nFORGED\\x1b[2J');
   });
 
   it('formatTable escapes every cell, whatever the column function returns', () => {

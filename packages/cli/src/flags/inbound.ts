@@ -60,6 +60,10 @@ export const inboundSettingFlags = {
     summary: 'Sign what hookrelay forwards (Standard Webhooks); the signing secret is shown once.',
     allowNo: true,
   }),
+  'resign-late': Flags.boolean({
+    summary: "Re-sign a delivery that leaves minutes after the sender's signed timestamp, with --hmac-secret (default on; --no-resign-late sends the sender's signature as it came).",
+    allowNo: true,
+  }),
 };
 
 /**
@@ -116,6 +120,7 @@ export function inboundSettingsBody(flags: InboundSettingFlagValues): InboundEnd
   if (flags['max-body-bytes'] !== undefined) body.max_body_bytes = flags['max-body-bytes'];
   if (flags['clear-max-body-bytes'] === true) body.max_body_bytes = null;
   if (flags.signing !== undefined) body.signing_enabled = flags.signing;
+  if (flags['resign-late'] !== undefined) body.resign_late = flags['resign-late'];
   return body;
 }
 

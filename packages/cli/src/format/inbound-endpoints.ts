@@ -110,6 +110,7 @@ export function formatInboundEndpoint(endpoint: InboundEndpointOut, style: Style
       ['Body limit', bodyLimitLabel(endpoint.max_body_bytes)],
       ['Idempotency', endpoint.idempotency_header_names.length === 0 ? '(none)' : endpoint.idempotency_header_names.join(', ')],
       ['Signing', endpoint.signing_enabled ? `on${endpoint.signing_key_id === null ? '' : `, key ${endpoint.signing_key_id} (…${endpoint.key_hint ?? ''})`}` : 'off'],
+      ['Late deliveries', endpoint.resign_late ? "re-signed with the sender's secret" : "sent with the sender's signature"],
       ['Latest message', endpoint.mode === 'cli' ? (endpoint.latest_message_id ?? '(none yet)') : undefined],
       ['Ephemeral', endpoint.ephemeral ? 'yes' : 'no'],
       ['Expires', expiryLabel(endpoint.ephemeral, endpoint.expires_at, now)],

@@ -22,6 +22,16 @@ export interface DeliveryRecord {
   target: string | null;
   /** What the app answered besides its status, when it answered and capture is on. */
   response?: CapturedResponse | undefined;
+  /** The provider the message's headers name (GitHub, Stripe, Slack, Shopify, Standard Webhooks); null when none does. */
+  provider: string | null;
+  /** The event type the server read from it; null when none. */
+  event_type: string | null;
+  /** The server re-signed it for this delivery: the sender's signed timestamp was too old for the app's check. */
+  resigned: boolean;
+  /** When the sender signed it, when the server judged it late (re-signed or not). */
+  signed_at?: string | undefined;
+  /** Why a late message went with the sender's signature (`no_secret`, `disabled`, `unverified`). */
+  resign_skipped?: string | undefined;
 }
 
 /** What the app answered besides its status (`--capture-response-bytes`). */
@@ -35,6 +45,8 @@ export interface CapturedResponse {
 }
 
 const PATH_MAX = 60;
+/** What the line under a non-2xx delivery shows of the app's answer. */
+export const ANSWER_PREVIEW_BYTES = 200;
 
 /** `HH:MM:SS`, local time: what a person watching the terminal compares with their clock. */
 export function formatClock(date: Date): string {
@@ -52,17 +64,39 @@ export function formatStatus(status: number | null, style: Style): string {
   return style.green(text);
 }
 
+/** How long after its signature a message went: `5 min`, `2 h 10 min`, `3 days`. */
+export function formatLateness(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  if (s < 2 * 86_400) {
+    const hours = Math.floor(s / 3600);
+    const minutes = Math.floor((s % 3600) / 60);
+    return minutes === 0 ? `${hours} h` : `${hours} h ${minutes} min`;
+  }
+  return `${Math.floor(s / 86_400)} days`;
+}
+
+/** How late the delivery at `at` came after the sender's signature; null when the server did not judge it late. */
+function lateness(record: DeliveryRecord, at: Date): string | null {
+  const signed = record.signed_at === undefined ? Number.NaN : Date.parse(record.signed_at);
+  return Number.isNaN(signed) ? null : formatLateness((at.getTime() - signed) / 1000);
+}
+
 /**
- * One delivery, one line: time, method, path and query, the app's status, latency, message id;
- * then what is unusual about it (a replay, several attempts, the error).
- * `12:01:02  POST /github/push?x=1  200  12 ms  0190b2c4-…`
+ * One delivery, one line: time, method, path and query, the provider and event type, the app's
+ * status, latency, message id; then what is unusual about it (a replay, several attempts, a
+ * re-signed or late signature, the error).
+ * `12:01:02  POST /stripe  stripe invoice.paid  200  12 ms  0190b2c4-… (re-signed, 12 min late)`
  */
 export function formatDeliveryLine(record: DeliveryRecord, style: Style, at: Date, showTarget = false): string {
   record = terminalSafe(record);
   const target = truncate(`${record.path}${record.query === '' ? '' : `?${record.query}`}`, PATH_MAX);
+  const what = [record.provider, record.event_type].filter((part) => part !== null).join(' ');
   const parts = [
     style.dim(formatClock(at)),
     `${style.bold(record.method)} ${target}`,
+    ...(what === '' ? [] : [style.cyan(what)]),
     formatStatus(record.status, style),
     `${record.latency_ms} ms`,
     style.dim(record.message_id),
@@ -72,9 +106,51 @@ export function formatDeliveryLine(record: DeliveryRecord, style: Style, at: Dat
   const notes: string[] = [];
   if (record.replay) notes.push('replay');
   if (record.attempt > 1) notes.push(`attempt ${record.attempt}`);
+  const late = lateness(record, at);
+  if (record.resigned) notes.push(late === null ? 're-signed' : `re-signed, ${late} late`);
+  else if (late !== null) notes.push(`${late} late, not re-signed`);
   if (notes.length > 0) line += style.dim(` (${notes.join(', ')})`);
   if (record.error !== null) line += `  ${style.red(record.error)}`;
   return line;
+}
+
+/** The hmac scheme of a provider whose signature covers a timestamp (the ones re-signing knows). */
+const TIMESTAMPED_PROVIDERS: ReadonlySet<string> = new Set(['stripe', 'slack', 'standard_webhooks']);
+
+/**
+ * The line under a late delivery that went with the sender's signature: the app's check will
+ * likely refuse it, and what makes the server re-sign the next ones. `endpointId` names the
+ * endpoint in the command to run.
+ */
+export function formatLateSignatureLine(record: DeliveryRecord, style: Style, at: Date, endpointId: string): string | null {
+  record = terminalSafe(record);
+  if (record.resigned || record.resign_skipped === undefined || record.target === null) return null;
+  const late = lateness(record, at) ?? 'long';
+  const check = record.provider === null ? "the app's signature check" : `the app's ${record.provider} signature check`;
+  const scheme = record.provider !== null && TIMESTAMPED_PROVIDERS.has(record.provider) ? ` --hmac-scheme ${record.provider}` : '';
+  const id = terminalText(endpointId);
+  const fix: Record<string, string> = {
+    no_secret: `to have hookrelay re-sign late deliveries, give the endpoint the sender's signing secret: hookrelay inbound update ${id}${scheme} --hmac-secret …`,
+    disabled: `re-signing is off for this endpoint: hookrelay inbound update ${id} --resign-late`,
+    unverified: `hookrelay re-signs only what it verified when it arrived, and the endpoint's HMAC check was off then: hookrelay inbound update ${id} --verify-hmac`,
+  };
+  const why = fix[record.resign_skipped] ?? `not re-signed (${record.resign_skipped})`;
+  return style.yellow(`    signed ${late} before this delivery: ${check} will likely refuse it; ${why}`);
+}
+
+/**
+ * The line under a delivery the app answered with a non-2xx: the first ANSWER_PREVIEW_BYTES of
+ * its body, on one line, escaped for the terminal; null for a 2xx, no answer or an empty body.
+ */
+export function formatAnswerPreview(record: DeliveryRecord, style: Style): string | null {
+  const body = record.response?.body;
+  if (record.status === null || (record.status >= 200 && record.status < 300) || body === undefined || body.length === 0) return null;
+  const shown = body.subarray(0, ANSWER_PREVIEW_BYTES);
+  // A cut through a UTF-8 sequence leaves a replacement character at the end: not the app's text.
+  let text = shown.toString('utf8');
+  if (shown.length < body.length && text.endsWith('\ufffd')) text = text.replace(/\ufffd+$/u, '');
+  const more = shown.length < body.length || record.response!.truncated;
+  return style.dim(`    ↳ ${terminalText(text)}${more ? '…' : ''}`);
 }
 
 /** What `--verbose` prints under a delivery line: the app's answer headers, then its body. */
@@ -107,6 +183,11 @@ export interface DeliveryJson {
   error: string | null;
   /** Where the message went (the target of the route that took it); null when no route did. */
   target: string | null;
+  /** The provider its headers name; null when none does. */
+  provider: string | null;
+  event_type: string | null;
+  /** The server re-signed it for this delivery (docs/cli.md, Late signatures). */
+  resigned: boolean;
   response_headers: [string, string][];
   /** Base64 of the first bytes of the answer's body; null when there was no answer or capture is off. */
   response_body: string | null;
@@ -124,6 +205,9 @@ export function deliveryJson(record: DeliveryRecord): DeliveryJson {
     attempt: record.attempt,
     error: record.error,
     target: record.target,
+    provider: record.provider,
+    event_type: record.event_type,
+    resigned: record.resigned,
     response_headers: record.response?.headers ?? [],
     response_body: record.response === undefined ? null : record.response.body.toString('base64'),
     response_body_truncated: record.response?.truncated ?? false,

@@ -1,4 +1,5 @@
 import type { CliMessageOut } from '@hookrelay/shared';
+import { detectProvider } from '@hookrelay/shared/providers';
 import { ConnectionSupervisor } from './connection.js';
 import { errorText } from './error-text.js';
 import { DEFAULT_TIMING, type CursorSink, type Deliverer, type ListenApi, type ListenerEvents, type ListenerTiming, type PendingResultFrame, type TransportMode } from './ports.js';
@@ -234,7 +235,7 @@ export class Listener {
       const reported = outcome.target !== null;
       if (reported) {
         this.lastMessage = item.message;
-        this.results.add(resultFrame(item.message.message_id, outcome, this.options.name));
+        this.results.add(resultFrame(item.message.message_id, outcome, this.options.name, item.message.resigned === true));
       }
       if (item.kind === 'sequence') await this.commit(item.id);
       else if (reported && this.processed !== null) await this.commit(this.processed);
@@ -252,6 +253,11 @@ export class Listener {
         replay: item.kind === 'replay',
         target: outcome.target,
         response: outcome.response,
+        provider: detectProvider(item.message.raw_headers),
+        event_type: item.message.event_type ?? null,
+        resigned: item.message.resigned === true,
+        signed_at: item.message.signed_at,
+        resign_skipped: item.message.resign_skipped,
       });
       if (item.kind === 'sequence' && this.catchUp !== null && item.id <= this.catchUp.target) {
         this.catchUp.count += 1;

@@ -1,6 +1,15 @@
 import type { default as createOra, Ora } from 'ora';
 import type { RejectionOut } from '@hookrelay/shared';
-import { deliveryJson, formatDeliveryLine, formatRejectionLine, formatResponseLines, formatStateLine, rejectionJson } from '../format/listen.js';
+import {
+  deliveryJson,
+  formatAnswerPreview,
+  formatDeliveryLine,
+  formatLateSignatureLine,
+  formatRejectionLine,
+  formatResponseLines,
+  formatStateLine,
+  rejectionJson,
+} from '../format/listen.js';
 import type { Style } from '../format/style.js';
 import { terminalText } from '../format/text.js';
 import { formatDuration } from './duration.js';
@@ -20,6 +29,8 @@ export interface ListenOutputOptions {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   apiUrl: string;
+  /** The endpoint listened to, named in the fix a late signature's warning suggests. */
+  endpointId?: string;
   /** The target, or `N routes`. */
   target: string;
   /** Several routes: each line says which one took the message. */
@@ -157,8 +168,15 @@ export class ListenOutput implements ListenerEvents {
       this.options.stdout.write(`${JSON.stringify(deliveryJson(record))}\n`);
       return;
     }
-    const lines = [formatDeliveryLine(record, this.style, this.now(), this.options.showTarget === true)];
+    const at = this.now();
+    const lines = [formatDeliveryLine(record, this.style, at, this.options.showTarget === true)];
     if (this.options.verbose === true) lines.push(...formatResponseLines(record, this.style));
+    else {
+      const preview = formatAnswerPreview(record, this.style);
+      if (preview !== null) lines.push(preview);
+    }
+    const late = formatLateSignatureLine(record, this.style, at, this.options.endpointId ?? 'ENDPOINT-ID');
+    if (late !== null) lines.push(late);
     this.options.stderr.write(`${lines.join('\n')}\n`);
   }
 

@@ -26,8 +26,8 @@ function resultBytes(frame: StreamResultFrame): number {
   return bytes;
 }
 
-/** The report of the app's answer to a message, under a new result id; `listener`: the listener's name. */
-export function resultFrame(messageId: string, outcome: ForwardOutcome, listener: string | undefined): PendingResultFrame {
+/** The report of the app's answer to a message, under a new result id; `listener`: the listener's name; `resigned`: it went as the server re-signed it. */
+export function resultFrame(messageId: string, outcome: ForwardOutcome, listener: string | undefined, resigned = false): PendingResultFrame {
   const frame: PendingResultFrame = {
     type: 'result',
     message_id: messageId,
@@ -37,6 +37,8 @@ export function resultFrame(messageId: string, outcome: ForwardOutcome, listener
     result_id: randomUUID(),
   };
   if (listener !== undefined) frame.listener = listener;
+  // Only a server that re-signs sends `resigned`, and only it takes the field back.
+  if (resigned) frame.resigned = true;
   const response = outcome.response;
   if (response !== undefined) {
     frame.response_headers = response.headers;

@@ -111,6 +111,7 @@ export async function runListenSession(options: ListenSessionOptions): Promise<v
     stdout: process.stdout,
     stderr: process.stderr,
     apiUrl: options.apiUrl,
+    endpointId,
     target: forwarding.routes.length === 1 ? forwarding.routes[0]!.display : `${forwarding.routes.length} routes`,
     showTarget: forwarding.routes.length > 1,
     verbose: forwarding.verbose,
