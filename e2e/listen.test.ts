@@ -161,7 +161,8 @@ describe('hookrelay listen: exact forwarding', () => {
     expect(verified).toEqual([true]);
     expect(app.requests[0]!.url).toBe('/github');
     await until(() => cli.stderr.includes(messageId), 'the delivery line', 10_000, () => cli.explain());
-    expect(cli.stderr).toMatch(new RegExp(`POST /  204  \\d+ ms  ${messageId}`, 'u'));
+    // The line names the provider its headers show and the event type.
+    expect(cli.stderr).toMatch(new RegExp(`POST /  github pull_request  204  \\d+ ms  ${messageId}$`, 'mu'));
     // The app's answer was reported to the server.
     let record = await messageRecord(messageId);
     for (let i = 0; i < 100 && record.attempt_count === 0; i++) {
@@ -268,6 +269,9 @@ describe('hookrelay listen --json', () => {
         'attempt',
         'error',
         'target',
+        'provider',
+        'event_type',
+        'resigned',
         'response_headers',
         'response_body',
         'response_body_truncated',
