@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseJsonOutput, runCli, type CliResult } from './helpers/cli.js';
+import { runCli, type CliResult } from './helpers/cli.js';
 import { eventually, expectJsonFailure, expectSuccess, explain, startCli } from './helpers/expect-cli.js';
-import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.js';
-import { startServer, type RunningServer } from './helpers/server.js';
+import { startDeliveryRig, type DeliveryRig } from './helpers/delivery-rig.js';
+import type { HttpsReceiver } from './helpers/https-receiver.js';
 
 /**
  * `messages send|get|attempts|retry|delete|delete-batch` and `logs` (with --follow), run as the
@@ -50,22 +49,15 @@ interface LogPage {
 const UNKNOWN_MESSAGE = '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f71';
 const UNKNOWN_ENDPOINT = 'ep_0123456789abcdef0123456789abcdef';
 
-let server: RunningServer;
+let rig: DeliveryRig;
 let receiver: HttpsReceiver;
 let env: Record<string, string>;
 let okEndpoint: string;
 let failEndpoint: string;
 let workDir: string;
 
-async function cli(args: readonly string[], input?: string): Promise<CliResult> {
-  return runCli(args, input === undefined ? { env } : { env, input });
-}
-
-async function json<T>(args: readonly string[], input?: string): Promise<T> {
-  const result = await cli([...args, '--json'], input);
-  expectSuccess(result);
-  return parseJsonOutput<T>(result);
-}
+const cli = (args: readonly string[], input?: string): Promise<CliResult> => rig.cli(args, input);
+const json = <T>(args: readonly string[], input?: string): Promise<T> => rig.json<T>(args, input);
 
 async function createEndpoint(path: string): Promise<string> {
   return (await json<{ id: string }>(['endpoints', 'create', '--url', `${receiver.url}${path}`])).id;
@@ -83,20 +75,14 @@ async function waitForStatus(id: string, status: string): Promise<Message> {
 }
 
 beforeAll(async () => {
-  receiver = await startHttpsReceiver();
-  server = await startServer({
-    env: { HOOKRELAY_ALLOW_PRIVATE_NETWORKS: 'true', HOOKRELAY_TLS_CA_FILE: receiver.caFile, HOOKRELAY_RETRY_SCHEDULE: '3600' },
-  });
-  env = { HOOKRELAY_API_URL: server.url, HOOKRELAY_API_KEY: server.apiKey };
+  rig = await startDeliveryRig('messages');
+  ({ receiver, env, workDir } = rig);
   okEndpoint = await createEndpoint('/ok');
   failEndpoint = await createEndpoint('/fail');
-  workDir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-messages-'));
 });
 
 afterAll(async () => {
-  await server?.stop();
-  await receiver?.stop();
-  if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
+  await rig?.stop();
 });
 
 describe('messages send', () => {

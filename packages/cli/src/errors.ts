@@ -91,7 +91,7 @@ function hintForApiError(error: HookrelayApiError): string | undefined {
     case 'ENDPOINT_NOT_FOUND':
       return "No such endpoint in this key's project. `hookrelay endpoints list`, `inbound list` and `pull list` show the ids you can use.";
     case 'NOT_FOUND':
-      return "Nothing with that id exists in this key's project.";
+      return "Nothing with that id (or name) exists in this key's project.";
     case 'ROUTE_NOT_FOUND':
       return BASE_ADDRESS_HINT;
     case 'INVALID_REQUEST':
@@ -102,8 +102,10 @@ function hintForApiError(error: HookrelayApiError): string | undefined {
       return 'The request body is over the server limit.';
     case 'DUPLICATE_URL':
       return 'Another endpoint of this project already has this URL.';
+    case 'DUPLICATE_NAME':
+      return 'That name is taken in this project: change the existing one with `update`, or pick another name.';
     case 'IDEMPOTENCY_CONFLICT':
-      return 'This idempotency key was already used with a different body.';
+      return 'This idempotency key was already used with a different request (its body, or for an event its type, owner or channels): use a new key for a new request.';
     case 'GONE':
       return 'That resource was deleted.';
     case 'RATE_LIMITED':

@@ -1,4 +1,4 @@
-import { terminalText } from './format/text.js';
+import { shellQuote, terminalText } from './format/text.js';
 
 /** `--json` output of a list command: the rows and the cursor of the next page (null on the last). */
 export interface ListResult<T> {
@@ -35,12 +35,6 @@ export async function collectAllPages<T>(
     cursor = page.nextCursor;
   }
   throw new Error(`more than ${MAX_PAGES} pages; stopping`);
-}
-
-/** An argument as a POSIX shell reads it back: plain words as they are, anything else single-quoted. */
-export function shellQuote(arg: string): string {
-  if (/^[A-Za-z0-9_./:=@,+%-]+$/u.test(arg)) return arg;
-  return `'${arg.replace(/'/gu, `'\\''`)}'`;
 }
 
 /** The stderr hint of a list with a next page: the same command with `--cursor`, ready to paste. */

@@ -96,13 +96,15 @@ describe('command surface', () => {
     }
   });
 
-  it('has every documented command, noun then verb (messages, logs, pull endpoints and events, completion)', async () => {
+  it('has every documented command, noun then verb (messages, logs, events and their types, pull endpoints and events, completion)', async () => {
     await ensureFreshManifest(ROOT);
     const config = await Config.load({ root: ROOT });
     const ids = new Set(config.commands.map((command) => command.id));
     const expected = [
       ...['send', 'get', 'attempts', 'retry', 'delete', 'delete-batch'].map((verb) => `messages:${verb}`),
       'logs',
+      ...['send', 'get', 'list'].map((verb) => `events:${verb}`),
+      ...['create', 'list', 'get', 'update', 'delete'].map((verb) => `event-types:${verb}`),
       ...['create', 'list', 'get', 'update', 'pause', 'resume', 'delete'].map((verb) => `pull:${verb}`),
       ...['list', 'get', 'ack', 'ack-batch', 'delete', 'delete-batch', 'delete-all'].map((verb) => `pull:events:${verb}`),
       'autocomplete',

@@ -1,7 +1,7 @@
 import { stripVTControlCharacters } from 'node:util';
 import { HookrelayApiError, type LogRecordOut, type MessageOut, type PullDeleteAllOut, type PullEventDetailOut } from '@hookrelay/shared';
 import { describe, expect, it } from 'vitest';
-import { CliFailure } from '../src/errors.js';
+import { usageError } from './usage-failure.js';
 import { formatLogLine, formatLogTable, formatMessage, formatMessageBatchDeleted } from '../src/format/messages.js';
 import { formatDeleteAll, formatPullEventAckBatch } from '../src/format/pull.js';
 import { createStyle, plainStyle } from '../src/format/style.js';
@@ -16,16 +16,6 @@ function source(overrides: Partial<MessageInputSource> = {}): MessageInputSource
     readFile: () => Promise.reject(Object.assign(new Error('nope'), { code: 'ENOENT' })),
     ...overrides,
   };
-}
-
-async function usageError(promise: Promise<unknown>): Promise<CliFailure> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(CliFailure);
-  expect((error as CliFailure).exitCode).toBe(2);
-  return error as CliFailure;
 }
 
 describe('messages send input', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { collectAllPages, nextPageHint, shellQuote } from '../src/paging.js';
+import { shellQuote } from '../src/format/text.js';
+import { collectAllPages, nextPageHint } from '../src/paging.js';
 
 describe('collectAllPages', () => {
   const pages: Record<string, { data: number[]; nextCursor: string | null }> = {

@@ -8,6 +8,8 @@ import * as account from '../src/format/account.js';
 import * as batch from '../src/format/batch.js';
 import * as endpoints from '../src/format/endpoints.js';
 import * as error from '../src/format/error.js';
+import * as eventTypes from '../src/format/event-types.js';
+import * as events from '../src/format/events.js';
 import * as inboundEndpoints from '../src/format/inbound-endpoints.js';
 import * as inboundLogs from '../src/format/inbound-logs.js';
 import * as inboundMessages from '../src/format/inbound-messages.js';
@@ -79,6 +81,8 @@ const RECORD = {
   response: { headers: [['content-type', 'text/plain']], body: Buffer.from('fine\n'), truncated: true },
   resigned: false, signed_at: TIME, resign_skipped: 'no_secret',
   provider: 'github', event: 'push', signature_header: 'x-hub-signature-256', ingest_status: 200, duplicate: false, signed_by: 'server',
+  owner_id: 'acme', event_types: ['invoice.*'], channels: ['eu'], message_count: 1, archived: false, schema: { type: 'object' }, example: { amount: 1 },
+  messages: [{ message_id: ID, endpoint_id: ID, status: 'pending_retry', attempt_count: 1, response_status: 500, last_error: 'HTTP 500' }],
   code: 'INTERNAL_ERROR', message: 'it failed', exitCode: 6, requestId: 'req-1', hint: 'try again', details: [{ path: 'body.url', message: 'is bad' }],
 };
 
@@ -87,7 +91,7 @@ const one = (fn: (record: never, style: Style, now: Date) => string | string[]):
 const rows = (fn: (rows: never[], style: Style, now: Date) => string): Formatter => (record, style) => fn([record], style, NOW);
 
 /** Formatters of a body alone: HOSTILE leaves bodies be, so only "no raw control" applies (bodies are tested below). */
-const BODY_ONLY = new Set(['inbound-messages.formatMessageBody', 'messages.formatMessagePayload', 'listen.formatAnswerPreview']);
+const BODY_ONLY = new Set(['inbound-messages.formatMessageBody', 'messages.formatMessagePayload', 'listen.formatAnswerPreview', 'messages.formatJsonBlock']);
 
 /** Every formatter that shows a client's text, run on RECORD. */
 const CASES: Record<string, Formatter> = {
@@ -101,6 +105,13 @@ const CASES: Record<string, Formatter> = {
   'endpoints.formatPauseResult': one(endpoints.formatPauseResult),
   'endpoints.formatRotatedSecret': (r: { id: string }, s) => endpoints.formatRotatedSecret(r.id, r as never, s, NOW),
   'error.formatFailure': one(error.formatFailure),
+  'event-types.formatEventType': one(eventTypes.formatEventType),
+  'event-types.formatEventTypeTable': rows(eventTypes.formatEventTypeTable),
+  'event-types.formatEventTypeDeleted': one(eventTypes.formatEventTypeDeleted),
+  'events.formatEventAccepted': one(events.formatEventAccepted),
+  'events.formatEvent': one(events.formatEvent),
+  'events.formatFanOutTable': (r: { messages: never[] }, s) => events.formatFanOutTable(r.messages, s),
+  'events.formatEventTable': rows(events.formatEventTable),
   'inbound-endpoints.verificationSummary': (r) => inboundEndpoints.verificationSummary(r),
   'inbound-endpoints.formatCreatedInboundEndpoint': one(inboundEndpoints.formatCreatedInboundEndpoint),
   'inbound-endpoints.formatInboundEndpoint': one(inboundEndpoints.formatInboundEndpoint),
@@ -122,6 +133,7 @@ const CASES: Record<string, Formatter> = {
   'listen.formatRejectionLine': one(listen.formatRejectionLine),
   'messages.formatMessageCreated': (r: { id: string }, s) => messages.formatMessageCreated(r as never, r.id, s),
   'messages.formatMessagePayload': one(messages.formatMessagePayload),
+  'messages.formatJsonBlock': (r, s) => messages.formatJsonBlock(r, s),
   'messages.formatMessage': one(messages.formatMessage),
   'messages.formatAttemptTable': rows(messages.formatAttemptTable),
   'messages.formatMessageRetry': one(messages.formatMessageRetry),
@@ -166,6 +178,7 @@ const EXEMPT = new Map<string, string>([
   ['text.truncate', 'a layout helper of formatted text'],
   ['text.terminalText', 'the helper'],
   ['text.terminalSafe', 'the helper'],
+  ['text.shellQuote', 'quotes for the shell; its callers escape the text before or after'],
   ['time.formatRelative', 'called by formatters on escaped records'],
   ['time.formatTimestamp', 'called by formatters on escaped records'],
 ]);
@@ -243,6 +256,14 @@ describe('every formatter escapes what the server and the sender wrote', () => {
     expect(listen.formatResponseLines(record as never, plainStyle)).toEqual(['    x\\x1b: v\\r\\nFORGED', '    ok\\x9b', '    ']);
     const refused = { ...RECORD, status: 400, response: { headers: [], body: Buffer.from('no\u009b\r\nFORGED\u001b[2J'), truncated: false } };
     expect(listen.formatAnswerPreview(refused as never, plainStyle)).toBe('    ↳ no\\x9b\\r\\nFORGED\\x1b[2J');
+  });
+
+  it("an event no endpoint took: the endpoints list it suggests quotes the server's owner and type escaped", () => {
+    const event = { ...hostile(RECORD), messages: [] } as never;
+    for (const output of [events.formatEventAccepted(event, plainStyle), events.formatEvent(event, plainStyle, NOW)]) {
+      expectNoRawControls(output, 'no messages');
+      expect(output).toMatch(/hookrelay endpoints list --owner '\\x1b\]0;pwned\\x07.*acme' --event-type \\x1b/u);
+    }
   });
 
   it('formatTable escapes every cell, whatever the column function returns', () => {

@@ -5,7 +5,7 @@ import type {
   PauseOut,
   RotateSecretOut,
 } from '@hookrelay/shared';
-import { formatKeyValues } from './key-value.js';
+import { formatKeyValues, type Pair } from './key-value.js';
 import type { Style } from './style.js';
 import { formatTable } from './table.js';
 import { terminalSafe, terminalText, truncate } from './text.js';
@@ -24,6 +24,27 @@ function headerLines(headers: Record<string, string>): string {
   const entries = Object.entries(headers);
   if (entries.length === 0) return '(none)';
   return entries.map(([name, value]) => `${name}: ${value}`).join(', ');
+}
+
+/** Who an endpoint belongs to and what it receives; `null` is each field's default. */
+interface Subscription {
+  owner_id: string | null;
+  event_types: string[] | null;
+  channels: string[] | null;
+}
+
+function listLabel(items: readonly string[] | null, all: string, style: Style): string {
+  if (items === null) return style.dim(all);
+  return items.length === 0 ? style.yellow('none') : items.join(', ');
+}
+
+/** The subscription as key/value pairs (already escaped by the caller's terminalSafe). */
+function subscriptionPairs(subscription: Subscription, style: Style): Pair[] {
+  return [
+    ['Owner', subscription.owner_id ?? style.dim('(none: your own endpoint)')],
+    ['Event types', listLabel(subscription.event_types, 'every type (not hookrelay.*)', style)],
+    ['Channels', listLabel(subscription.channels, 'any', style)],
+  ];
 }
 
 /**
@@ -48,6 +69,7 @@ export function formatCreatedEndpoint(endpoint: EndpointCreateOut, style: Style,
       ['Description', endpoint.description === '' ? undefined : endpoint.description],
       ['Ephemeral', endpoint.ephemeral ? 'yes' : 'no'],
       ['Expires', expiryLabel(endpoint.ephemeral, endpoint.expires_at, now)],
+      ...subscriptionPairs(endpoint, style),
       ['Signing key', `${endpoint.signing_key_id} (…${endpoint.key_hint})`],
       ['Created', endpoint.created_at],
     ],
@@ -67,6 +89,7 @@ export function formatEndpoint(endpoint: EndpointOut, style: Style, now: Date): 
       ['Rate limit', endpoint.rate_limit_rps === 0 ? 'none' : `${endpoint.rate_limit_rps}/s`],
       ['Burst', String(endpoint.burst)],
       ['Headers', headerLines(endpoint.headers)],
+      ...subscriptionPairs(endpoint, style),
       ['Ephemeral', endpoint.ephemeral ? 'yes' : 'no'],
       ['Expires', expiryLabel(endpoint.ephemeral, endpoint.expires_at, now)],
       ['Created', endpoint.created_at],

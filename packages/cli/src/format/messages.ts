@@ -34,11 +34,16 @@ function preview(text: string, style: Style): string {
     : text;
 }
 
+/** A JSON value pretty-printed as a block of lines, cut after PAYLOAD_PREVIEW_CHARS. */
+export function formatJsonBlock(value: unknown, style: Style): string {
+  // JSON leaves DEL and the C1 controls as they are: the block goes through the helper too.
+  return preview(terminalText(JSON.stringify(value, null, 2), { lines: true }), style);
+}
+
 /** The payload as it was submitted: JSON pretty-printed, a text body as it is. */
 export function formatMessagePayload(message: Pick<MessageOut, 'payload' | 'body' | 'body_error' | 'deleted_at'>, style: Style): string {
   if (message.body_error !== undefined) return style.red('(the payload could not be read from storage: payload_unavailable)');
-  // JSON leaves DEL and the C1 controls as they are: the block goes through the helper too.
-  if (message.payload !== undefined) return preview(terminalText(JSON.stringify(message.payload, null, 2), { lines: true }), style);
+  if (message.payload !== undefined) return formatJsonBlock(message.payload, style);
   if (message.body !== undefined) return message.body === '' ? style.dim('(empty)') : preview(terminalText(message.body, { lines: true }), style);
   return style.dim(message.deleted_at !== undefined && message.deleted_at !== null ? '(deleted)' : '(not stored)');
 }
@@ -58,6 +63,7 @@ export function formatMessage(message: MessageOut, style: Style, now: Date): str
     [
       ['ID', style.bold(message.message_id)],
       ['Endpoint', `${message.endpoint_id} (${message.endpoint})`],
+      ['Event', message.event_id ?? undefined],
       ['Status', formatMessageStatus(message.status, style)],
       ['Event type', message.event_type ?? undefined],
       ['Content type', message.content_type],

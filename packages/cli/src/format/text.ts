@@ -16,6 +16,12 @@ export function truncate(text: string, max: number): string {
   return `${text.slice(0, max - 1)}…`;
 }
 
+/** An argument as a POSIX shell reads it back: plain words as they are, anything else single-quoted. */
+export function shellQuote(arg: string): string {
+  if (/^[A-Za-z0-9_./:=@,+%-]+$/u.test(arg)) return arg;
+  return `'${arg.replace(/'/gu, `'\\''`)}'`;
+}
+
 /** Every C0 control, DEL and every C1 control (U+0080–U+009F, the 8-bit CSI U+009B among them). */
 // eslint-disable-next-line no-control-regex
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/gu;

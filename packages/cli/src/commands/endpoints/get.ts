@@ -5,7 +5,7 @@ import { ENDPOINT_ID_DESCRIPTION } from '../../flags/endpoint.js';
 import { formatEndpoint } from '../../format/endpoints.js';
 
 export default class EndpointsGet extends BaseCommand<typeof EndpointsGet> {
-  static override summary = 'Show one outbound endpoint: URL, status, rate limit, headers, expiry.';
+  static override summary = 'Show one outbound endpoint: URL, status, rate limit, headers, owner and the events it receives, expiry.';
   static override description = 'The signing secret is never shown again after create; see `endpoints rotate-secret`.';
 
   static override examples = [
