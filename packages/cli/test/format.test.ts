@@ -148,6 +148,8 @@ describe('formatRelative', () => {
     ['2026-11-22T12:30:00.000Z', 'in 30m'],
     ['2026-11-22T10:00:00.000Z', '2h ago'],
     ['2026-11-25T12:00:00.000Z', 'in 3d'],
+    ['2026-11-22T12:00:00.400Z', 'now'],
+    ['2026-11-22T11:59:59.600Z', 'now'],
   ])('%s → %s', (iso, expected) => {
     expect(formatRelative(iso, now)).toBe(expected);
   });

@@ -1,9 +1,11 @@
-/** "in 30m", "2h ago": how far `iso` is from `now`, at the coarsest useful unit. */
+/** "in 30m", "2h ago", "now": how far `iso` is from `now`, at the coarsest useful unit. */
 export function formatRelative(iso: string, now: Date): string {
   const then = Date.parse(iso);
   if (Number.isNaN(then)) return iso;
   const deltaSeconds = Math.round((then - now.getTime()) / 1000);
   const magnitude = Math.abs(deltaSeconds);
+  // A record written a moment ago by a server whose clock is a little ahead is not "in 0s".
+  if (magnitude === 0) return 'now';
   let amount: string;
   if (magnitude < 60) amount = `${magnitude}s`;
   else if (magnitude < 3600) amount = `${Math.round(magnitude / 60)}m`;
