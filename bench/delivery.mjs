@@ -20,62 +20,49 @@
 // Every message must be received exactly once (counted by webhook-id) and end `succeeded`; one
 // delivery in 50 has its Standard Webhooks signature verified (HMAC-SHA256) here.
 // Exit code: 1 on loss, duplicates, a non-succeeded message, a bad signature or a timeout.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import https from 'node:https';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import {
   build,
   cleanup,
   cleanups,
   delay,
-  fail,
   fmt,
   loadavg,
   machine,
   machineCpuMs,
   revision,
+  runBench,
   selfCpuMs,
   serverDir,
   startChild,
   startDurablePg,
   table,
   treeCpuMs,
-  usageText,
   waitUntil,
   watchdog,
   withTimeout,
-  serveOnLoopback,
-  selfSignedCert,
+  apiPool,
+  benchArgs,
+  KIB_PAYLOAD,
+  startDeliveryReceiver,
 } from './lib.mjs';
-
-// undici is the server's own HTTP client; reuse its copy rather than adding a dependency.
-const { Pool } = createRequire(path.join(serverDir, 'package.json'))('undici');
 
 const TARGET_RPS = 2000;
 const TARGET_P50_MS = 10;
 
-const { values: args } = parseArgs({
-  options: {
-    messages: { type: 'string', default: '20000' },
-    concurrency: { type: 'string', default: '50' },
-    rate: { type: 'string', default: '100' },
-    'latency-seconds': { type: 'string', default: '10' },
-    scenarios: { type: 'string', default: '1,2' },
-    'delivery-concurrency': { type: 'string' },
-    'pool-size': { type: 'string' },
-    'no-build': { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
+const args = benchArgs(import.meta.url, 20, {
+  messages: { type: 'string', default: '20000' },
+  concurrency: { type: 'string', default: '50' },
+  rate: { type: 'string', default: '100' },
+  'latency-seconds': { type: 'string', default: '10' },
+  scenarios: { type: 'string', default: '1,2' },
+  'delivery-concurrency': { type: 'string' },
+  'pool-size': { type: 'string' },
 });
-if (args.help) {
-  process.stdout.write(usageText(import.meta.url, 20));
-  process.exit(0);
-}
 const N = Number(args.messages);
 const CONC = Number(args.concurrency);
 const RATE = Number(args.rate);
@@ -88,65 +75,11 @@ if (![N, CONC, RATE, LAT_S].every((n) => Number.isInteger(n) && n > 0) || scenar
 // Bounded: enqueue and delivery at ≥ 100/s worst case, plus starts and the latency phases.
 watchdog(scenarios.length * ((4 * N) / 100 + LAT_S + 120) + 120);
 
-// 1 KiB JSON payload (the `payload` value as serialized).
-const PAYLOAD = (() => {
-  const base = { type: 'invoice.paid', data: { id: 'in_0001', amount: 4200, currency: 'eur', note: '' } };
-  base.data.note = 'x'.repeat(1024 - JSON.stringify(base).length);
-  if (Buffer.byteLength(JSON.stringify(base)) !== 1024) throw new Error('payload is not 1 KiB');
-  return base;
-})();
 
 // ---------- the HTTPS receiver ----------
 
-/** Receipts per webhook-id: { n, at (performance.now() at the request's headers) }. */
-const receipts = new Map();
-let receivedTotal = 0;
-let lastReceiptAt = 0;
-let firstReceiptAt = 0;
-const secrets = new Map(); // path → signing secret bytes
-let verified = 0;
-let badSignatures = 0;
-
-function verifySample(req, body) {
-  const secret = secrets.get(req.url);
-  if (!secret) return void badSignatures++;
-  const id = req.headers['webhook-id'];
-  const ts = req.headers['webhook-timestamp'];
-  const expected = createHmac('sha256', secret).update(`${id}.${ts}.`).update(body).digest();
-  const ok = String(req.headers['webhook-signature'] ?? '')
-    .split(' ')
-    .some((s) => {
-      const [v, sig] = s.split(',');
-      if (v !== 'v1' || !sig) return false;
-      const got = Buffer.from(sig, 'base64');
-      return got.length === expected.length && timingSafeEqual(got, expected);
-    });
-  if (ok && Math.abs(Date.now() / 1000 - Number(ts)) < 300) verified++;
-  else badSignatures++;
-}
-
-async function startReceiver(dir) {
-  const { key, cert, certFile } = selfSignedCert(dir);
-  const server = https.createServer({ key, cert, keepAliveTimeout: 30_000 }, (req, res) => {
-    const at = performance.now();
-    const id = req.headers['webhook-id'];
-    const sample = receivedTotal % 50 === 0;
-    receivedTotal++;
-    if (firstReceiptAt === 0) firstReceiptAt = at;
-    lastReceiptAt = at;
-    const r = receipts.get(id);
-    if (r) r.n++;
-    else receipts.set(id, { n: 1, at });
-    const chunks = [];
-    req.on('data', (c) => sample && chunks.push(c));
-    req.on('end', () => {
-      if (sample) verifySample(req, Buffer.concat(chunks));
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
-      res.end('ok');
-    });
-  });
-  return { port: await serveOnLoopback(server, 'receiver'), caFile: certFile };
-}
+/** The receiver of lib.mjs (receipts per webhook-id, 1 signature in 50 verified), started by main. */
+let receiver;
 
 // ---------- the server processes ----------
 
@@ -175,37 +108,21 @@ async function startProcess(name, roles, common) {
 }
 
 /** An undici pool to the API process, CONC connections. */
-function apiClient(url) {
-  const pool = new Pool(url, { connections: CONC, pipelining: 1 });
-  cleanups.push(() => pool.destroy());
-  const call = async (method, p, body) => {
-    const res = await pool.request({
-      method,
-      path: p,
-      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      headersTimeout: 30_000,
-      bodyTimeout: 30_000,
-    });
-    const text = await res.body.text();
-    return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
-  };
-  return { call, close: () => pool.close() };
-}
+const apiClient = (url) => apiPool(url, API_KEY, CONC);
 
 async function createEndpoint(api, receiverPort, phase) {
   const p = `/hook-${phase}`;
   const res = await withTimeout(api.call('POST', '/v1/endpoints', { url: `https://127.0.0.1:${receiverPort}${p}`, description: `bench ${phase}` }), 10_000, 'create endpoint');
   if (res.status !== 201) throw new Error(`create endpoint: ${res.status} ${JSON.stringify(res.body)}`);
   const { id, signing_secret: secret } = res.body.data;
-  secrets.set(p, Buffer.from(secret.replace(/^whsec_/, ''), 'base64'));
+  receiver.addSecret(p, secret);
   return id;
 }
 
 /** POST /v1/messages; returns the message id, the send time and the answer's time (performance.now()). */
 async function submit(api, endpointId) {
   const sentAt = performance.now();
-  const res = await api.call('POST', '/v1/messages', { endpoint_id: endpointId, payload: PAYLOAD });
+  const res = await api.call('POST', '/v1/messages', { endpoint_id: endpointId, payload: KIB_PAYLOAD });
   const answeredAt = performance.now();
   if (res.status !== 202) throw new Error(`POST /v1/messages: ${res.status} ${JSON.stringify(res.body)}`);
   const data = res.body.data ?? res.body;
@@ -251,7 +168,7 @@ function cpuDelta(procs, before, after, deliveries) {
 
 /** Waits until every id is received; then checks exactly-once and the stored statuses. */
 async function settle(stats, ids, endpointId, timeoutMs) {
-  const got = await waitUntil(() => ids.every((id) => receipts.has(id)), timeoutMs, 20);
+  const got = await waitUntil(() => ids.every((id) => receiver.receipts.has(id)), timeoutMs, 20);
   // Let late duplicates and the result writer's group commits land.
   const statusesDone = async () => {
     const rows = await stats`SELECT status, count(*)::int AS n FROM outbound_messages WHERE endpoint_id = ${endpointId} GROUP BY status`;
@@ -264,8 +181,8 @@ async function settle(stats, ids, endpointId, timeoutMs) {
     statuses = await statusesDone();
   }
   await delay(300);
-  const missing = ids.filter((id) => !receipts.has(id)).length;
-  const duplicates = ids.filter((id) => (receipts.get(id)?.n ?? 0) > 1).length;
+  const missing = ids.filter((id) => !receiver.receipts.has(id)).length;
+  const duplicates = ids.filter((id) => (receiver.receipts.get(id)?.n ?? 0) > 1).length;
   const [{ jobs }] = await stats`SELECT count(*)::int AS jobs FROM delivery_jobs WHERE destination = ${endpointId}`;
   const problems = [];
   if (!got || missing > 0) problems.push(`${missing} of ${ids.length} messages not received`);
@@ -280,7 +197,7 @@ function receiptWindow(ids) {
   let first = Infinity;
   let last = 0;
   for (const id of ids) {
-    const r = receipts.get(id);
+    const r = receiver.receipts.get(id);
     if (!r) continue;
     first = Math.min(first, r.at);
     last = Math.max(last, r.at);
@@ -344,7 +261,7 @@ async function runScenario(workers, common, stats, postmasterPid) {
     seconds: win.seconds,
     submitRps: N / steady.seconds,
     endToEndRps: N / endToEnd,
-    backlogAtSubmitEnd: steady.ids.filter((id) => !receipts.has(id) || receipts.get(id).at > t0 + steady.seconds * 1000).length,
+    backlogAtSubmitEnd: steady.ids.filter((id) => !receiver.receipts.has(id) || receiver.receipts.get(id).at > t0 + steady.seconds * 1000).length,
     cpu: cpuDelta(procs, before, after, N),
     statuses: check.statuses,
   };
@@ -372,7 +289,7 @@ async function runScenario(workers, common, stats, postmasterPid) {
   check = await settle(stats, latIds, latEndpoint, 60_000);
   after = cpuSnapshot(procs, postmasterPid);
   problems.push(...check.problems.map((p) => `latency: ${p}`));
-  const lat = sends.filter((s) => receipts.has(s.id)).map((s) => receipts.get(s.id).at - s.sentAt).sort((a, b) => a - b);
+  const lat = sends.filter((s) => receiver.receipts.has(s.id)).map((s) => receiver.receipts.get(s.id).at - s.sentAt).sort((a, b) => a - b);
   const [db] = await stats`
     SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM first_attempt_at - created_at) * 1000) AS p50,
            percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM first_attempt_at - created_at) * 1000) AS p99
@@ -388,7 +305,7 @@ async function runScenario(workers, common, stats, postmasterPid) {
   const parts = { toEnqueue: [], enqueueToAnswer: [], answerToAttempt: [], attemptToReceipt: [], post: [] };
   for (const s of sends) {
     const st = stamps.get(s.id);
-    const receipt = receipts.get(s.id);
+    const receipt = receiver.receipts.get(s.id);
     if (!st || st.attempted === null || !receipt) continue;
     parts.post.push(s.answeredAt - s.sentAt);
     parts.toEnqueue.push(st.created - wall(s.sentAt));
@@ -441,7 +358,7 @@ async function main() {
   process.stdout.write(`database: ${version}, fsync=${settings.fsync}, synchronous_commit=${settings.sync}\n`);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-bench-delivery-'));
   cleanups.push(() => rmSync(tmp, { recursive: true, force: true }));
-  const receiver = await startReceiver(tmp);
+  receiver = await startDeliveryReceiver(tmp);
   const common = { databaseUrl: pg.url, dataDir: path.join(tmp, 'data'), caFile: receiver.caFile, receiverPort: receiver.port };
 
   const results = [];
@@ -469,7 +386,7 @@ async function main() {
     }
     process.stdout.write(`  ${r.workers}w drain loadavg before ${r.phases.drain.loadBefore} / after ${r.phases.drain.loadAfter}\n`);
   }
-  process.stdout.write(`\nsignatures verified: ${fmt(verified)} (1 in 50), bad: ${badSignatures}; receipts: ${fmt(receivedTotal)} for ${fmt(receipts.size)} webhook-ids\n`);
+  process.stdout.write(`\nsignatures verified: ${fmt(receiver.verified)} (1 in 50), bad: ${receiver.badSignatures}; receipts: ${fmt(receiver.total)} for ${fmt(receiver.receipts.size)} webhook-ids\n`);
   const bestRps = Math.max(...results.flatMap((r) => [r.phases.drain.rps, r.phases.steady.rps]));
   const worstP50 = Math.max(...results.map((r) => r.phases.latency.p50));
   process.stdout.write(`target ≥ ${fmt(TARGET_RPS)} deliveries/s: ${results.map((r) => `${r.workers}w drain ${r.phases.drain.rps >= TARGET_RPS ? 'met' : 'NOT met'}, steady ${r.phases.steady.rps >= TARGET_RPS ? 'met' : 'NOT met'}`).join('; ')} (best ${fmt(bestRps)})\n`);
@@ -478,15 +395,9 @@ async function main() {
 
   await cleanup();
   const problems = results.flatMap((r) => r.problems.map((p) => `${r.workers}w ${p}`));
-  if (badSignatures > 0) problems.push(`${badSignatures} bad signatures`);
-  if (receivedTotal !== receipts.size) problems.push(`${receivedTotal - receipts.size} duplicate receipts in total`);
+  if (receiver.badSignatures > 0) problems.push(`${receiver.badSignatures} bad signatures`);
+  if (receiver.total !== receiver.receipts.size) problems.push(`${receiver.total - receiver.receipts.size} duplicate receipts in total`);
   return problems.length > 0 ? problems.join('; ') : undefined;
 }
 
-main().then(
-  async (failure) => {
-    if (failure) await fail(failure);
-    process.exit(0);
-  },
-  async (error) => fail(error instanceof Error ? (error.stack ?? error.message) : String(error)),
-);
+runBench(main);

@@ -2,12 +2,15 @@
 // processes that are always cleaned up, CPU accounting from /proc, a durable throwaway PostgreSQL,
 // the real server process, and a summary of V8 CPU profiles.
 import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
+import https from 'node:https';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { startPgCluster } from '@hookrelay/server/testing';
 
@@ -24,6 +27,21 @@ export function usageText(scriptUrl, lines) {
       .map((l) => l.replace(/^\/\/ ?/, ''))
       .join('\n') + '\n'
   );
+}
+
+/**
+ * The flags of a benchmark (node:util parseArgs `options`) with --no-build and --help added;
+ * --help prints the script's header comment (its lines 2..`usageLines`) and exits.
+ */
+export function benchArgs(scriptUrl, usageLines, options) {
+  const { values } = parseArgs({
+    options: { ...options, 'no-build': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+  });
+  if (values.help) {
+    process.stdout.write(usageText(scriptUrl, usageLines));
+    process.exit(0);
+  }
+  return values;
 }
 
 // ---------- cleanup and bounded waits ----------
@@ -48,6 +66,20 @@ export async function fail(message) {
   process.exit(1);
 }
 for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void fail(`interrupted by ${signal}`));
+
+/**
+ * Runs a benchmark's `main`: exit 0 when it resolves to nothing, else `fail` with what it resolved
+ * to (its problems) or with the error it threw.
+ */
+export function runBench(main) {
+  main().then(
+    async (failure) => {
+      if (failure) await fail(failure);
+      process.exit(0);
+    },
+    async (error) => fail(error instanceof Error ? (error.stack ?? error.message) : String(error)),
+  );
+}
 
 /** Bounds the whole run: `fail` after `seconds`. */
 export function watchdog(seconds) {
@@ -240,15 +272,25 @@ export function pgSocketUrl(pg) {
   return `postgres://${url.username}@/${url.pathname.slice(1)}?host=${encodeURIComponent(pg.dir)}&port=${url.port}`;
 }
 
-/** The real server process (`dist/bin/hookrelay-server.js start`) on 127.0.0.1, port 0, with a bootstrap API key. */
-export async function startServer({ databaseUrl, dataDir, nodeArgs = [], env = {}, name = 'hookrelay' }) {
-  const apiKey = `hr_${randomBytes(20).toString('hex')}`;
+/**
+ * The real server process (`dist/bin/hookrelay-server.js start`) on 127.0.0.1, port 0, with a bootstrap
+ * API key. Processes that share a database one after the other share `apiKey` and `encryptionKey`.
+ */
+export async function startServer({
+  databaseUrl,
+  dataDir,
+  nodeArgs = [],
+  env = {},
+  name = 'hookrelay',
+  apiKey = `hr_${randomBytes(20).toString('hex')}`,
+  encryptionKey = randomBytes(32).toString('hex'),
+}) {
   const server = await startChild(name, [...nodeArgs, path.join(serverDir, 'dist/bin/hookrelay-server.js'), 'start'], {
     ...process.env,
     HOOKRELAY_HOST: '127.0.0.1',
     HOOKRELAY_PORT: '0',
     DATABASE_URL: databaseUrl,
-    HOOKRELAY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    HOOKRELAY_ENCRYPTION_KEY: encryptionKey,
     HOOKRELAY_BOOTSTRAP_API_KEY: apiKey,
     HOOKRELAY_DATA_DIR: dataDir,
     HOOKRELAY_LOG_LEVEL: 'warn',
@@ -392,4 +434,95 @@ export function selfSignedCert(dir) {
     { stdio: 'ignore', timeout: 10_000 },
   );
   return { key: readFileSync(key), cert: readFileSync(cert), certFile: cert };
+}
+
+// ---------- outbound deliveries: an HTTPS receiver and an API client ----------
+
+/** 1 KiB of JSON (the `payload` value as serialized), the payload of the delivery benchmarks' messages and events. */
+export const KIB_PAYLOAD = (() => {
+  const base = { type: 'invoice.paid', data: { id: 'in_0001', amount: 4200, currency: 'eur', note: '' } };
+  base.data.note = 'x'.repeat(1024 - JSON.stringify(base).length);
+  if (Buffer.byteLength(JSON.stringify(base)) !== 1024) throw new Error('payload is not 1 KiB');
+  return base;
+})();
+
+/**
+ * An HTTPS receiver of outbound deliveries on 127.0.0.1 (a self-signed certificate in `dir`, trusted
+ * by the server through HOOKRELAY_TLS_CA_FILE = `caFile`). It answers 200 to everything, counts
+ * receipts per webhook-id (`receipts`: id → { n, at }, `at` the performance.now() of its headers),
+ * and verifies the Standard Webhooks signature (HMAC-SHA256) of one delivery in `verifyEvery` with
+ * the secret `addSecret` registered for its path.
+ */
+export async function startDeliveryReceiver(dir, { verifyEvery = 50 } = {}) {
+  const { key, cert, certFile } = selfSignedCert(dir);
+  const secrets = new Map(); // path → signing secret bytes
+  const receiver = {
+    caFile: certFile,
+    port: 0,
+    receipts: new Map(),
+    /** Requests received, duplicates included. */
+    total: 0,
+    verified: 0,
+    badSignatures: 0,
+    verifyEvery,
+    /** The `whsec_…` secret of the endpoint whose URL has this path. */
+    addSecret: (urlPath, whsec) => secrets.set(urlPath, Buffer.from(whsec.replace(/^whsec_/, ''), 'base64')),
+  };
+  const verify = (req, body) => {
+    const secret = secrets.get(req.url);
+    if (!secret) return void receiver.badSignatures++;
+    const id = req.headers['webhook-id'];
+    const ts = req.headers['webhook-timestamp'];
+    const expected = createHmac('sha256', secret).update(`${id}.${ts}.`).update(body).digest();
+    const ok = String(req.headers['webhook-signature'] ?? '')
+      .split(' ')
+      .some((s) => {
+        const [v, sig] = s.split(',');
+        if (v !== 'v1' || !sig) return false;
+        const got = Buffer.from(sig, 'base64');
+        return got.length === expected.length && timingSafeEqual(got, expected);
+      });
+    if (ok && Math.abs(Date.now() / 1000 - Number(ts)) < 300) receiver.verified++;
+    else receiver.badSignatures++;
+  };
+  const server = https.createServer({ key, cert, keepAliveTimeout: 30_000 }, (req, res) => {
+    const at = performance.now();
+    const id = req.headers['webhook-id'];
+    const sample = receiver.total % verifyEvery === 0;
+    receiver.total++;
+    const r = receiver.receipts.get(id);
+    if (r) r.n++;
+    else receiver.receipts.set(id, { n: 1, at });
+    const chunks = [];
+    req.on('data', (c) => sample && chunks.push(c));
+    req.on('end', () => {
+      if (sample) verify(req, Buffer.concat(chunks));
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+      res.end('ok');
+    });
+  });
+  receiver.port = await serveOnLoopback(server, 'receiver');
+  return receiver;
+}
+
+// undici is the server's own HTTP client; reuse its copy rather than adding a dependency.
+const { Pool } = createRequire(path.join(serverDir, 'package.json'))('undici');
+
+/** An undici pool of `connections` to the API at `url` with `apiKey`: `call(method, path, body)` → { status, body }. */
+export function apiPool(url, apiKey, connections) {
+  const pool = new Pool(url, { connections, pipelining: 1 });
+  cleanups.push(() => pool.destroy());
+  const call = async (method, p, body) => {
+    const res = await pool.request({
+      method,
+      path: p,
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
+    const text = await res.body.text();
+    return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
+  };
+  return { call, close: () => pool.close() };
 }
