@@ -15,7 +15,9 @@ const OK: PayloadValidation = { ok: true };
  * the catalogue, or when it has no schema; an archived type's schema still applies. hookrelay's
  * own types are checked against their built-in schemas. A payload that does not match is the
  * returned `error`: 400 INVALID_REQUEST naming `field` (`body.payload`), the first failing JSON
- * pointer and the keyword that failed.
+ * pointer and the keyword that failed. `payload` is the value, or a function that reads it, called
+ * only when the type has a schema (a JSON value is never a function): a body is parsed only to be
+ * checked, and what the function throws is the caller's answer.
  */
 export async function validateEventPayload(
   deps: { sql: Sql; eventSchemas: EventSchemas },
@@ -26,7 +28,8 @@ export async function validateEventPayload(
 ): Promise<PayloadValidation> {
   if (eventType === null || eventType === undefined) return OK;
   const check = operationalEventType(eventType) ? await deps.eventSchemas.builtIn(eventType) : await catalogueCheck(deps, projectId, eventType);
-  const failure = check?.(payload) ?? null;
+  if (check === undefined) return OK;
+  const failure = check(typeof payload === 'function' ? (payload as () => unknown)() : payload);
   if (failure === null) return OK;
   const message = `does not match the schema of event type ${JSON.stringify(eventType)} ${describeFailure(failure)}`;
   return { ok: false, failure, error: new AppError('INVALID_REQUEST', `${field}: ${message}`, { details: [{ path: field, message }] }) };

@@ -65,6 +65,31 @@ export function encodePayload(body: { payload?: JsonValue | undefined; body?: st
   return { format, bytes, contentType, sha256: sha256Hex(bytes) };
 }
 
+/** A media type whose body is JSON: `application/json`, or any `…/…+json` (RFC 6839), parameters aside, in any case. */
+export function isJsonMediaType(contentType: string): boolean {
+  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  return type === 'application/json' || /^[^/]+\/[^/]+\+json$/.test(type);
+}
+
+/**
+ * A `body` read as the JSON its content type says it is, bounded as a `payload` is: 400 naming
+ * `field` when it is not JSON or nests deeper.
+ */
+export function parseJsonBody(text: string, field: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    const message = 'is not valid JSON, which its content_type says it is';
+    throw invalidRequest(`${field}: ${message}`, [{ path: field, message }]);
+  }
+  if (nestsDeeperThan(value, MAX_PAYLOAD_DEPTH)) {
+    const message = `must not nest arrays and objects more than ${MAX_PAYLOAD_DEPTH} levels deep`;
+    throw invalidRequest(`${field}: ${message}`, [{ path: field, message }]);
+  }
+  return value;
+}
+
 /** The payload's part of what the message enqueue or the event fan-out stores. */
 export function payloadSubmission(payload: EncodedPayload): { payloadFormat: 'json' | 'text'; contentType: string; payload: Buffer; payloadSha256: string } {
   return { payloadFormat: payload.format, contentType: payload.contentType, payload: payload.bytes, payloadSha256: payload.sha256 };

@@ -5,7 +5,18 @@ import { EventCreateIn, EventCreateOut, EventOut, EventsQuery, EventSummaryOut, 
 import { findEvent, listEventMessages, listEvents } from '../db/events.js';
 import type { EventFanout, EventSubmission } from '../delivery/event-fanout.js';
 import { AppError, notFound } from '../errors.js';
-import { encodePayload, IdempotencyKeyHeaders, idempotencyKeyOf, payloadSubmission, renderStoredPayload, withPayloadChecks, type EncodedPayload } from '../http/outbound-payload.js';
+import { validateEventPayload } from '../events/payload-validation.js';
+import {
+  encodePayload,
+  IdempotencyKeyHeaders,
+  idempotencyKeyOf,
+  isJsonMediaType,
+  parseJsonBody,
+  payloadSubmission,
+  renderStoredPayload,
+  withPayloadChecks,
+  type EncodedPayload,
+} from '../http/outbound-payload.js';
 import { ID_KEYSET, readPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
 import { sha256Hex } from '../security/crypto.js';
@@ -32,6 +43,17 @@ function submissionOf(projectId: string, body: EventCreateIn, idempotencyKey: st
 }
 
 /**
+ * What an event's type's schema is checked against: `payload` as given; a `body` whose content type
+ * is JSON, parsed only when the type has a schema (`validateEventPayload` calls the function then);
+ * nothing for a body of another content type, which is taken unchecked.
+ */
+function checkedPayload(body: EventCreateIn, payload: EncodedPayload): { field: string; value: unknown } | undefined {
+  if (body.payload !== undefined) return { field: 'body.payload', value: body.payload };
+  if (!isJsonMediaType(payload.contentType)) return undefined;
+  return { field: 'body.body', value: () => parseJsonBody(body.body!, 'body.body') };
+}
+
+/**
  * POST /v1/events fans an event out to the endpoints subscribed to it (docs/api.md, Events and
  * subscriptions); GET /v1/events and GET /v1/events/{id} read events back with their messages.
  */
@@ -40,14 +62,24 @@ export async function eventRoutes(fastify: FastifyInstance, { fanout }: { fanout
   const { services } = fastify;
   const { sql } = services.db;
 
+  /** A payload that does not match its type's schema in the catalogue is 400 (docs/api.md, Checking a payload against its type). */
+  const checkPayloadAgainstType = async (projectId: string, body: EventCreateIn, payload: EncodedPayload): Promise<void> => {
+    const checked = checkedPayload(body, payload);
+    if (checked === undefined) return;
+    const validation = await validateEventPayload({ sql, eventSchemas: services.eventSchemas }, projectId, body.event_type, checked.value, checked.field);
+    if (!validation.ok) throw validation.error;
+  };
+
   app.post(
     '/events',
     { schema: { body: CreateBody, headers: IdempotencyKeyHeaders, response: { 202: successEnvelope(EventCreateOut) } } },
     async (request, reply) => {
       const body = request.body;
       const idempotencyKey = idempotencyKeyOf(request.headers['idempotency-key'], body.idempotency_key);
+      const projectId = principalOf(request).project_id;
       const payload = encodePayload(body);
-      const outcome = await fanout.submit(submissionOf(principalOf(request).project_id, body, idempotencyKey, payload));
+      await checkPayloadAgainstType(projectId, body, payload);
+      const outcome = await fanout.submit(submissionOf(projectId, body, idempotencyKey, payload));
       if (outcome.kind === 'conflict') {
         throw new AppError('IDEMPOTENCY_CONFLICT', `idempotency key already used for event ${outcome.eventId} with a different request`);
       }

@@ -378,6 +378,78 @@ describe('POST /v1/events', () => {
   });
 });
 
+describe('POST /v1/events checks the payload against its type’s schema', () => {
+  const SCHEMA = { type: 'object', required: ['amount'], properties: { amount: { type: 'number', minimum: 0 } } };
+  const MISMATCH = 'does not match the schema of event type "invoice.paid" at /amount: must be >= 0 (minimum)';
+
+  /** A project whose catalogue has `invoice.paid` with a schema, `note.added` without, and an endpoint that takes every event. */
+  async function typed() {
+    const p = await project();
+    expect((await p.request('POST', '/v1/event-types', { name: 'invoice.paid', schema: SCHEMA })).status).toBe(201);
+    expect((await p.request('POST', '/v1/event-types', { name: 'note.added' })).status).toBe(201);
+    await p.endpoint();
+    const stored = async () => (await t.db.sql<{ n: number }>`SELECT count(*)::int AS n FROM events WHERE project_id = ${p.projectId}`)[0]!.n;
+    return { ...p, stored };
+  }
+
+  it('refuses a payload that does not match: 400 naming body.payload, the JSON pointer and the rule; nothing is stored', async () => {
+    const p = await typed();
+    const res = await p.request('POST', '/v1/events', { event_type: 'invoice.paid', payload: { amount: -1 } });
+    expectError(res, 400, 'INVALID_REQUEST', `body.payload: ${MISMATCH}`);
+    expect(res.body.error.details).toEqual([{ path: 'body.payload', message: MISMATCH }]);
+    expectError(await p.request('POST', '/v1/events', { event_type: 'invoice.paid', payload: [] }), 400, 'INVALID_REQUEST', 'body.payload: does not match the schema of event type "invoice.paid" at the top level: must be object (type)');
+    expect(await p.stored()).toBe(0);
+    expect((await p.send({ event_type: 'invoice.paid', payload: { amount: 12.5 } })).messages).toHaveLength(1);
+    expect(await p.stored()).toBe(1);
+  });
+
+  it('parses a body whose content type is JSON and checks it, naming body.body', async () => {
+    const p = await typed();
+    for (const contentType of ['application/json', 'application/vnd.billing+json; charset=utf-8', 'Application/JSON']) {
+      expectError(await p.request('POST', '/v1/events', { event_type: 'invoice.paid', body: '{"amount":-1}', content_type: contentType }), 400, 'INVALID_REQUEST', `body.body: ${MISMATCH}`);
+    }
+    expectError(
+      await p.request('POST', '/v1/events', { event_type: 'invoice.paid', body: 'amount=-1', content_type: 'application/json' }),
+      400,
+      'INVALID_REQUEST',
+      'body.body: is not valid JSON, which its content_type says it is',
+    );
+    // Parsed as a payload is bounded: deeper than 512 levels is refused before the schema sees it.
+    expectError(
+      await p.request('POST', '/v1/events', { event_type: 'invoice.paid', body: `${'['.repeat(100_000)}${']'.repeat(100_000)}`, content_type: 'application/json' }),
+      400,
+      'INVALID_REQUEST',
+      'body.body: must not nest arrays and objects more than 512 levels deep',
+    );
+    expect(await p.stored()).toBe(0);
+    const sent = await p.send({ event_type: 'invoice.paid', body: '{ "amount": 3 }', content_type: 'application/json' });
+    expect((await p.request('GET', `/v1/events/${sent.event_id}`)).body.data).toMatchObject({ body: '{ "amount": 3 }', content_type: 'application/json' });
+  });
+
+  it('takes unchecked a body of another content type, a type without a schema and a type not in the catalogue', async () => {
+    const p = await typed();
+    await p.send({ event_type: 'invoice.paid', body: 'amount=-1', content_type: 'text/plain' });
+    await p.send({ event_type: 'invoice.paid', body: '{"amount":-1}' });
+    await p.send({ event_type: 'invoice.paid', body: '{"amount":-1}', content_type: 'application/jsonx' });
+    // Without a schema a JSON body is not even parsed.
+    await p.send({ event_type: 'note.added', body: 'not json', content_type: 'application/json' });
+    await p.send({ event_type: 'note.added', payload: { anything: true } });
+    await p.send({ event_type: 'not.in.catalogue', payload: { amount: -1 } });
+    expect(await p.stored()).toBe(6);
+  });
+
+  it('checks an archived type’s payloads, and a changed schema from the next event on', async () => {
+    const p = await typed();
+    expect((await p.request('PATCH', '/v1/event-types/invoice.paid', { archived: true })).status).toBe(200);
+    expectError(await p.request('POST', '/v1/events', { event_type: 'invoice.paid', payload: { amount: -1 } }), 400, 'INVALID_REQUEST', `body.payload: ${MISMATCH}`);
+    expect((await p.request('PATCH', '/v1/event-types/invoice.paid', { schema: { type: 'object', properties: { amount: { type: 'number' } } } })).status).toBe(200);
+    await p.send({ event_type: 'invoice.paid', payload: { amount: -1 } });
+    expect((await p.request('PATCH', '/v1/event-types/invoice.paid', { schema: null })).status).toBe(200);
+    await p.send({ event_type: 'invoice.paid', payload: 'a string' });
+    expect(await p.stored()).toBe(2);
+  });
+});
+
 describe('GET /v1/events', () => {
   it('pages newest first with filters by type, owner and creation time', async () => {
     const p = await project();
