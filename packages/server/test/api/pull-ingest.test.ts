@@ -146,7 +146,7 @@ describe('ingestion stores the webhook', () => {
 });
 
 describe('the ingestion URL', () => {
-  it('answers 404 NOT_FOUND for a wrong token, an unknown endpoint and malformed parts, storing nothing', async () => {
+  it('answers 404 NOT_FOUND for a wrong token, an unknown endpoint and malformed parts (ROUTE_NOT_FOUND past the token), storing nothing', async () => {
     const ep = await createPull(t);
     const other = await createPull(t);
     const cases = [
@@ -157,13 +157,16 @@ describe('the ingestion URL', () => {
       `/pull/${ep.id}/${ep.token.toUpperCase()}`,
       `/pull/${ep.id}/${ep.token.slice(1)}`,
       `/pull/not-a-uuid/${ep.token}`,
-      `/pull/${ep.id}/${ep.token}/extra`,
     ];
     for (const path of cases) {
       const res = await ingestPull(t, { path });
       expect(res.statusCode, path).toBe(404);
       expect(res.json().error.code, path).toBe('NOT_FOUND');
     }
+    // A pull ingest URL ends at its token: a longer path is no route at all.
+    const longer = await ingestPull(t, { path: `/pull/${ep.id}/${ep.token}/extra` });
+    expect(longer.statusCode).toBe(404);
+    expect(longer.json().error.code).toBe('ROUTE_NOT_FOUND');
     expect(await storedEvents(ep.id)).toHaveLength(0);
     expect(await storedEvents(other.id)).toHaveLength(0);
   });
