@@ -27,7 +27,7 @@
 --   021_events_fanout
 --   022_event_types
 --   023_message_retention
---   025_resign_late
+--   024_resign_late
 
 CREATE TABLE api_keys (
     id uuid NOT NULL,
