@@ -28,6 +28,7 @@
 --   022_event_types
 --   023_message_retention
 --   024_resign_late
+--   025_endpoint_auto_pause
 
 CREATE TABLE api_keys (
     id uuid NOT NULL,
@@ -121,11 +122,17 @@ CREATE TABLE endpoints (
     owner_id text,
     event_types text[],
     channels text[],
-    retention_days integer
+    retention_days integer,
+    paused_reason text,
+    paused_at timestamp with time zone,
+    failing_since timestamp with time zone,
+    failed_messages integer DEFAULT 0 NOT NULL
 );
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_burst_check CHECK (((burst >= 0) AND (burst <= 10000)));
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_check CHECK ((ephemeral = (expires_at IS NOT NULL)));
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_id_check CHECK ((id ~ '^ep_[a-f0-9]{32}$'::text));
+ALTER TABLE endpoints ADD CONSTRAINT endpoints_paused_reason CHECK ((((paused_reason IS NOT NULL) = paused) AND ((paused_at IS NOT NULL) = paused)));
+ALTER TABLE endpoints ADD CONSTRAINT endpoints_paused_reason_check CHECK ((paused_reason = ANY (ARRAY['manual'::text, 'failing'::text])));
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_pkey PRIMARY KEY (id);
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id);
 ALTER TABLE endpoints ADD CONSTRAINT endpoints_rate_limit_rps_check CHECK (((rate_limit_rps >= 0) AND (rate_limit_rps <= 1000)));

@@ -307,6 +307,8 @@ describe('endpoint subscriptions in endpoints get', () => {
     burst: 0,
     headers: {},
     paused: false,
+    paused_reason: null,
+    paused_at: null,
     ephemeral: false,
     owner_id: null,
     event_types: null,

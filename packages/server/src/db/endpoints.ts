@@ -1,3 +1,4 @@
+import type { EndpointPausedReason } from '@hookrelay/shared';
 import type { Sql, SqlFragment } from './database.js';
 import { subscriptionMatches } from './endpoint-subscriptions.js';
 import { newestFirstBySeq } from './keyset.js';
@@ -13,6 +14,9 @@ export interface EndpointRow {
   burst: number;
   headers: Record<string, string>;
   paused: boolean;
+  /** Why it is paused: through the API, or by hookrelay for failing; null when not paused. */
+  paused_reason: EndpointPausedReason | null;
+  paused_at: Date | null;
   ephemeral: boolean;
   expires_at: Date | null;
   owner_id: string | null;
@@ -25,7 +29,7 @@ export interface EndpointRow {
 }
 
 const COLUMNS = (sql: Sql) => sql.fragment`
-  id, seq::text AS seq, project_id, url, description, rate_limit_rps, burst, headers, paused,
+  id, seq::text AS seq, project_id, url, description, rate_limit_rps, burst, headers, paused, paused_reason, paused_at,
   ephemeral, expires_at, owner_id, event_types, channels, retention_days, created_at, updated_at`;
 
 /** Who an endpoint belongs to and what it receives (docs/api.md, Events and subscriptions). */
@@ -115,6 +119,8 @@ export interface EndpointPatch {
 /**
  * Applies the fields that are set; others keep their values. Undefined when not found. A new owner
  * or new event types need new subscription rows, written by the caller in the same transaction.
+ * `paused: true` pauses with the reason `manual` (an endpoint paused already keeps its reason and
+ * time); `paused: false` resumes, and a resumed endpoint's failures count from nothing again.
  */
 export async function updateEndpoint(
   sql: Sql,
@@ -123,6 +129,7 @@ export async function updateEndpoint(
   patch: EndpointPatch,
 ): Promise<EndpointRow | undefined> {
   const sub = patch.subscription ?? {};
+  const pause = patch.paused ?? null;
   const [row] = await sql<EndpointRow>`
     UPDATE endpoints SET
       url = coalesce(${patch.url ?? null}::text, url),
@@ -130,7 +137,13 @@ export async function updateEndpoint(
       rate_limit_rps = coalesce(${patch.rateLimitRps ?? null}::int, rate_limit_rps),
       burst = coalesce(${patch.burst ?? null}::int, burst),
       headers = coalesce(${patch.headers ?? null}::jsonb, headers),
-      paused = coalesce(${patch.paused ?? null}::boolean, paused),
+      paused = coalesce(${pause}::boolean, paused),
+      paused_reason = CASE WHEN ${pause}::boolean IS NULL OR (paused AND ${pause}::boolean) THEN paused_reason
+                           WHEN ${pause}::boolean THEN 'manual' END,
+      paused_at = CASE WHEN ${pause}::boolean IS NULL OR (paused AND ${pause}::boolean) THEN paused_at
+                       WHEN ${pause}::boolean THEN now() END,
+      failing_since = CASE WHEN paused AND NOT coalesce(${pause}::boolean, true) THEN NULL ELSE failing_since END,
+      failed_messages = CASE WHEN paused AND NOT coalesce(${pause}::boolean, true) THEN 0 ELSE failed_messages END,
       owner_id = CASE WHEN ${sub.ownerId !== undefined}::boolean THEN ${sub.ownerId ?? null}::text ELSE owner_id END,
       event_types = CASE WHEN ${sub.eventTypes !== undefined}::boolean THEN ${sub.eventTypes ?? null}::text[] ELSE event_types END,
       channels = CASE WHEN ${sub.channels !== undefined}::boolean THEN ${sub.channels ?? null}::text[] ELSE channels END,

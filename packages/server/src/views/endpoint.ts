@@ -16,6 +16,8 @@ export function toEndpointOut(row: EndpointRow): EndpointOut {
     burst: row.burst,
     headers: row.headers,
     paused: row.paused,
+    paused_reason: row.paused_reason,
+    paused_at: row.paused_at ? row.paused_at.toISOString() : null,
     ephemeral: row.ephemeral,
     ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),
     ...subscriptionOf(row),

@@ -20,7 +20,7 @@ const MINUTE = 60_000;
 /** Who an endpoint belongs to and what it receives: on create, GET and PATCH, not in the list. */
 const SUBSCRIPTION_KEYS = ['owner_id', 'event_types', 'channels'];
 const CREATE_KEYS = ['id', 'url', 'description', 'signing_key_id', 'signing_secret', 'key_hint', 'ephemeral', 'expires_at', ...SUBSCRIPTION_KEYS, 'created_at'];
-const FULL_KEYS = ['id', 'url', 'description', 'rate_limit_rps', 'burst', 'headers', 'paused', 'ephemeral', ...SUBSCRIPTION_KEYS, 'retention_days', 'created_at', 'updated_at'];
+const FULL_KEYS = ['id', 'url', 'description', 'rate_limit_rps', 'burst', 'headers', 'paused', 'paused_reason', 'paused_at', 'ephemeral', ...SUBSCRIPTION_KEYS, 'retention_days', 'created_at', 'updated_at'];
 const SUMMARY_KEYS = ['id', 'url', 'description', 'paused', 'ephemeral', 'expires_at', 'created_at'];
 
 let t: TestApp;
@@ -166,6 +166,8 @@ describe('GET /v1/endpoints/{id}: full record', () => {
       burst: 9,
       headers: { 'X-One': '1' },
       paused: false,
+      paused_reason: null,
+      paused_at: null,
       ephemeral: false,
       owner_id: null,
       event_types: null,
@@ -627,9 +629,12 @@ describe('PATCH /v1/endpoints/{id}', () => {
       [{ rate_limit_rps: 7 }, { rate_limit_rps: 7 }],
       [{ burst: 20 }, { burst: 20 }],
       [{ headers: { 'X-B': '2' } }, { headers: { 'X-B': '2' } }],
-      [{ paused: true }, { paused: true }],
+      [{ paused: true }, { paused: true, paused_reason: 'manual', paused_at: expect.any(String) }],
       // Falsy values are values, not "omitted".
-      [{ description: '', rate_limit_rps: 0, burst: 0, headers: {}, paused: false }, { description: '', rate_limit_rps: 0, burst: 0, headers: {}, paused: false }],
+      [
+        { description: '', rate_limit_rps: 0, burst: 0, headers: {}, paused: false },
+        { description: '', rate_limit_rps: 0, burst: 0, headers: {}, paused: false, paused_reason: null, paused_at: null },
+      ],
       [{}, {}],
     ];
     for (const [body, change] of steps) {
@@ -693,6 +698,30 @@ describe('pause and resume', () => {
     expect(resumed.body.data).toEqual({ id, paused: false });
     expect((await getOk(id)).paused).toBe(false);
     expect((await listAll()).find((s) => s.id === id)?.paused).toBe(false);
+  });
+
+  it('a manual pause shows its reason and time on the record; pausing again keeps them, a resume clears them', async () => {
+    const { id } = await createOk();
+    expect(await getOk(id)).toMatchObject({ paused: false, paused_reason: null, paused_at: null });
+    const before = Date.now();
+    await t.request('POST', `/v1/endpoints/${id}/pause`);
+    const paused = await getOk(id);
+    expect(paused).toMatchObject({ paused: true, paused_reason: 'manual' });
+    // The database's clock: within a second of the test's.
+    expect(ms(paused.paused_at)).toBeGreaterThan(before - 1000);
+    expect(ms(paused.paused_at)).toBeLessThan(Date.now() + 1000);
+
+    await sleep(5);
+    await t.request('POST', `/v1/endpoints/${id}/pause`);
+    const patched = await t.request('PATCH', `/v1/endpoints/${id}`, { body: { paused: true } });
+    expect(patched.body.data).toMatchObject({ paused: true, paused_reason: 'manual', paused_at: paused.paused_at });
+
+    await t.request('POST', `/v1/endpoints/${id}/resume`);
+    expect(await getOk(id)).toMatchObject({ paused: false, paused_reason: null, paused_at: null });
+    await t.request('PATCH', `/v1/endpoints/${id}`, { body: { paused: true } });
+    expect(await getOk(id)).toMatchObject({ paused: true, paused_reason: 'manual', paused_at: expect.any(String) });
+    await t.request('PATCH', `/v1/endpoints/${id}`, { body: { paused: false } });
+    expect(await getOk(id)).toMatchObject({ paused: false, paused_reason: null, paused_at: null });
   });
 
   it('PATCH { paused: true } pauses too', async () => {

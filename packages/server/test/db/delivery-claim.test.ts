@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Sql } from '../../src/db/database.js';
 import { claimDueJobs, ENDPOINT_DELETED_ERROR, loadOutboundContexts } from '../../src/db/deliveries.js';
+import { updateEndpoint } from '../../src/db/endpoints.js';
 import {
   claimDeliveries,
   ClockOffset,
@@ -78,12 +79,12 @@ describe('parkPaused', () => {
     const resumed = await endpoint();
     const [parkedId] = await send(stillPaused);
     const [resumedId] = await send(resumed);
-    await t.db.sql`UPDATE endpoints SET paused = true WHERE id IN (${stillPaused}, ${resumed})`;
+    for (const id of [stillPaused, resumed]) await updateEndpoint(t.db.sql, t.main.projectId, id, { paused: true });
     const release = await t.db.sql.begin(async (tx) => {
       const { leaseId, outbound } = await lease(tx);
       expect(outbound.map((c) => c.paused)).toEqual([true, true]);
       // The resume commits between the claim's read and its lock.
-      await tx`UPDATE endpoints SET paused = false WHERE id = ${resumed}`;
+      await updateEndpoint(tx, t.main.projectId, resumed, { paused: false });
       return parkPaused(tx, leaseId, outbound);
     });
     expect(release).toEqual([{ messageId: resumedId, delayMs: 0 }]);
@@ -128,7 +129,7 @@ describe('reserveRateLimits', () => {
     const ids = await send(limited, 2);
     const { notBefore, release } = await t.db.sql.begin(async (tx) => {
       const { outbound } = await lease(tx);
-      await tx`UPDATE endpoints SET paused = true WHERE id = ${limited}`;
+      await updateEndpoint(tx, t.main.projectId, limited, { paused: true });
       const released: Release[] = [];
       return { notBefore: await reserveRateLimits(context(), tx, outbound, released), release: released };
     });

@@ -62,7 +62,19 @@ export const EndpointCreateOut = z.object({
 });
 export type EndpointCreateOut = z.infer<typeof EndpointCreateOut>;
 
-/** Full record (single GET, PATCH): never the signing secret; `expires_at` only when ephemeral. */
+/**
+ * Why an outbound endpoint is paused: `manual`, through the API (`POST .../pause`, PATCH
+ * `paused: true`); `failing`, by hookrelay, for deliveries that kept failing (docs/api.md, Endpoints
+ * that keep failing).
+ */
+export const ENDPOINT_PAUSED_REASONS = ['manual', 'failing'] as const;
+export const EndpointPausedReason = z.enum(ENDPOINT_PAUSED_REASONS);
+export type EndpointPausedReason = z.infer<typeof EndpointPausedReason>;
+
+/**
+ * Full record (single GET, PATCH): never the signing secret; `expires_at` only when ephemeral;
+ * `paused_reason` and `paused_at` null when not paused.
+ */
 export const EndpointOut = z.object({
   id: EndpointId,
   url: z.string(),
@@ -71,6 +83,8 @@ export const EndpointOut = z.object({
   burst: z.number().int(),
   headers: z.record(z.string(), z.string()),
   paused: z.boolean(),
+  paused_reason: EndpointPausedReason.nullable(),
+  paused_at: Timestamp.nullable(),
   ephemeral: z.boolean(),
   expires_at: Timestamp.optional(),
   ...subscriptionOut,
