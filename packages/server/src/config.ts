@@ -54,6 +54,13 @@ export const DEFAULT_MAX_INGEST_BODY_BYTES = 25 * 1024 * 1024;
  */
 export const DEFAULT_INGEST_MAX_INFLIGHT_BYTES = 512 * 1024 * 1024;
 export const DEFAULT_INGEST_MIN_UPLOAD_BYTES_PER_SECOND = 64 * 1024;
+/**
+ * Five days of nothing but failures: longer than the default retry schedule (about 28 hours), so
+ * that an endpoint is paused only after messages have used up every attempt, and over a weekend.
+ */
+export const DEFAULT_ENDPOINT_PAUSE_AFTER_SECONDS = 5 * 24 * 60 * 60;
+/** Messages that must have failed for good, besides the time, before a failing endpoint is paused: a few, not one unlucky one. */
+export const ENDPOINT_PAUSE_MIN_FAILED_MESSAGES = 5;
 /** Ten bodies at the ingest limit: a hundred deliveries of 25 MiB would hold 2.5 GB. */
 export const DEFAULT_DELIVERY_MAX_BYTES = 256 * 1024 * 1024;
 
@@ -250,6 +257,10 @@ const EnvSchema = z.object({
   HOOKRELAY_DELIVERY_MAX_BYTES: documented(
     'payload bytes one worker process holds for deliveries in flight at once (a larger payload still goes, alone)',
     positiveInt('HOOKRELAY_DELIVERY_MAX_BYTES').max(2 ** 31 - 1).default(DEFAULT_DELIVERY_MAX_BYTES),
+  ),
+  HOOKRELAY_ENDPOINT_PAUSE_AFTER_SECONDS: documented(
+    `how long every delivery to an outbound endpoint must have failed, with at least ${ENDPOINT_PAUSE_MIN_FAILED_MESSAGES} of its messages failed for good, before hookrelay pauses it; 0 = never`,
+    unsetWhenEmpty(nonNegativeInt('HOOKRELAY_ENDPOINT_PAUSE_AFTER_SECONDS').max(2 ** 31 - 1).default(DEFAULT_ENDPOINT_PAUSE_AFTER_SECONDS)),
   ),
   HOOKRELAY_HEADERS_TIMEOUT_SECONDS: documented("time a connection has to send a request's headers (408 after)", unsetWhenEmpty(positiveInt('HOOKRELAY_HEADERS_TIMEOUT_SECONDS').max(3600).default(10))),
   HOOKRELAY_REQUEST_TIMEOUT_SECONDS: documented('time a connection has to send a whole request (408 after)', unsetWhenEmpty(positiveInt('HOOKRELAY_REQUEST_TIMEOUT_SECONDS').max(3600).default(60))),
@@ -452,6 +463,8 @@ export interface Config {
   deliveryConcurrency: number;
   /** Payload bytes of the deliveries one worker holds at once (HOOKRELAY_DELIVERY_MAX_BYTES). */
   deliveryMaxBytes: number;
+  /** How long every delivery to an outbound endpoint must have failed before hookrelay pauses it; 0 = never. */
+  endpointPauseAfterSeconds: number;
   /** How long a connection may take to send a request's line and headers (408 after). */
   headersTimeoutSeconds: number;
   /** How long a connection may take to send a whole request, headers and body (408 after). */
@@ -553,6 +566,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     deliveryLeaseSeconds: e.HOOKRELAY_DELIVERY_LEASE_SECONDS,
     deliveryConcurrency: e.HOOKRELAY_DELIVERY_CONCURRENCY,
     deliveryMaxBytes: e.HOOKRELAY_DELIVERY_MAX_BYTES,
+    endpointPauseAfterSeconds: e.HOOKRELAY_ENDPOINT_PAUSE_AFTER_SECONDS,
     headersTimeoutSeconds: e.HOOKRELAY_HEADERS_TIMEOUT_SECONDS,
     requestTimeoutSeconds: e.HOOKRELAY_REQUEST_TIMEOUT_SECONDS,
     metricsToken: e.HOOKRELAY_METRICS_TOKEN,

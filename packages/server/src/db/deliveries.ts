@@ -228,7 +228,11 @@ export interface RateLimitRow {
   deliverable: boolean;
 }
 
-/** The endpoint's bucket, row-locked until the claim commits (every worker queues here). */
+/**
+ * The endpoint's bucket, row-locked until the claim commits (every worker queues here). The lock is
+ * the one its UPDATE takes (FOR NO KEY UPDATE): a message inserted meanwhile for the endpoint, whose
+ * foreign key share-locks the row's key, does not wait for it.
+ */
 export async function lockRateLimit(sql: Sql, endpointId: string): Promise<RateLimitRow | undefined> {
   // clock_timestamp() in the outer query is read once the row lock is held, not before the wait.
   const [row] = await sql<RateLimitRow>`
@@ -236,7 +240,7 @@ export async function lockRateLimit(sql: Sql, endpointId: string): Promise<RateL
     FROM (
       SELECT rate_limit_rps, burst, rate_limit_tat,
              (NOT paused AND ${liveEndpoint('endpoints')}) AS deliverable
-      FROM endpoints WHERE id = ${endpointId} FOR UPDATE
+      FROM endpoints WHERE id = ${endpointId} FOR NO KEY UPDATE
     ) AS e`;
   return row;
 }
@@ -381,12 +385,29 @@ export interface MessageOutcome {
   nextAttemptAt: Date | null;
 }
 
+/** A message as an outcome left it, with what its endpoint's failure tracking and announcements need. */
+export interface AppliedOutcome {
+  id: string;
+  status: DeliveryStatus;
+  project_id: string;
+  endpoint_id: string;
+  /** The endpoint's owner; null for an inbound endpoint, which has none. */
+  owner_id: string | null;
+  /** The event it was fanned out for; null when sent directly, and for an inbound message. */
+  event_id: string | null;
+  event_type: string | null;
+  attempt_count: number;
+  last_error: string | null;
+  /** The message was deleted, or its endpoint is gone: an operator's act ended it, not its receiver. */
+  ended_by_delete: boolean;
+}
+
 /**
  * Applies attempt outcomes to their messages. A deleted message, or one whose endpoint was deleted
  * meanwhile, gets no further attempt: a retry it would have had becomes failed_permanent. Returns each
- * message's resulting status.
+ * message as it became, by id.
  */
-export async function applyOutcomes(sql: Sql, kind: DeliveryKind, outcomes: readonly MessageOutcome[]): Promise<Map<string, DeliveryStatus>> {
+export async function applyOutcomes(sql: Sql, kind: DeliveryKind, outcomes: readonly MessageOutcome[]): Promise<Map<string, AppliedOutcome>> {
   if (outcomes.length === 0) return new Map();
   const rows = outcomes.map(
     (o) => sql.fragment`(${o.messageId}::uuid, ${o.status}::text, ${o.attemptNumber}::int, ${o.startedAt}::timestamptz,
@@ -399,13 +420,15 @@ export async function applyOutcomes(sql: Sql, kind: DeliveryKind, outcomes: read
   const endpointRef = kind === 'outbound' ? sql.fragment`m.endpoint_id` : sql.fragment`m.inbound_endpoint_id`;
   const endpointGone = kind === 'outbound' ? ENDPOINT_DELETED_ERROR : INBOUND_ENDPOINT_DELETED_ERROR;
   const processing = kind === 'outbound' ? sql.fragment`processing_ms = o.processing_ms,` : sql.fragment``;
+  const ownerAndEvent = kind === 'outbound' ? sql.fragment`e.owner_id, m.event_id` : sql.fragment`NULL::text AS owner_id, NULL::uuid AS event_id`;
   const ms = (later: ReturnType<Sql['fragment']>, earlier: ReturnType<Sql['fragment']>) =>
     sql.fragment`greatest(0, round(extract(epoch FROM (${later} - ${earlier})) * 1000))::int`;
-  const updated = await sql<{ id: string; status: DeliveryStatus }>`
+  const updated = await sql<AppliedOutcome>`
     WITH v (id, status, attempt_number, started_at, finished_at, response_status, latency_ms, processing_ms, error, next_attempt_at) AS (
       VALUES ${sql.join(rows, ', ')}
     ), o AS (
       SELECT v.id, v.attempt_number, v.started_at, v.finished_at, v.response_status, v.latency_ms, v.processing_ms, v.next_attempt_at,
+             e.id::text AS endpoint_id, ${ownerAndEvent}, (m.deleted_at IS NOT NULL OR NOT ${liveEndpoint('e')}) AS ended_by_delete,
              CASE WHEN v.status IN ('pending_retry', 'queued') AND (m.deleted_at IS NOT NULL OR NOT ${liveEndpoint('e')}) THEN 'failed_permanent'
                   ELSE v.status END AS final,
              CASE WHEN v.status IN ('pending_retry', 'queued') AND m.deleted_at IS NULL AND NOT ${liveEndpoint('e')}
@@ -429,8 +452,8 @@ export async function applyOutcomes(sql: Sql, kind: DeliveryKind, outcomes: read
       failed_at = CASE WHEN o.final = 'failed_permanent' THEN o.finished_at END,
       updated_at = now()
     FROM o WHERE m.id = o.id
-    RETURNING m.id, m.status`;
-  return new Map(updated.map((r) => [r.id, r.status]));
+    RETURNING m.id, m.status, m.project_id, o.endpoint_id, o.owner_id, o.event_id, m.event_type, m.attempt_count, m.last_error, o.ended_by_delete`;
+  return new Map(updated.map((r) => [r.id, r]));
 }
 
 /** Schedules the next attempt of held jobs: due at `runAt`, lease ended. */

@@ -167,3 +167,89 @@ export async function softDeleteEndpoint(sql: Sql, projectId: string, id: string
 export async function sweepExpiredEndpoints(sql: Sql, now: Date, batchSize = 500): Promise<string[]> {
   return sweepExpiredEphemeralEndpoints(sql, 'endpoints', now, batchSize);
 }
+
+/** One recorded attempt of a delivery to an outbound endpoint, as the endpoint's failure tracking takes it. */
+export interface EndpointAttempt {
+  endpointId: string;
+  succeeded: boolean;
+  startedAt: Date;
+  finishedAt: Date;
+  /** The attempt's error; null on success. */
+  error: string | null;
+  /** The attempt ended its message failed_permanent: its retry schedule ran out. */
+  endedMessage: boolean;
+}
+
+/** An endpoint that recording attempts paused. */
+export interface FailingEndpointPause {
+  id: string;
+  project_id: string;
+  owner_id: string | null;
+  failing_since: Date;
+  /** The error of the last failed attempt recorded. */
+  last_error: string | null;
+}
+
+/**
+ * Brings the failure tracking of the attempts' endpoints up to date (migrations/024) in the
+ * transaction that records the attempts, and pauses (reason `failing`) each live endpoint that is
+ * not paused yet whose attempts have all failed for at least `pauseAfterSeconds` while at least
+ * `minFailedMessages` of its messages ended failed_permanent. Within the batch the attempts count in
+ * the order they finished: a success ends the failures before it. Only the rows whose tracking
+ * changes are written (a healthy endpoint's successes write nothing), locked in id order with the
+ * lock their UPDATE takes (FOR NO KEY UPDATE), which the foreign keys of the messages that the same
+ * transaction's announcements insert never wait for. Returns the endpoints it paused.
+ * `pauseAfterSeconds` 0: none is paused.
+ */
+export async function recordEndpointAttempts(
+  sql: Sql,
+  attempts: readonly EndpointAttempt[],
+  options: { pauseAfterSeconds: number; minFailedMessages: number },
+): Promise<FailingEndpointPause[]> {
+  if (attempts.length === 0) return [];
+  const rows = attempts.map(
+    (a) => sql.fragment`(${a.endpointId}::text, ${a.succeeded}::boolean, ${a.startedAt}::timestamptz, ${a.finishedAt}::timestamptz,
+      ${a.error}::text, ${a.endedMessage}::boolean)`,
+  );
+  // A failure counts when it finished after the batch's last success (every failure when none succeeded).
+  const counts = sql.fragment`NOT v.succeeded AND (l.at IS NULL OR v.finished_at > l.at)`;
+  const updated = await sql<FailingEndpointPause & { pause: boolean }>`
+    WITH v (endpoint_id, succeeded, started_at, finished_at, error, ended_message) AS (
+      VALUES ${sql.join(rows, ', ')}
+    ), l AS (
+      SELECT endpoint_id, max(finished_at) FILTER (WHERE succeeded) AS at FROM v GROUP BY endpoint_id
+    ), batch AS (
+      SELECT v.endpoint_id, l.at AS last_success,
+             min(v.started_at) FILTER (WHERE ${counts}) AS first_failure,
+             max(v.finished_at) FILTER (WHERE ${counts}) AS last_failure,
+             (array_agg(v.error ORDER BY v.finished_at DESC) FILTER (WHERE ${counts}))[1] AS last_error,
+             count(*) FILTER (WHERE ${counts} AND v.ended_message)::int AS ended
+      FROM v JOIN l ON l.endpoint_id = v.endpoint_id
+      GROUP BY v.endpoint_id, l.at
+    ), locked AS (
+      SELECT e.id, e.paused, ${liveEndpoint('e')} AS live, b.last_failure, b.last_error,
+             CASE WHEN b.last_success IS NULL THEN coalesce(e.failing_since, b.first_failure) ELSE b.first_failure END AS failing_since,
+             CASE WHEN b.last_success IS NULL THEN e.failed_messages ELSE 0 END + b.ended AS failed_messages
+      FROM endpoints e JOIN batch b ON b.endpoint_id = e.id
+      -- Successes alone at an endpoint that was not failing change nothing.
+      WHERE b.last_failure IS NOT NULL OR e.failing_since IS NOT NULL OR e.failed_messages <> 0
+      ORDER BY e.id
+      FOR NO KEY UPDATE OF e
+    ), next AS (
+      SELECT k.*,
+             (NOT k.paused AND k.live AND ${options.pauseAfterSeconds}::int > 0 AND k.last_failure IS NOT NULL
+              AND k.failed_messages >= ${options.minFailedMessages}::int
+              AND k.failing_since <= k.last_failure - make_interval(secs => ${options.pauseAfterSeconds}::int)) AS pause
+      FROM locked k
+    )
+    UPDATE endpoints e SET
+      failing_since = n.failing_since,
+      failed_messages = n.failed_messages,
+      paused = e.paused OR n.pause,
+      paused_reason = CASE WHEN n.pause THEN 'failing' ELSE e.paused_reason END,
+      paused_at = CASE WHEN n.pause THEN now() ELSE e.paused_at END,
+      updated_at = CASE WHEN n.pause THEN now() ELSE e.updated_at END
+    FROM next n WHERE e.id = n.id
+    RETURNING e.id, e.project_id, e.owner_id, e.failing_since, n.last_error, n.pause`;
+  return updated.filter((row) => row.pause).map(({ id, project_id, owner_id, failing_since, last_error }) => ({ id, project_id, owner_id, failing_since, last_error }));
+}

@@ -3,6 +3,7 @@ import type { Database, Sql } from '../db/database.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { fanOutEvent, findEventByIdempotencyKey, listEventMessages, type EventRow, type FannedOutMessage, type NewEvent } from '../db/events.js';
 import { lockIdempotencyKeys, type EnqueueLease } from '../db/messages.js';
+import { sha256Hex } from '../security/crypto.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import type { HandedOverDelivery, LocalDeliveryWorker } from './local-worker.js';
 import { MESSAGE_IDEMPOTENCY_WINDOW_MS } from './message-batcher.js';
@@ -25,6 +26,14 @@ export type FanOutOutcome =
   | { kind: 'repeat'; fannedOut: FannedOutEvent }
   /** The key is held by this event, made for a different request. */
   | { kind: 'conflict'; eventId: string };
+
+/**
+ * What makes two submissions of an idempotency key "the same request": type, owner, channels as a
+ * set, content type, payload format and bytes.
+ */
+export function eventRequestSha256(event: { eventType: string; ownerId: string | null; channels: readonly string[]; contentType: string; payloadFormat: 'json' | 'text'; payloadSha256: string }): string {
+  return sha256Hex(JSON.stringify([event.eventType, event.ownerId, [...event.channels].sort(), event.contentType, event.payloadFormat, event.payloadSha256]));
+}
 
 /** The payload key of an event: one payload, which every message of its fan-out delivers. */
 export const eventPayloadKey = (eventId: string) => `event/${eventId}`;
@@ -49,16 +58,9 @@ export class EventFanout {
   }
 
   async submit(submission: EventSubmission): Promise<FanOutOutcome> {
-    const id = newUuidv7();
-    const inline = this.payloadStore.kind === 'database';
-    const event: NewEvent = {
-      ...submission,
-      id,
-      sizeBytes: submission.payload.length,
-      payloadKey: eventPayloadKey(id),
-      createdAt: new Date(),
-      inlinePayload: inline ? submission.payload : undefined,
-    };
+    const event = this.newEvent(submission);
+    const { id } = event;
+    const inline = event.inlinePayload !== undefined;
     // Another store holds the payload before the commit, so that a committed event always has it.
     if (!inline) await this.payloadStore.putMany(this.db.sql, [{ key: event.payloadKey, data: submission.payload }]);
     let held: Exclude<FanOutOutcome, { kind: 'stored' }> | undefined;
@@ -91,6 +93,30 @@ export class EventFanout {
         event: { id, event_type: event.eventType, owner_id: event.ownerId, channels: event.channels, created_at: event.createdAt },
         messages: messages.map((m) => ({ id: m.id, endpoint_id: m.endpoint_id })),
       },
+    };
+  }
+
+  /**
+   * Stores an event and its fan-out in the caller's transaction, with nothing leased (hookrelay's
+   * own events, docs/api.md, Built-in event types): they commit or roll back with what the caller
+   * records. A payload another store holds is written to it first; should the transaction roll
+   * back, that object is one no event names, which costs storage only.
+   */
+  async fanOutWithin(tx: Sql, submission: EventSubmission): Promise<{ eventId: string; messages: FannedOutMessage[] }> {
+    const event = this.newEvent(submission);
+    if (event.inlinePayload === undefined) await this.payloadStore.putMany(tx, [{ key: event.payloadKey, data: submission.payload }]);
+    return { eventId: event.id, messages: await fanOutEvent(tx, event, { lease: undefined, origin: '' }) };
+  }
+
+  private newEvent(submission: EventSubmission): NewEvent {
+    const id = newUuidv7();
+    return {
+      ...submission,
+      id,
+      sizeBytes: submission.payload.length,
+      payloadKey: eventPayloadKey(id),
+      createdAt: new Date(),
+      inlinePayload: this.payloadStore.kind === 'database' ? submission.payload : undefined,
     };
   }
 

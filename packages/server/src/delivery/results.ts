@@ -2,16 +2,21 @@ import type { FastifyBaseLogger } from 'fastify';
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Database, Sql } from '../db/database.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
+import { ENDPOINT_PAUSE_MIN_FAILED_MESSAGES } from '../config.js';
 import {
   applyOutcomes,
   deleteHeldJobs,
   insertAttempts,
   lockHeldJobs,
   rescheduleJobs,
+  type AppliedOutcome,
   type DeliveryKind,
   type DeliveryStatus,
   type MessageOutcome,
 } from '../db/deliveries.js';
+import { recordEndpointAttempts, type FailingEndpointPause } from '../db/endpoints.js';
+import type { EventFanout } from './event-fanout.js';
+import { announcesFailure, endpointPausedEvent, messageFailedEvent } from './operational-events.js';
 import { GroupCommit } from '../lib/group-commit.js';
 import { honoursRetryAfter, nextRetryDelayMs, parseRetryAfterMs } from './schedule.js';
 import type { SendResult } from './sender.js';
@@ -90,6 +95,8 @@ export class ResultWriter {
   /** Set by the worker. Outcomes are counted once their transaction commits: a retried write counts once. */
   metrics: Metrics | undefined;
   private outcomesInTransaction: [DeliveryKind, DeliveryStatus][] = [];
+  /** Endpoints the transaction paused, logged once it commits. */
+  private pausedInTransaction: FailingEndpointPause[] = [];
 
   constructor(
     private readonly db: Database,
@@ -97,6 +104,8 @@ export class ResultWriter {
     private readonly workerId: string,
     private readonly log: FastifyBaseLogger,
     private readonly onDue: (at: Date) => void,
+    /** When a failing endpoint is paused, and the fan-out of hookrelay's own events. */
+    private readonly failing: { pauseAfterSeconds: number; events: EventFanout },
   ) {
     this.commits = new GroupCommit({
       commit: (attempts) => this.commit(attempts),
@@ -125,6 +134,12 @@ export class ResultWriter {
   private async commit(attempts: AttemptResult[]): Promise<void[]> {
     const due = await this.db.sql.begin((tx) => this.write(tx, attempts));
     for (const [kind, status] of this.outcomesInTransaction) this.metrics?.countDelivery(kind, status);
+    for (const endpoint of this.pausedInTransaction) {
+      this.log.warn(
+        { endpointId: endpoint.id, projectId: endpoint.project_id, failingSince: endpoint.failing_since.toISOString(), lastError: endpoint.last_error },
+        `delivery worker: paused endpoint ${endpoint.id}: every delivery to it has failed since ${endpoint.failing_since.toISOString()}; its messages wait until it is resumed`,
+      );
+    }
     for (const at of due) this.onDue(at);
     return [];
   }
@@ -132,6 +147,7 @@ export class ResultWriter {
   /** Returns the times at which rescheduled jobs become due. */
   private async write(tx: Sql, attempts: AttemptResult[]): Promise<Date[]> {
     this.outcomesInTransaction = [];
+    this.pausedInTransaction = [];
     const held = new Map((await lockHeldJobs(tx, attempts.map((a) => ({ messageId: a.messageId, leaseId: a.leaseId })))).map((h) => [h.message_id, h]));
     await insertAttempts(
       tx,
@@ -154,17 +170,50 @@ export class ResultWriter {
       const outcomes = attempts
         .filter((a) => a.kind === kind && held.has(a.messageId))
         .map((a) => outcomeOf(a, held.get(a.messageId)!.rerun, this.scheduleSeconds));
-      const statuses = await applyOutcomes(tx, kind, outcomes);
+      const applied = await applyOutcomes(tx, kind, outcomes);
       for (const o of outcomes) {
-        const status = statuses.get(o.messageId);
+        const status = applied.get(o.messageId)?.status;
         if (status) this.outcomesInTransaction.push([kind, status]);
         if (status === 'pending_retry' && o.nextAttemptAt) reschedule.push({ messageId: o.messageId, runAt: o.nextAttemptAt, attemptBase: null });
         else if (status === 'queued') reschedule.push({ messageId: o.messageId, runAt: new Date(), attemptBase: o.attemptNumber });
         else done.push(o.messageId);
       }
+      if (kind === 'outbound') await this.trackEndpoints(tx, outcomes, applied);
     }
     await rescheduleJobs(tx, reschedule);
     await deleteHeldJobs(tx, done);
     return reschedule.map((r) => r.runAt);
+  }
+
+  /**
+   * The outbound endpoints' failure tracking, the pauses it makes and hookrelay's announcements of
+   * them and of messages failed for good, in the transaction that records the attempts: a result
+   * recorded is announced, even if the process stops right after the commit, and a result written
+   * again after a failed commit is announced once.
+   */
+  private async trackEndpoints(tx: Sql, outcomes: MessageOutcome[], applied: Map<string, AppliedOutcome>): Promise<void> {
+    const recorded = outcomes.flatMap((o) => {
+      const message = applied.get(o.messageId);
+      return message === undefined ? [] : [{ outcome: o, message }];
+    });
+    const paused = await recordEndpointAttempts(
+      tx,
+      recorded.map(({ outcome, message }) => ({
+        endpointId: message.endpoint_id,
+        // Not the status: a rerun's attempt leaves its message queued, whatever its answer.
+        succeeded: outcome.error === null,
+        startedAt: outcome.startedAt,
+        finishedAt: outcome.finishedAt,
+        error: outcome.error,
+        endedMessage: message.status === 'failed_permanent' && !message.ended_by_delete,
+      })),
+      { pauseAfterSeconds: this.failing.pauseAfterSeconds, minFailedMessages: ENDPOINT_PAUSE_MIN_FAILED_MESSAGES },
+    );
+    this.pausedInTransaction.push(...paused);
+    const announcements = [
+      ...recorded.filter(({ message }) => announcesFailure(message)).map(({ message }) => messageFailedEvent(message)),
+      ...paused.map(endpointPausedEvent),
+    ];
+    for (const event of announcements) await this.failing.events.fanOutWithin(tx, event);
   }
 }

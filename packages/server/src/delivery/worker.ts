@@ -14,6 +14,7 @@ import type { SecretBox } from '../security/crypto.js';
 import { createGuardedAgent, type Resolver } from '../security/ssrf.js';
 import { PayloadUnavailableError, type PayloadStore } from '../storage/payload-store.js';
 import { endAttemptSpan, startAttemptSpan } from './attempt-span.js';
+import { EventFanout } from './event-fanout.js';
 import { claimDeliveries, ClockOffset, PAYLOAD_UNAVAILABLE_DELAY_MS, type ClaimContext } from './claim.js';
 import type { HandedOverDelivery, LocalDeliveryWorker } from './local-worker.js';
 import { preparedFromClaim, preparedFromHandoff, type Prepared, type RequestContext } from './prepared.js';
@@ -155,7 +156,10 @@ export class DeliveryWorker implements LocalDeliveryWorker {
       ...(config.tlsCaFile ? { ca: readFileSync(config.tlsCaFile) } : {}),
       ...(deps.resolveHost ? { resolve: deps.resolveHost } : {}),
     });
-    this.writer = new ResultWriter(deps.db, config.retryScheduleSeconds, this.workerId, deps.log, (at) => this.armDue(at.getTime()));
+    this.writer = new ResultWriter(deps.db, config.retryScheduleSeconds, this.workerId, deps.log, (at) => this.armDue(at.getTime()), {
+      pauseAfterSeconds: config.endpointPauseAfterSeconds,
+      events: new EventFanout(deps.db, deps.payloadStore),
+    });
     this.writer.metrics = deps.metrics;
     const { payloadStore, log } = deps;
     this.claimContext = { sql: this.sql, workerId: this.workerId, leaseSeconds: this.leaseSeconds, horizonMs: this.horizonMs, payloadStore, log, clock: new ClockOffset() };

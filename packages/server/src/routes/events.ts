@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { EventCreateIn, EventCreateOut, EventOut, EventsQuery, EventSummaryOut, IdParams, PageMetaWithMore, successEnvelope } from '@hookrelay/shared';
 import { findEvent, listEventMessages, listEvents } from '../db/events.js';
-import type { EventFanout, EventSubmission } from '../delivery/event-fanout.js';
+import { eventRequestSha256, type EventFanout, type EventSubmission } from '../delivery/event-fanout.js';
 import { AppError, notFound } from '../errors.js';
 import { validateEventPayload } from '../events/payload-validation.js';
 import {
@@ -19,7 +19,6 @@ import {
 } from '../http/outbound-payload.js';
 import { ID_KEYSET, readPage } from '../lib/cursor.js';
 import { principalOf } from '../plugins/auth.js';
-import { sha256Hex } from '../security/crypto.js';
 import { refuseNul } from '../security/text.js';
 import { toEventCreateOut, toEventOut, toEventSummaryOut } from '../views/event.js';
 
@@ -30,15 +29,15 @@ const ListQuery = refuseNul(EventsQuery);
 function submissionOf(projectId: string, body: EventCreateIn, idempotencyKey: string | null, payload: EncodedPayload): EventSubmission {
   const ownerId = body.owner_id ?? null;
   const channels = body.channels ?? [];
-  const requestSha256 = sha256Hex(JSON.stringify([body.event_type, ownerId, [...channels].sort(), payload.contentType, payload.format, payload.sha256]));
+  const submitted = payloadSubmission(payload);
   return {
     projectId,
     eventType: body.event_type,
     ownerId,
     channels,
     idempotencyKey,
-    requestSha256,
-    ...payloadSubmission(payload),
+    requestSha256: eventRequestSha256({ eventType: body.event_type, ownerId, channels, ...submitted }),
+    ...submitted,
   };
 }
 

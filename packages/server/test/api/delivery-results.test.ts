@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Database } from '../../src/db/database.js';
+import { EventFanout } from '../../src/delivery/event-fanout.js';
 import { ResultWriter, type AttemptResult } from '../../src/delivery/results.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { interceptSql } from '../helpers/database.js';
@@ -46,6 +47,10 @@ function attempt(messageId: string): AttemptResult {
   };
 }
 
+/** A writer over `db` (a failing endpoint is never paused: these results all succeed). */
+const newWriter = (db: Database, log: FastifyBaseLogger) =>
+  new ResultWriter(db, [1], 'test-worker', log, () => undefined, { pauseAfterSeconds: 0, events: new EventFanout(db, t.app.services.payloadStore) });
+
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 
 /** The app's database, whose statements fail while `failing()` says so; counts the statements tried. */
@@ -73,7 +78,7 @@ describe('ResultWriter', () => {
     const ids = [await message(), await message()];
     const { db, tried } = flaky((n) => (n <= 2 ? refused() : null));
     const { log, lines } = recordingLog();
-    const writer = new ResultWriter(db, [1], 'test-worker', log, () => undefined);
+    const writer = newWriter(db, log);
     // One turn: one batch, written again as a whole after each failure.
     await Promise.all(ids.map((id) => writer.push(attempt(id))));
     await writer.close();
@@ -86,7 +91,7 @@ describe('ResultWriter', () => {
     const id = await message();
     const { db, tried } = flaky(() => refused());
     const { log } = recordingLog();
-    const writer = new ResultWriter(db, [1], 'test-worker', log, () => undefined);
+    const writer = newWriter(db, log);
     const pushed = writer.push(attempt(id)).then(
       () => 'written',
       (error: { code?: string }) => error.code,
@@ -101,7 +106,7 @@ describe('ResultWriter', () => {
     const [bad, good] = [await message(), await message()];
     const { db, tried } = flaky((n) => (n === 1 ? new Error('refused by the test') : null));
     const { log, lines } = recordingLog();
-    const writer = new ResultWriter(db, [1], 'test-worker', log, () => undefined);
+    const writer = newWriter(db, log);
     const first = await writer.push(attempt(bad)).then(
       () => 'written',
       (error: Error) => error.message,

@@ -21,8 +21,7 @@ beforeAll(async () => {
   receiver = await Receiver.start();
   t = await createTestApp({
     env: {
-      HOOKRELAY_ALLOW_PRIVATE_NETWORKS: 'true',
-      HOOKRELAY_TLS_CA_FILE: receiver.caFile,
+      ...receiver.deliveryEnv(),
       // One retry, 0.3 s later: a failing receiver yields one `retrying` and then one `failed`.
       HOOKRELAY_RETRY_SCHEDULE: '0.3',
       HOOKRELAY_MAX_INGEST_BODY_BYTES: String(MAX_BODY_BYTES),

@@ -113,6 +113,11 @@ export class Receiver {
     return receiver;
   }
 
+  /** The settings of a test app that delivers here: loopback addresses allowed, this receiver's certificate trusted. */
+  deliveryEnv(): Record<string, string> {
+    return { HOOKRELAY_ALLOW_PRIVATE_NETWORKS: 'true', HOOKRELAY_TLS_CA_FILE: this.caFile };
+  }
+
   get portNumber(): number {
     return this.port;
   }

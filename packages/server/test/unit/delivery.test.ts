@@ -1,13 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { generateSigningSecret } from '@hookrelay/shared';
-import { DEFAULT_RETRY_SCHEDULE_SECONDS } from '../../src/config.js';
+import { DEFAULT_RETRY_SCHEDULE_SECONDS, parseConfig } from '../../src/config.js';
 import { reserveSlots } from '../../src/delivery/rate-limit.js';
 import { buildForwardRequest, buildOutboundRequest, forwardUrl } from '../../src/delivery/request.js';
 import { attemptError, outcomeOf, type AttemptResult } from '../../src/delivery/results.js';
 import { MAX_RETRY_AFTER_MS, nextRetryDelayMs, parseRetryAfterMs } from '../../src/delivery/schedule.js';
 import type { SendResult } from '../../src/delivery/sender.js';
 import { ClockOffset } from '../../src/delivery/claim.js';
+
+describe('HOOKRELAY_ENDPOINT_PAUSE_AFTER_SECONDS', () => {
+  it('is five days unless set, 0 for never, and refuses what is not a whole number of seconds', () => {
+    expect(parseConfig({}).endpointPauseAfterSeconds).toBe(432_000);
+    expect(parseConfig({ HOOKRELAY_ENDPOINT_PAUSE_AFTER_SECONDS: '' }).endpointPauseAfterSeconds).toBe(432_000);
+    expect(parseConfig({ HOOKRELAY_ENDPOINT_PAUSE_AFTER_SECONDS: '0' }).endpointPauseAfterSeconds).toBe(0);
+    expect(parseConfig({ HOOKRELAY_ENDPOINT_PAUSE_AFTER_SECONDS: '60' }).endpointPauseAfterSeconds).toBe(60);
+    for (const bad of ['-1', '1.5', 'five days', String(2 ** 31)]) {
+      expect(() => parseConfig({ HOOKRELAY_ENDPOINT_PAUSE_AFTER_SECONDS: bad }), bad).toThrow(/HOOKRELAY_ENDPOINT_PAUSE_AFTER_SECONDS/);
+    }
+  });
+});
 
 describe('retry schedule', () => {
   it('the default is 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: 8 attempts, then none', () => {

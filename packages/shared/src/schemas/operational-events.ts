@@ -15,6 +15,7 @@ export const MESSAGE_FAILED_EVENT = 'hookrelay.message.failed';
 export type EndpointPausedPayload = {
   endpoint_id: string;
   owner_id: string | null;
+  /** The endpoint's `paused_reason`: `failing`. */
   reason: string;
   last_error: string | null;
   failing_since: string | null;
@@ -40,7 +41,7 @@ const ENDPOINT_PAUSED_SCHEMA = {
   properties: {
     endpoint_id: { type: 'string', minLength: 1, description: 'the endpoint that was paused' },
     owner_id: nullableText('who the endpoint belongs to, as it was created with; null when it names nobody'),
-    reason: { type: 'string', minLength: 1, description: 'why it was paused, such as consecutive_failures' },
+    reason: { type: 'string', minLength: 1, description: "why it was paused, as the endpoint's paused_reason says: failing (every delivery failed for the configured time)" },
     last_error: nullableText('the error of the last failed delivery; null when none failed'),
     failing_since: {
       type: ['string', 'null'],
@@ -72,7 +73,7 @@ const MESSAGE_FAILED_SCHEMA = {
 const ENDPOINT_PAUSED_EXAMPLE: EndpointPausedPayload = {
   endpoint_id: 'ep_5c0e6f3d2b1a49e8a7f6c5d4b3a29180',
   owner_id: 'customer_1842',
-  reason: 'consecutive_failures',
+  reason: 'failing',
   last_error: 'HTTP 503',
   failing_since: '2026-12-01T08:15:00.000Z',
 };
