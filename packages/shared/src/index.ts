@@ -13,6 +13,7 @@ export * from './schemas/subscriptions.js';
 export * from './schemas/events.js';
 export * from './schemas/verification.js';
 export * from './schemas/inbound.js';
+export * from './schemas/stream-frames.js';
 export * from './schemas/pull.js';
 export * from './schemas/ingest.js';
 export * from './schemas/event-type.js';

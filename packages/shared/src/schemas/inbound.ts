@@ -13,7 +13,6 @@ import {
   Ttl,
   Uuid,
 } from './common.js';
-import { RejectionFrame } from './rejections.js';
 import { checkEventTypeCreate, checkEventTypeUpdate, EventTypeSource, eventTypeCreateShape, eventTypeUpdateShape } from './event-type.js';
 import { batchDeleteResult, MessageDeleteBatchIn, MessageDeleteOut, MessageStatus } from './messages.js';
 import { HmacScheme, VerificationSettings } from './verification.js';
@@ -527,7 +526,7 @@ const MAX_INT4 = 2_147_483_647;
  * a NUL in it (PostgreSQL text cannot hold one) becomes U+FFFD. A latency must fit the integer
  * column (24 days): beyond it the report is refused here, not by the database as a 500.
  */
-const resultShape = {
+export const resultShape = {
   message_id: Uuid,
   status: z.number({ message: 'must be an integer or null' }).int('must be an integer').min(100, 'must be at least 100').max(599, 'must be at most 599').nullable(),
   latency_ms: z.number({ message: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').max(MAX_INT4, `must be at most ${MAX_INT4}`),
@@ -556,7 +555,7 @@ const storable = (value: string) => value.replace(/\u0000|[\ud800-\udbff](?![\ud
  * header lines in order (at most 100, 16 KiB of names and values in all), the first bytes of its
  * body in base64 (at most 64 KiB decoded), and whether the app sent more than that.
  */
-const answerShape = {
+export const answerShape = {
   listener: z
     .string({ message: 'must be a string' })
     .min(1, 'must not be empty')
@@ -588,7 +587,7 @@ const answerShape = {
  * the same id, because its acknowledgement was lost, is recorded once. On POST it may come as the
  * `Idempotency-Key` header instead (which servers without result ids ignore).
  */
-const resultIdShape = { result_id: Uuid.optional() };
+export const resultIdShape = { result_id: Uuid.optional() };
 
 /**
  * POST /v1/inbound-messages/{id}/result: how a polling CLI reports the local app's answer (the
@@ -602,65 +601,6 @@ export const InboundResultHeaders = z.looseObject({
   'idempotency-key': Uuid.optional(),
 });
 export type InboundResultHeaders = z.infer<typeof InboundResultHeaders>;
-
-/**
- * Server → client, first frame: the stream is open after `cursor` (null when it starts from now).
- * `result_acks`: the server answers each result frame that carries a `result_id` with a
- * `result_ack` frame once the report is committed (a server without it ignores `result_id`, and
- * refuses a frame that carries one).
- */
-export const StreamReadyFrame = z.object({ type: z.literal('ready'), cursor: Uuid.nullable(), result_acks: z.boolean().optional() });
-export type StreamReadyFrame = z.infer<typeof StreamReadyFrame>;
-
-/** Server → client: one message; its body is always base64 here, so bytes survive exactly. */
-export const StreamMessageFrame = z.object({
-  type: z.literal('message'),
-  /** Set on a message pushed again by a replay: not a step of the stream's cursor. */
-  replay: z.literal(true).optional(),
-  message: CliMessageOut,
-});
-export type StreamMessageFrame = z.infer<typeof StreamMessageFrame>;
-
-/**
- * Server → client, only when a filter is set: every message up to and including `cursor` has been
- * considered, and none after the last message frame matched. Sent after a run of skipped messages
- * (at the end of the catch-up, and at most about once a second while live messages are skipped).
- */
-export const StreamCursorFrame = z.object({ type: z.literal('cursor'), cursor: Uuid });
-export type StreamCursorFrame = z.infer<typeof StreamCursorFrame>;
-
-/** Client → server: the local app's answer, as InboundResultIn. */
-export const StreamResultFrame = z.strictObject({ type: z.literal('result'), ...resultShape, ...answerShape, ...resultIdShape });
-export type StreamResultFrame = z.infer<typeof StreamResultFrame>;
-
-/**
- * What became of an acknowledged report: `recorded`; `duplicate`, its `result_id` was recorded
- * before (nothing changed); `not_found`, no live message of the stream's endpoint has its id;
- * `refused`, the frame is not a valid result (`message` says why). None of them changes if the
- * report is sent again.
- */
-export const RESULT_ACK_OUTCOMES = ['recorded', 'duplicate', 'not_found', 'refused'] as const;
-export type ResultAckOutcome = (typeof RESULT_ACK_OUTCOMES)[number];
-
-/**
- * Server → client: the report `result_id` is settled, sent after the commit that holds it. A report
- * without an acknowledgement (the connection or the server went away first) may or may not have
- * been recorded: the client sends it again, under the same id.
- */
-export const StreamResultAckFrame = z.object({
-  type: z.literal('result_ack'),
-  result_id: Uuid,
-  outcome: z.enum(RESULT_ACK_OUTCOMES),
-  message: z.string().optional(),
-});
-export type StreamResultAckFrame = z.infer<typeof StreamResultAckFrame>;
-
-export const StreamServerFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultAckFrame, RejectionFrame]);
-export type StreamServerFrame = z.infer<typeof StreamServerFrame>;
-
-/** Any frame of the stream, in either direction (JSON text frames). */
-export const StreamFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultAckFrame, RejectionFrame, StreamResultFrame]);
-export type StreamFrame = z.infer<typeof StreamFrame>;
 
 /** POST /v1/inbound-messages/{id}/replay: queued again, `replay_count` already incremented. */
 export const InboundReplayOut = z.object({
