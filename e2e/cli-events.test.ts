@@ -257,7 +257,7 @@ describe('events', () => {
     const event = await json<EventRecord>(['events', 'get', accepted.event_id]);
     expect(event).toMatchObject({ content_type: 'text/csv', body: 'invoice,amount\nin_42,1999\n' });
 
-    const nobody = await cli(['events', 'send', '--type', 'invoice.paid', '--owner', 'nobody-at-all', '--payload', '{}']);
+    const nobody = await cli(['events', 'send', '--type', 'invoice.paid', '--owner', 'nobody-at-all', '--payload', '{"invoice":"in_0","amount":0}']);
     expectSuccess(nobody);
     expect(nobody.stdout).toMatch(/^Accepted event [0-9a-f-]{36} \(invoice\.paid, owner nobody-at-all\): no endpoint takes it; the event is kept\.$/mu);
     expect(nobody.stdout).toContain('hookrelay endpoints list --owner nobody-at-all --event-type invoice.paid');

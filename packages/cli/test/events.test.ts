@@ -331,4 +331,12 @@ describe('endpoint subscriptions in endpoints get', () => {
     expect(lists).toContain('Event types:  invoice.*, customer.created');
     expect(lists).toContain('Channels:     eu');
   });
+
+  it('says who paused an endpoint and since when', () => {
+    expect(formatEndpoint(endpoint, plainStyle, now)).toMatch(/^Status:\s+active$/mu);
+    const failing = formatEndpoint({ ...endpoint, paused: true, paused_reason: 'failing', paused_at: '2026-05-01T09:00:00.000Z' }, plainStyle, now);
+    expect(failing).toMatch(/^Status:\s+paused by hookrelay: every delivery kept failing since 2026-05-01T09:00:00\.000Z \(3h ago\)$/mu);
+    const manual = formatEndpoint({ ...endpoint, paused: true, paused_reason: 'manual', paused_at: '2026-05-01T11:59:30.000Z' }, plainStyle, now);
+    expect(manual).toMatch(/^Status:\s+paused manually since 2026-05-01T11:59:30\.000Z \(30s ago\)$/mu);
+  });
 });

@@ -15,6 +15,14 @@ function pausedLabel(paused: boolean, style: Style): string {
   return paused ? style.yellow('paused') : style.green('active');
 }
 
+/** The full record's status: a pause says who paused it (`manual` or `failing`, hookrelay itself) and since when. */
+function statusLabel(endpoint: EndpointOut, style: Style, now: Date): string {
+  if (!endpoint.paused) return pausedLabel(false, style);
+  const why = endpoint.paused_reason === 'failing' ? 'by hookrelay: every delivery kept failing' : endpoint.paused_reason === 'manual' ? 'manually' : undefined;
+  const since = endpoint.paused_at ? `since ${formatTimestamp(endpoint.paused_at, now)}` : undefined;
+  return [pausedLabel(true, style), why, since].filter((part) => part !== undefined).join(' ');
+}
+
 function expiryLabel(ephemeral: boolean, expiresAt: string | null | undefined, now: Date): string | undefined {
   if (!ephemeral) return undefined;
   return expiresAt ? formatTimestamp(expiresAt, now) : 'yes';
@@ -85,7 +93,7 @@ export function formatEndpoint(endpoint: EndpointOut, style: Style, now: Date): 
       ['ID', style.bold(endpoint.id)],
       ['URL', endpoint.url],
       ['Description', endpoint.description === '' ? '(none)' : endpoint.description],
-      ['Status', pausedLabel(endpoint.paused, style)],
+      ['Status', statusLabel(endpoint, style, now)],
       ['Rate limit', endpoint.rate_limit_rps === 0 ? 'none' : `${endpoint.rate_limit_rps}/s`],
       ['Burst', String(endpoint.burst)],
       ['Headers', headerLines(endpoint.headers)],
