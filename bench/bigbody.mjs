@@ -13,7 +13,10 @@
 // (127.0.0.2, .3, …: a provider's senders are many addresses, and one address gets a share of the
 // ingest budget): the server's RSS at rest before them, its peak RSS while they were stored (and,
 // in forward mode, delivered; sampled from /proc every 20 ms), the time until every sender had its
-// answer, whether each was answered 200, and the RSS --settle seconds after the last one.
+// answer, whether each was answered 200, and the RSS --settle seconds after the last one. In cli
+// mode, last, --singles webhooks one after another through the real CLI (`hookrelay listen
+// --forward-to`, a child process) to a local app: the p50 of the time from the sender's first byte
+// until the app has the whole body, checked byte for byte.
 // Builds first (tsc -b and the bundle) unless --no-build. Exit code 1 when a webhook is not answered
 // 200 or, in forward mode, not delivered whole.
 import { createHash, randomBytes } from 'node:crypto';
@@ -23,7 +26,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { build, cleanup, cleanups, delay, fail, fmt, machine, revision, selfSignedCert, serveOnLoopback, startDurablePg, startServer, table, usageText, watchdog } from './lib.mjs';
+import { build, cleanup, cleanups, delay, fail, fmt, machine, revision, root, selfSignedCert, serveOnLoopback, spawnNode, startDurablePg, startServer, table, usageText, waitUntil, watchdog } from './lib.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -114,6 +117,63 @@ async function startReceiver(dir) {
   return { url: `https://127.0.0.1:${port}`, caFile: certFile, received };
 }
 
+/** A plain HTTP app on loopback that records each body's size and SHA-256 as it completes. */
+async function startApp() {
+  const received = [];
+  const server = http.createServer((req, res) => {
+    const hash = createHash('sha256');
+    let size = 0;
+    req.on('data', (chunk) => {
+      hash.update(chunk);
+      size += chunk.length;
+    });
+    req.on('end', () => {
+      received.push({ size, sha256: hash.digest('hex'), at: performance.now() });
+      res.writeHead(200).end('ok');
+    });
+  });
+  const port = await serveOnLoopback(server, 'app');
+  return { port, received };
+}
+
+/**
+ * `hookrelay listen` of the endpoint forwarding to a local app, then --singles webhooks one after
+ * another: the p50 of sender's first byte → the whole body at the app (its hash checked).
+ */
+async function throughListen(server, endpointId, token, dataDir) {
+  const app = await startApp();
+  const cli = spawnNode([path.join(root, 'packages/cli/bin/run.js'), 'listen', endpointId, '--forward-to', String(app.port), '--json'], {
+    ...process.env,
+    HOOKRELAY_API_URL: server.url,
+    HOOKRELAY_API_KEY: server.apiKey,
+    HOOKRELAY_CONFIG_DIR: path.join(dataDir, 'cli-config'),
+    HOOKRELAY_PROFILE: '',
+    NO_COLOR: '1',
+  });
+  cli.child.stdout.resume();
+  cli.child.stderr.resume();
+  // A first run starts from now: small webhooks until one reaches the app say the listener is on.
+  const deadline = Date.now() + 30_000;
+  while (app.received.length === 0) {
+    if (Date.now() >= deadline) await fail('the listener forwarded nothing within 30 s');
+    await post(`${server.url}/in/${token}`, Buffer.from('{"warm":true}'));
+    await delay(200);
+  }
+  const times = [];
+  for (let n = 0; n < SINGLES; n++) {
+    const body = bodyOf(2000 + n);
+    const sha256 = createHash('sha256').update(body).digest('hex');
+    const started = performance.now();
+    const answer = await post(`${server.url}/in/${token}`, body);
+    if (answer.status !== 200) await fail(`webhook through listen answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+    const arrived = await waitUntil(() => app.received.some((r) => r.sha256 === sha256), 120_000, 10);
+    if (!arrived) await fail('a 25 MiB webhook did not reach the app whole through listen within 120 s');
+    times.push(app.received.find((r) => r.sha256 === sha256).at - started);
+  }
+  await cli.stop();
+  return median(times);
+}
+
 async function run(backend) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hookrelay-bench-bigbody-'));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -131,7 +191,7 @@ async function run(backend) {
     body: JSON.stringify(args.mode === 'forward' ? { name: 'bigbody', url: `${receiver.url}/hooks` } : { name: 'bigbody', mode: 'cli' }),
   });
   if (created.status !== 201) await fail(`create endpoint: ${created.status} ${await created.text()}`);
-  const { secret_token: token } = (await created.json()).data;
+  const { id: endpointId, secret_token: token } = (await created.json()).data;
   const other = await fetch(`${server.url}/v1/inbound-endpoints`, {
     method: 'POST',
     headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' },
@@ -193,8 +253,9 @@ async function run(backend) {
   const settled = memoryOf(server.child.pid);
   const refused = answers.filter((a) => a.status !== 200);
   const lost = receiver ? hashes.filter((h) => !receiver.received.some((r) => r.sha256 === h)).length : 0;
+  const listenP50 = receiver ? NaN : await throughListen(server, endpointId, token, dataDir);
   await server.stop();
-  return { backend, singleP50: median(singleMs), slowSmall, slowWhoami, atRest: atRest.rss, peak: Math.max(peakRss, end.rss), hwm: end.hwm, answeredMs, deliveredMs, settled: settled.rss, refused, lost };
+  return { backend, singleP50: median(singleMs), slowSmall, slowWhoami, atRest: atRest.rss, peak: Math.max(peakRss, end.rss), hwm: end.hwm, answeredMs, deliveredMs, settled: settled.rss, refused, lost, listenP50 };
 }
 
 if (!args['no-build']) build(['packages/shared', 'packages/server']);
@@ -208,7 +269,7 @@ try {
 process.stdout.write(
   `bigbody: webhooks of ${fmt(SIZE)} bytes, ${SINGLES} one at a time, then ${WEBHOOKS} at once; ${args.mode} mode; ${revision()}; ${machine().nproc} cores, ${machine().cpu}, node ${machine().node}\n\n` +
     table([
-      ['backend', 'one: 200 p50 ms', 'meanwhile: small webhook max ms', 'whoami max ms', 'RSS at rest MB', 'peak RSS MB', 'VmHWM MB', 'all answered ms', ...(args.mode === 'forward' ? ['all delivered ms'] : []), `RSS ${SETTLE_S} s later MB`, 'not 200'],
+      ['backend', 'one: 200 p50 ms', 'meanwhile: small webhook max ms', 'whoami max ms', 'RSS at rest MB', 'peak RSS MB', 'VmHWM MB', 'all answered ms', ...(args.mode === 'forward' ? ['all delivered ms'] : []), `RSS ${SETTLE_S} s later MB`, ...(args.mode === 'cli' ? ['one through listen p50 ms'] : []), 'not 200'],
       ...results.map((r) => [
         r.backend,
         fmt(r.singleP50),
@@ -220,6 +281,7 @@ process.stdout.write(
         fmt(r.answeredMs),
         ...(args.mode === 'forward' ? [fmt(r.deliveredMs)] : []),
         fmt(r.settled),
+        ...(args.mode === 'cli' ? [fmt(r.listenP50)] : []),
         String(r.refused.length),
       ]),
     ]),
