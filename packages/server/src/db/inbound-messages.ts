@@ -429,9 +429,15 @@ async function recordResultsOnce(sql: Sql, reports: readonly InboundResultReport
         ${reports.map((r) => (r.resigned === true ? 1 : 0))}::int[]
       ) AS u(batch_index, message_id, project_id, endpoint_id, response_status, latency_ms, error, attempt_id, result_id, resigned_flag)
     ), seen AS (
+      -- Each report probes the (message, result id) index: a LATERAL with LIMIT is never turned into a
+      -- hash join over the whole attempts table, which the planner picks for a table it has no
+      -- statistics of (PGlite runs no autovacuum).
       SELECT u.batch_index, u.message_id, u.project_id, u.endpoint_id FROM reports u
+      CROSS JOIN LATERAL (
+        SELECT 1 FROM delivery_attempts d
+        WHERE d.message_id = u.message_id AND d.result_id = u.result_id AND d.result_id IS NOT NULL LIMIT 1
+      ) recorded
       WHERE u.result_id IS NOT NULL
-        AND EXISTS (SELECT 1 FROM delivery_attempts d WHERE d.message_id = u.message_id AND d.result_id = u.result_id)
     ), input AS (
       -- postgres.js types an array of booleans as one boolean parameter: the flags travel as 0 and 1.
       SELECT u.*, coalesce(u.response_status BETWEEN 200 AND 299, false) AS succeeded, u.resigned_flag = 1 AS resigned FROM reports u
@@ -440,10 +446,14 @@ async function recordResultsOnce(sql: Sql, reports: readonly InboundResultReport
       SELECT * FROM jsonb_to_recordset(${answers as unknown as object}::jsonb)
         AS a(batch_index integer, listener text, headers jsonb, body text, truncated boolean)
     ), target AS (
-      SELECT m.id FROM inbound_messages m JOIN input i ON i.message_id = m.id
-      WHERE m.project_id = i.project_id AND m.inbound_endpoint_id = i.endpoint_id AND m.deleted_at IS NULL
-      ORDER BY m.id
-      FOR UPDATE OF m
+      -- One primary-key probe per report, in id order (the lock order); a join would scan the
+      -- messages table whenever the planner takes it for small.
+      SELECT t.id FROM (SELECT message_id, project_id, endpoint_id FROM input ORDER BY message_id) i
+      CROSS JOIN LATERAL (
+        SELECT m.id FROM inbound_messages m
+        WHERE m.id = i.message_id AND m.project_id = i.project_id AND m.inbound_endpoint_id = i.endpoint_id AND m.deleted_at IS NULL
+        FOR UPDATE OF m
+      ) t
     ), reported AS (
       UPDATE inbound_messages m SET
         status = CASE WHEN i.succeeded THEN 'succeeded' ELSE 'failed_permanent' END,
