@@ -13,6 +13,8 @@ export interface TableActivity {
   name: string;
   /** Autovacuum would vacuum it now. */
   due: boolean;
+  /** Autovacuum would analyze it now: its planner statistics are that far behind its rows. */
+  analyzeDue: boolean;
   /** Rows inserted into it and deleted from it, counted since the statistics began (they survive a clean stop). */
   inserted: number;
   deleted: number;
@@ -23,7 +25,10 @@ export interface TableActivity {
  * Every table, most dead rows first, and whether autovacuum would vacuum it now: dead rows over
  * `autovacuum_vacuum_threshold` + `autovacuum_vacuum_scale_factor` × rows, rows inserted since the
  * last vacuum over the insert threshold and scale factor (so pages become all-visible and frozen),
- * or transaction ids older than `autovacuum_freeze_max_age`.
+ * or transaction ids older than `autovacuum_freeze_max_age`; and whether it would analyze it: rows
+ * changed since the last analyze over `autovacuum_analyze_threshold` +
+ * `autovacuum_analyze_scale_factor` × rows. Without statistics the planner takes every table for a
+ * few pages and joins by scanning it whole, at a cost that grows with the table.
  */
 export async function tableActivity(sql: Sql): Promise<TableActivity[]> {
   return sql<TableActivity>`
@@ -34,6 +39,8 @@ export async function tableActivity(sql: Sql): Promise<TableActivity[]> {
                 AND s.n_ins_since_vacuum > current_setting('autovacuum_vacuum_insert_threshold')::float8
                                            + current_setting('autovacuum_vacuum_insert_scale_factor')::float8 * t.tuples)
             OR age(c.relfrozenxid) > current_setting('autovacuum_freeze_max_age')::float8) AS due,
+           s.n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::float8
+                                   + current_setting('autovacuum_analyze_scale_factor')::float8 * t.tuples AS "analyzeDue",
            s.n_tup_ins::float8 AS inserted, s.n_tup_del::float8 AS deleted, s.n_live_tup::float8 AS live
     FROM pg_stat_user_tables s
     JOIN pg_class c ON c.oid = s.relid
@@ -41,10 +48,15 @@ export async function tableActivity(sql: Sql): Promise<TableActivity[]> {
     ORDER BY s.n_dead_tup DESC, s.relname`;
 }
 
-/** A table to vacuum; `full`: rewritten (VACUUM FULL) rather than vacuumed. */
+/**
+ * A table to vacuum, analyze or both: `full`, rewritten (VACUUM FULL) rather than vacuumed;
+ * `vacuum: false`, analyzed only.
+ */
 export interface VacuumTarget {
   name: string;
   full: boolean;
+  vacuum: boolean;
+  analyze: boolean;
 }
 
 /**
@@ -55,7 +67,9 @@ export interface VacuumTarget {
  * that queries waiting for the embedded database's one connection run between two tables.
  */
 export async function vacuumTable(sql: Sql, table: VacuumTarget): Promise<void> {
-  await sql.execScript(`VACUUM ${table.full ? 'FULL ' : ''}${table.name}`);
+  const options = [...(table.full ? ['FULL'] : []), ...(table.analyze ? ['ANALYZE'] : [])];
+  if (!table.vacuum && !table.full) await sql.execScript(`ANALYZE ${table.name}`);
+  else await sql.execScript(`VACUUM ${options.length > 0 ? `(${options.join(', ')}) ` : ''}${table.name}`);
 }
 
 /**

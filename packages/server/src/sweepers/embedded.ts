@@ -21,14 +21,15 @@ export interface EmbeddedUpkeepReport {
   /** A step that did something: what it did, and how long it took. */
   step: typeof EMBEDDED_VACUUM | typeof EMBEDDED_CHECKPOINT;
   ms: number;
-  /** The tables vacuumed; `rewritten`: those of them vacuumed FULL. */
+  /** The tables vacuumed; `rewritten`: those of them vacuumed FULL; `analyzed`: the tables whose statistics were renewed. */
   tables?: string[];
   rewritten?: string[];
+  analyzed?: string[];
   walBytes?: number;
 }
 
 /**
- * The tables to vacuum: those autovacuum would vacuum, plain; and FULL those in which more rows'
+ * The tables to vacuum or analyze: those autovacuum would vacuum, plain, or analyze; and FULL those in which more rows'
  * worth of space is free than they hold (and at least REWRITE_MIN_FREE_ROWS): the rows deleted since
  * their last rewrite less the rows inserted since, which took freed space again. That is a table
  * after retention removed a backlog, never one where as many rows arrive as expire. A plain vacuum
@@ -43,7 +44,7 @@ export function vacuumTargets(tables: readonly TableActivity[], marks: RewriteMa
     if (mark === undefined) marks.set(table.name, (mark = { inserted: table.inserted, deleted: table.deleted }));
     const freeRows = table.deleted - mark.deleted - (table.inserted - mark.inserted);
     const full = freeRows >= REWRITE_MIN_FREE_ROWS && freeRows > table.live;
-    if (full || table.due) targets.push({ name: table.name, full });
+    if (full || table.due || table.analyzeDue) targets.push({ name: table.name, full, vacuum: full || table.due, analyze: table.analyzeDue });
   }
   return targets;
 }
@@ -64,16 +65,18 @@ export async function runEmbeddedUpkeep(db: Database, stopped: () => boolean = (
     const started = performance.now();
     const vacuumed: string[] = [];
     const rewritten: string[] = [];
+    const analyzed: string[] = [];
     for (const table of tables) {
       if (stopped()) break;
       await vacuumTable(db.sql, table);
-      vacuumed.push(table.name);
+      if (table.vacuum) vacuumed.push(table.name);
+      if (table.analyze) analyzed.push(table.name);
       if (table.full) {
         rewritten.push(table.name);
         marks.set(table.name, counts.get(table.name)!);
       }
     }
-    reports.push({ step: EMBEDDED_VACUUM, ms: Math.round(performance.now() - started), tables: vacuumed, rewritten });
+    reports.push({ step: EMBEDDED_VACUUM, ms: Math.round(performance.now() - started), tables: vacuumed, rewritten, analyzed });
   }
   if (stopped()) return reports;
   const walBytes = await checkpointDue(db.sql);

@@ -159,7 +159,7 @@ export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseL
     if (reachable && !stopped && db.backend === 'pglite') {
       await step(EMBEDDED_VACUUM, () => traced(EMBEDDED_VACUUM, async () => {
         for (const report of await runEmbeddedUpkeep(db, () => stopped, rewriteMarks)) {
-          if (report.step === EMBEDDED_VACUUM) log.info({ sweeper: report.step, tables: report.tables, full: report.rewritten, ms: report.ms }, 'vacuumed tables of the embedded database');
+          if (report.step === EMBEDDED_VACUUM) log.info({ sweeper: report.step, tables: report.tables, full: report.rewritten, analyzed: report.analyzed, ms: report.ms }, 'vacuumed tables of the embedded database');
           else log.info({ sweeper: report.step, wal_bytes: report.walBytes, ms: report.ms }, 'checkpointed the embedded database');
         }
       }));

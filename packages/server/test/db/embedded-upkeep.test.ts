@@ -99,6 +99,13 @@ describe('the sweepers on the embedded database', () => {
     expect(vacuumed?.level).toBe('info');
     expect(vacuumed?.fields).toMatchObject({ sweeper: 'embedded-vacuum', tables: expect.arrayContaining(['public.payloads']), ms: expect.any(Number) });
     expect(lines.filter((line) => line.level === 'error' || line.level === 'warn')).toEqual([]);
+    // The 150 messages put the table's statistics behind: the planner has them again.
+    const analyzed = lines.filter((line) => line.msg === 'vacuumed tables of the embedded database').flatMap((line) => line.fields.analyzed as string[]);
+    expect(analyzed).toContain('public.inbound_messages');
+    const [messages] = await t.db.sql<{ last_analyze: Date | null; reltuples: number }>`
+      SELECT s.last_analyze, c.reltuples::float8 AS reltuples FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relname = 'inbound_messages'`;
+    expect(messages!.last_analyze).not.toBeNull();
+    expect(messages!.reltuples).toBeGreaterThanOrEqual(150);
 
     // Nothing left to do: the next upkeep vacuums nothing.
     expect((await runEmbeddedUpkeep(t.db)).filter((report) => report.step === 'embedded-vacuum')).toEqual([]);
