@@ -22,3 +22,12 @@ export function detectProvider(rawHeaders: readonly (readonly [string, string])[
   for (const [provider, headers] of PROVIDER_HEADERS) if (headers.some((header) => names.has(header))) return provider;
   return null;
 }
+
+/** How people write each provider's name: the inspector's titles and columns. */
+export const PROVIDER_NAMES: Readonly<Record<SampleProvider, string>> = {
+  github: 'GitHub',
+  stripe: 'Stripe',
+  slack: 'Slack',
+  shopify: 'Shopify',
+  standard_webhooks: 'Standard Webhooks',
+};

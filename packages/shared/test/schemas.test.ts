@@ -301,6 +301,7 @@ describe('output records', () => {
       query: '',
       idempotency_key: null,
       event_type: 'push',
+      provider: 'github',
       verified: ['hmac'],
       response_status: 500,
       response_latency_ms: 12,
@@ -332,6 +333,9 @@ describe('output records', () => {
     expect(accepts(InboundMessageOut, { ...inbound, answers: [{ ...inbound.answers[0], response_headers: [['x']] }] })).toBe(false);
     expect(accepts(InboundMessageOut, { ...inbound, raw_headers: [['only-a-name']] })).toBe(false);
     expect(accepts(InboundMessageOut, { ...inbound, status: 'stored' })).toBe(false);
+    expect(accepts(InboundMessageOut, { ...inbound, provider: null })).toBe(true);
+    expect(accepts(InboundMessageOut, { ...inbound, provider: 'GitHub' })).toBe(false);
+    expect(accepts(InboundMessageOut, { ...inbound, provider: undefined })).toBe(false);
     expect(
       accepts(InboundLogRecordOut, {
         message_id: ID1,

@@ -212,6 +212,7 @@ export type EndpointMessageRow = Pick<
   | 'received_at'
   | 'response_status'
   | 'response_latency_ms'
+  | 'raw_headers'
 >;
 
 export interface EndpointMessageFilters {
@@ -225,7 +226,7 @@ export interface EndpointMessageFilters {
 
 const ENDPOINT_MESSAGE_COLUMNS = (sql: Sql) => sql.fragment`
   m.id, m.inbound_endpoint_id, m.status, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256,
-  m.event_type, m.verified, m.replay_count, m.received_at, m.response_status, m.response_latency_ms`;
+  m.event_type, m.verified, m.replay_count, m.received_at, m.response_status, m.response_latency_ms, m.raw_headers`;
 
 const ID_BOUND_MARGIN_MS = 60_000;
 

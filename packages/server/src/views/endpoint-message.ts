@@ -1,7 +1,11 @@
 import type { InboundAnswerSummaryOut, InboundEndpointMessageOut } from '@hookrelay/shared';
+import { detectProvider } from '@hookrelay/shared';
 import type { EndpointMessageRow } from '../db/inbound-messages.js';
 
-/** A message as an endpoint's message list shows it, and as a watch socket announces it. */
+/**
+ * A message as an endpoint's message list shows it, and as a watch socket announces it: without its
+ * header lines, but with the provider they name.
+ */
 export function toInboundEndpointMessageOut(row: EndpointMessageRow, answers: InboundAnswerSummaryOut[]): InboundEndpointMessageOut {
   return {
     id: row.id,
@@ -15,6 +19,7 @@ export function toInboundEndpointMessageOut(row: EndpointMessageRow, answers: In
     size_bytes: row.size_bytes,
     payload_sha256: row.payload_sha256,
     event_type: row.event_type,
+    provider: detectProvider(row.raw_headers),
     verified: row.verified,
     replay_count: row.replay_count,
     received_at: row.received_at.toISOString(),

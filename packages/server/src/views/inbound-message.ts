@@ -1,4 +1,5 @@
 import type { InboundAnswerOut, InboundLogRecordOut, InboundMessageOut } from '@hookrelay/shared';
+import { detectProvider } from '@hookrelay/shared';
 import type { InboundLogRow, InboundMessageRow } from '../db/inbound-messages.js';
 import { joinHeaders, type RenderedBody } from '../lib/body.js';
 
@@ -22,6 +23,7 @@ export function toInboundMessageOut(row: InboundMessageRow, body: RenderedBody, 
     query: row.query,
     idempotency_key: row.idempotency_key,
     event_type: row.event_type,
+    provider: detectProvider(row.raw_headers),
     verified: row.verified,
     response_status: row.response_status,
     response_latency_ms: row.response_latency_ms,

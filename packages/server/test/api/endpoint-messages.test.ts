@@ -62,13 +62,16 @@ describe('GET /v1/inbound-endpoints/{id}/messages', () => {
       content_type: 'application/json',
       size_bytes: 11,
       event_type: 'push',
+      provider: 'github',
       verified: [],
       replay_count: 0,
       response_status: 200,
       response_latency_ms: 7,
     });
     expect(row.answers).toEqual([{ listener: 'ci', status: 200, latency_ms: 7, error: null, response_body_truncated: false, resigned: false, answered_at: expect.any(String) }]);
-    expect(res.body.data[0]).toMatchObject({ event_type: null, status: 'queued', response_status: null, answers: [] });
+    expect(res.body.data[0]).toMatchObject({ event_type: null, provider: null, status: 'queued', response_status: null, answers: [] });
+    // The row names the provider, not the header lines it was read from.
+    expect(row.raw_headers).toBeUndefined();
   });
 
   it('pages with the cursor, none skipped or repeated', async () => {

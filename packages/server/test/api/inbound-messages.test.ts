@@ -55,6 +55,7 @@ describe('GET /v1/inbound-messages/{id}', () => {
       path: '/hooks',
       query: 'a=1',
       idempotency_key: null,
+      provider: null,
       response_status: null,
       response_latency_ms: null,
       last_error: null,
@@ -65,6 +66,18 @@ describe('GET /v1/inbound-messages/{id}', () => {
     expect(m.delivered_at).toBeUndefined();
     expect(m.deleted_at).toBeUndefined();
     expect(m.body_encoding).toBeUndefined();
+  });
+
+  it('names the provider the header lines as received name', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/in/${token}`,
+      payload: '{"type":"invoice.paid"}',
+      headers: { 'content-type': 'application/json', 'Stripe-Signature': 't=1,v1=00' },
+    });
+    expect(res.statusCode).toBe(200);
+    const got = await t.request('GET', `/v1/inbound-messages/${res.json().data.message_id}`);
+    expect(got.body.data).toMatchObject({ provider: 'stripe', event_type: 'invoice.paid' });
   });
 
   it('returns other bodies, or any body when asked, as base64', async () => {

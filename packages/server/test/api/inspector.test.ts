@@ -81,7 +81,7 @@ describe('stream tickets and the watch socket', () => {
       const second = await send(endpoint.token, '{"n":22}');
       await w.until(() => w.messages().length === 2, 'two messages');
       expect(w.messages().map((m) => m.id)).toEqual([first, second]);
-      expect(w.messages()[1]).toMatchObject({ inbound_endpoint_id: endpoint.id, path: '/hooks', query: 'x=1', size_bytes: 8 });
+      expect(w.messages()[1]).toMatchObject({ inbound_endpoint_id: endpoint.id, path: '/hooks', query: 'x=1', size_bytes: 8, provider: null });
       const metrics = await fetch(`${baseUrl}/metrics`).then((r) => r.text());
       expect(metrics).toMatch(/hookrelay_connected_clis(\{[^}]*\})? 0/u);
       w.socket.close();

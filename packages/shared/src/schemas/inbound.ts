@@ -15,6 +15,7 @@ import {
 } from './common.js';
 import { checkEventTypeCreate, checkEventTypeUpdate, EventTypeSource, eventTypeCreateShape, eventTypeUpdateShape } from './event-type.js';
 import { batchDeleteResult, MessageDeleteBatchIn, MessageDeleteOut, MessageStatus } from './messages.js';
+import { SampleProviderName } from './samples.js';
 import { HmacScheme, VerificationSettings } from './verification.js';
 
 export const INBOUND_MODES = ['forward', 'cli'] as const;
@@ -317,6 +318,12 @@ export const InboundAnswerOut = InboundAnswerSummaryOut.extend({
 export type InboundAnswerOut = z.infer<typeof InboundAnswerOut>;
 
 /**
+ * The provider a message's header lines name (`detectProvider`: GitHub's `X-GitHub-Event`, Stripe's
+ * `Stripe-Signature`, …), read from the headers as received; null when none does.
+ */
+export const MessageProvider = SampleProviderName.nullable();
+
+/**
  * GET /v1/inbound-messages/{id}. As in the outbound log record, absent-until-it-happens times
  * (`delivered_at`, `next_attempt_at`) are omitted and results not known yet are null. The soft-delete
  * fields appear only on deleted rows; of the two principals one is null.
@@ -338,6 +345,7 @@ export const InboundMessageOut = z.object({
   query: z.string(),
   idempotency_key: z.string().nullable(),
   event_type: z.string().nullable(),
+  provider: MessageProvider,
   /** The verification checks that passed at ingest (`static_token`, `hmac`, `ip_allowlist`); [] when none is configured. */
   verified: z.array(z.string()),
   response_status: z.number().int().nullable(),
@@ -378,6 +386,7 @@ export const InboundEndpointMessageOut = z.object({
   size_bytes: z.number().int().nonnegative(),
   payload_sha256: z.string(),
   event_type: z.string().nullable(),
+  provider: MessageProvider,
   verified: z.array(z.string()),
   replay_count: z.number().int().nonnegative(),
   received_at: Timestamp,
