@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { HookrelayApiError } from '@hookrelay/shared/answer';
-import { asText, base64ToBytes, formatBytes, hexDump, sha256 } from './format.js';
+import { asText, base64ToBytes, formatBytes, formatTime, formatUtc, hexDump, sha256 } from './format.js';
 
 export function ErrorBox({ error }: { error: unknown }) {
   if (error === undefined || error === null) return null;
@@ -10,6 +10,26 @@ export function ErrorBox({ error }: { error: unknown }) {
     <p class="error" role="alert">
       {text}
     </p>
+  );
+}
+
+/** A time in the browser's zone, with the same instant in UTC as its tooltip. */
+export function Time({ iso }: { iso: string | null | undefined }) {
+  if (!iso) return <>—</>;
+  return (
+    <time dateTime={iso} title={formatUtc(iso)}>
+      {formatTime(iso)}
+    </time>
+  );
+}
+
+/** A delivery that went with the server's signature in place of the sender's late one. */
+export function ResignedBadge({ when }: { when: boolean | undefined }) {
+  if (!when) return null;
+  return (
+    <span class="badge resigned" title="The sender's signature was too old when it left: the server signed it again with the endpoint's secret">
+      re-signed
+    </span>
   );
 }
 

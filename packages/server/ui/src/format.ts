@@ -1,8 +1,125 @@
-export function formatTime(iso: string | null | undefined): string {
+import { PROVIDER_NAMES } from '@hookrelay/shared/providers';
+import type { InboundEndpointMessageOut } from '@hookrelay/shared';
+
+/** One formatter per zone: building one is far slower than using it, and a live list formats hundreds of times. */
+const clockFormats = new Map<string, Intl.DateTimeFormat>();
+
+function clockFormat(timeZone: string | undefined): Intl.DateTimeFormat {
+  let format = clockFormats.get(timeZone ?? '');
+  if (format === undefined) {
+    // en-US for the zone's name: a fixed, short form (EST, PDT, UTC; elsewhere the offset, GMT+2).
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      fractionalSecondDigits: 3,
+      hourCycle: 'h23',
+      timeZoneName: 'short',
+    });
+    clockFormats.set(timeZone ?? '', format);
+  }
+  return format;
+}
+
+/**
+ * `2026-12-03 04:16:56.120 EST`: the time in the browser's zone (or `timeZone`), with the zone's
+ * name, so that a time copied from the page says which clock it was read on.
+ */
+export function formatTime(iso: string | null | undefined, timeZone?: string): string {
   if (!iso) return '—';
   const date = new Date(iso);
-  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+  if (Number.isNaN(date.getTime())) return iso;
+  const part: Partial<Record<Intl.DateTimeFormatPartTypes, string>> = {};
+  for (const { type, value } of clockFormat(timeZone).formatToParts(date)) part[type] = value;
+  return `${part.year}-${part.month}-${part.day} ${part.hour}:${part.minute}:${part.second}.${part.fractionalSecond} ${part.timeZoneName}`;
+}
+
+/** `2026-12-03 09:16:56.120 UTC`: the same instant on the servers' clock, for a time's tooltip. */
+export function formatUtc(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const text = date.toISOString();
+  return `${text.slice(0, 10)} ${text.slice(11, 23)} UTC`;
+}
+
+type TitledMessage = Pick<InboundEndpointMessageOut, 'method' | 'path' | 'query' | 'event_type' | 'provider' | 'response_status'>;
+
+/** `POST /github?source=ci`: the request line as received (method, sub-path, query). */
+export function requestLine(m: Pick<TitledMessage, 'method' | 'path' | 'query'>): string {
+  return `${m.method} ${m.path || '/'}${m.query ? `?${m.query}` : ''}`;
+}
+
+/** `GitHub`, `Standard Webhooks`; null for a message no provider's headers name. */
+export function providerName(provider: TitledMessage['provider']): string | null {
+  return provider === null ? null : PROVIDER_NAMES[provider];
+}
+
+/**
+ * What a message is, as the CLI's lines say it: its event type and provider, then the latest answer's
+ * status (`push · GitHub · 200`). Unknown parts are left out; without an event type and a provider,
+ * the request line stands for them (`POST /orders · 200`), and without an HTTP answer there is no status.
+ */
+export function messageTitle(m: TitledMessage): string {
+  const what = [m.event_type, providerName(m.provider)].filter((part) => part !== null);
+  const parts = what.length === 0 ? [requestLine(m)] : what;
+  if (m.response_status !== null) parts.push(String(m.response_status));
+  return parts.join(' · ');
+}
+
+/** A JSON token: a string (escapes included), a structural character, or a run of a literal or number. */
+const JSON_TOKEN = /"(?:[^"\\]|\\.)*"|[{}[\],:]|[^\s{}[\],:"]+/gu;
+
+/**
+ * Valid JSON text laid out two spaces a level, or null when the text is not JSON. The text's own
+ * tokens are kept (not parsed and written again), so a number beyond a double's precision or a
+ * repeated key reads as the app sent it.
+ */
+export function indentJson(text: string): string | null {
+  try {
+    JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const tokens = text.match(JSON_TOKEN) ?? [];
+  const lines: string[] = [];
+  let depth = 0;
+  let line = '';
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token === '{' || token === '[') {
+      const close = token === '{' ? '}' : ']';
+      if (tokens[i + 1] === close) {
+        line += token + close;
+        i++;
+        continue;
+      }
+      lines.push(line + token);
+      depth++;
+      line = '  '.repeat(depth);
+    } else if (token === '}' || token === ']') {
+      lines.push(line);
+      depth--;
+      line = '  '.repeat(depth) + token;
+    } else if (token === ',') {
+      lines.push(line + ',');
+      line = '  '.repeat(depth);
+    } else if (token === ':') {
+      line += ': ';
+    } else {
+      line += token;
+    }
+  }
+  lines.push(line);
+  return lines.join('\n');
+}
+
+/** 2xx: the answers whose body stays folded. */
+export function isSuccess(status: number | null): boolean {
+  return status !== null && status >= 200 && status < 300;
 }
 
 /** `<input type=datetime-local>` holds local time without a zone: the API wants RFC 3339 (none for an empty field). */

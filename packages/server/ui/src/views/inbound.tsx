@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { InboundAnswerSummaryOut, InboundEndpointCreateOut, InboundEndpointOut, InboundEndpointSummaryOut, RejectionOut } from '@hookrelay/shared';
 import { api } from '../api.js';
-import { ConfirmButton, CopyButton, ErrorBox } from '../components.js';
-import { formatBytes, formatMs, formatTime, localTimeToIso, statusClass } from '../format.js';
+import { ConfirmButton, CopyButton, ErrorBox, Time } from '../components.js';
+import { formatBytes, formatMs, localTimeToIso, providerName, statusClass } from '../format.js';
 import { useLoad, usePagedList } from '../load.js';
 import { ResourceTable, type Column } from '../resource-table.js';
 import { useWatch } from '../watch.js';
@@ -135,8 +135,12 @@ const NO_FILTERS: MessageFilters = { event_type: '', answer: '', received_after:
 
 /** Each CLI listener's latest answer; a forward-mode message has the forward URL's latest one instead. */
 function AnswerCell({ row }: { row: MessageRow }) {
-  const answers: (Pick<InboundAnswerSummaryOut, 'status' | 'error'> & { listener: string; latency_ms: number | null })[] =
-    row.answers.length > 0 ? row.answers : row.response_status !== null ? [{ listener: '', status: row.response_status, latency_ms: row.response_latency_ms, error: null }] : [];
+  const answers: (Pick<InboundAnswerSummaryOut, 'status' | 'error'> & { listener: string; latency_ms: number | null; resigned: boolean })[] =
+    row.answers.length > 0
+      ? row.answers
+      : row.response_status !== null
+        ? [{ listener: '', status: row.response_status, latency_ms: row.response_latency_ms, error: null, resigned: false }]
+        : [];
   if (answers.length === 0) return <span class="muted">no answer</span>;
   return (
     <>
@@ -144,6 +148,7 @@ function AnswerCell({ row }: { row: MessageRow }) {
         <span key={answer.listener} class={`badge ${statusClass(answer.status)}`} title={answer.error ?? undefined}>
           {answer.listener ? `${answer.listener}: ` : ''}
           {answer.status ?? 'no HTTP answer'} · {formatMs(answer.latency_ms)}
+          {answer.resigned ? ' · re-signed' : ''}
         </span>
       ))}
     </>
@@ -160,10 +165,19 @@ const REFRESH_MS = 3000;
  * (see mergeRows): at 50 webhooks a second only the new rows render, not the whole table each time.
  */
 const MESSAGE_COLUMNS: readonly Column<MessageRow>[] = [
-  { head: 'Received', class: 'nowrap', cell: (row) => <a href={`#/inbound-messages/${row.id}`}>{formatTime(row.received_at)}</a> },
+  {
+    head: 'Received',
+    class: 'nowrap',
+    cell: (row) => (
+      <a href={`#/inbound-messages/${row.id}`}>
+        <Time iso={row.received_at} />
+      </a>
+    ),
+  },
   { head: 'Method', cell: (row) => row.method },
   { head: 'Path', class: 'path', cell: (row) => (row.query ? `${row.path}?${row.query}` : row.path) },
   { head: 'Size', class: 'num', cell: (row) => formatBytes(row.size_bytes) },
+  { head: 'Provider', cell: (row) => providerName(row.provider) ?? <span class="muted">—</span> },
   { head: 'Event type', cell: (row) => row.event_type ?? <span class="muted">—</span> },
   { head: 'Verified', cell: (row) => (row.verified.length === 0 ? <span class="muted">none set</span> : row.verified.join(', ')) },
   { head: 'Answer', cell: (row) => <AnswerCell row={row} /> },

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { AttemptOut, InboundAnswerOut, InboundEndpointOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
 import { api, bytes as fetchBytes } from '../api.js';
-import { BodyView, CopyButton, ErrorBox, HeadersTable, Loading } from '../components.js';
-import { asText, base64ToBytes, curlCommand, formatBytes, formatMs, formatTime, hexDump, statusClass } from '../format.js';
+import { BodyView, CopyButton, ErrorBox, HeadersTable, Loading, ResignedBadge, Time } from '../components.js';
+import { asText, base64ToBytes, curlCommand, formatBytes, formatMs, hexDump, indentJson, isSuccess, messageTitle, providerName, requestLine, statusClass } from '../format.js';
 import { useLoad } from '../load.js';
 import { AttemptsTable } from './attempts.js';
 
@@ -61,17 +61,34 @@ function BodyPreview({ message }: { message: InboundMessageOut }) {
   );
 }
 
+/**
+ * What the app sent back: JSON laid out, text, or a hex dump. A 2xx answer's body is folded; any
+ * other is shown open, as what to read first when the app refused a webhook.
+ */
 function AnswerBody({ answer }: { answer: InboundAnswerOut }) {
   if (!answer.response_body) return null;
   const bytes = base64ToBytes(answer.response_body);
   const text = asText(bytes);
+  const json = text === null ? null : indentJson(text);
+  const about = `${formatBytes(bytes.length)}${json !== null ? ', JSON' : text === null ? ', binary' : ''}${answer.response_body_truncated ? ', truncated' : ''}`;
+  const body = (
+    <pre class="body" data-testid="answer-body">
+      {json ?? text ?? hexDump(bytes)}
+    </pre>
+  );
+  if (isSuccess(answer.status)) {
+    return (
+      <details>
+        <summary>Response body ({about})</summary>
+        {body}
+      </details>
+    );
+  }
   return (
-    <details>
-      <summary>
-        Response body ({bytes.length} bytes{answer.response_body_truncated ? ', truncated' : ''})
-      </summary>
-      <pre class="body">{text ?? `(binary, ${bytes.length} bytes)`}</pre>
-    </details>
+    <>
+      <p class="meta-line">Response body ({about})</p>
+      {body}
+    </>
   );
 }
 
@@ -92,7 +109,13 @@ function Answers({ message }: { message: InboundMessageOut }) {
         <article key={answer.listener} class="panel">
           <h3>
             Listener {answer.listener} · <span class={`badge ${statusClass(answer.status)}`}>{answer.status ?? 'no HTTP answer'}</span> · {formatMs(answer.latency_ms)}
-            {answer.answered_at ? <span class="muted"> · {formatTime(answer.answered_at)}</span> : null}
+            {answer.answered_at ? (
+              <span class="muted">
+                {' '}
+                · <Time iso={answer.answered_at} />
+              </span>
+            ) : null}{' '}
+            <ResignedBadge when={answer.resigned} />
           </h3>
           {answer.error ? <p class="error">{answer.error}</p> : null}
           {answer.response_headers.length > 0 ? (
@@ -162,9 +185,7 @@ export function InboundMessage({ messageId }: { messageId: string }) {
       <p class="crumbs">
         <a href="#/">Inbound endpoints</a> / {endpointId ? <a href={`#/inbound/${endpointId}`}>{endpoint.value?.name ?? endpointId}</a> : '…'} / message
       </p>
-      <h1 id="message-title">
-        {m ? `${m.method} ${m.path}${m.query ? `?${m.query}` : ''}` : 'Message'}
-      </h1>
+      <h1 id="message-title">{m ? messageTitle(m) : 'Message'}</h1>
       <ErrorBox error={message.error} />
       <Loading when={message.loading && !m} />
       {m ? (
@@ -174,8 +195,16 @@ export function InboundMessage({ messageId }: { messageId: string }) {
             <dd>
               <code>{m.id}</code>
             </dd>
+            <dt>Request</dt>
+            <dd>
+              <code data-testid="request-line">{requestLine(m)}</code>
+            </dd>
             <dt>Received</dt>
-            <dd>{formatTime(m.received_at)}</dd>
+            <dd>
+              <Time iso={m.received_at} />
+            </dd>
+            <dt>Provider</dt>
+            <dd data-testid="provider">{providerName(m.provider) ?? '—'}</dd>
             <dt>Event type</dt>
             <dd data-testid="event-type">{m.event_type ?? '—'}</dd>
             <dt>Verified</dt>
@@ -198,19 +227,31 @@ export function InboundMessage({ messageId }: { messageId: string }) {
             ) : null}
           </div>
           <ErrorBox error={error} />
-          <h2>Answer{endpoint.value?.mode === 'forward' ? ' of the forward URL' : 's of the local app'}</h2>
-          <Answers message={m} />
+          {/* Request and answer side by side where the screen is wide enough (styles.css, .exchange). */}
+          <div class="exchange">
+            <section aria-labelledby="request-title" data-testid="request-side">
+              <h2 id="request-title">Request</h2>
+              <h3>Headers</h3>
+              <HeadersTable headers={m.raw_headers} label="Request headers as received" />
+              <h3>Body</h3>
+              {m.deleted_at ? (
+                <p class="muted">
+                  Deleted <Time iso={m.deleted_at} />: the body is gone.
+                </p>
+              ) : null}
+              {m.body_error ? <p class="error">The payload could not be read from storage.</p> : null}
+              {typeof m.body === 'string' && m.body_encoding === 'base64' ? <BodyView base64={m.body} contentType={m.content_type} storedSha256={m.payload_sha256} /> : null}
+              {typeof m.body === 'string' ? <Curl message={m} /> : null}
+              {!m.deleted_at && !m.body_error && m.body === undefined && m.size_bytes > WHOLE_BODY_BYTES ? <BodyPreview message={m} /> : null}
+              {!m.deleted_at && !m.body_error && (m.body !== undefined || m.size_bytes > WHOLE_BODY_BYTES) ? <DownloadBody message={m} /> : null}
+            </section>
+            <section aria-labelledby="answer-title" data-testid="answer-side">
+              <h2 id="answer-title">Answer{endpoint.value?.mode === 'forward' ? ' of the forward URL' : 's of the local app'}</h2>
+              <Answers message={m} />
+            </section>
+          </div>
           <h2>Attempts</h2>
           <Attempts messageId={m.id} tick={tick} />
-          <h2>Headers</h2>
-          <HeadersTable headers={m.raw_headers} label="Request headers as received" />
-          <h2>Body</h2>
-          {m.deleted_at ? <p class="muted">Deleted {formatTime(m.deleted_at)}: the body is gone.</p> : null}
-          {m.body_error ? <p class="error">The payload could not be read from storage.</p> : null}
-          {typeof m.body === 'string' && m.body_encoding === 'base64' ? <BodyView base64={m.body} contentType={m.content_type} storedSha256={m.payload_sha256} /> : null}
-          {typeof m.body === 'string' ? <Curl message={m} /> : null}
-          {!m.deleted_at && !m.body_error && m.body === undefined && m.size_bytes > WHOLE_BODY_BYTES ? <BodyPreview message={m} /> : null}
-          {!m.deleted_at && !m.body_error && (m.body !== undefined || m.size_bytes > WHOLE_BODY_BYTES) ? <DownloadBody message={m} /> : null}
         </>
       ) : null}
     </section>

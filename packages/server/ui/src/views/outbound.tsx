@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { AttemptOut, EndpointSummaryOut, LogRecordOut, MessageOut, MessageRetryOut } from '@hookrelay/shared';
 import { api } from '../api.js';
-import { ErrorBox } from '../components.js';
-import { formatBytes, formatMs, formatTime, statusClass } from '../format.js';
+import { ErrorBox, Time } from '../components.js';
+import { formatBytes, formatMs, statusClass } from '../format.js';
 import { useLoad, usePagedList } from '../load.js';
 import { ResourceTable, type Column } from '../resource-table.js';
 import { AttemptsTable } from './attempts.js';
@@ -15,11 +15,11 @@ const ENDPOINT_COLUMNS: readonly Column<EndpointSummaryOut>[] = [
     cell: (endpoint) => (
       <>
         {endpoint.paused ? <span class="badge warn">paused</span> : <span class="badge ok">active</span>}
-        {endpoint.ephemeral ? <span class="badge"> ephemeral until {formatTime(endpoint.expires_at)}</span> : null}
+        {endpoint.ephemeral ? <span class="badge"> ephemeral until <Time iso={endpoint.expires_at} /></span> : null}
       </>
     ),
   },
-  { head: 'Created', class: 'nowrap', cell: (endpoint) => formatTime(endpoint.created_at) },
+  { head: 'Created', class: 'nowrap', cell: (endpoint) => <Time iso={endpoint.created_at} /> },
 ];
 
 export function OutboundEndpoints() {
@@ -33,7 +33,7 @@ export function OutboundEndpoints() {
 }
 
 const MESSAGE_COLUMNS: readonly Column<LogRecordOut>[] = [
-  { head: 'Created', class: 'nowrap', cell: (message) => <a href={`#/outbound-messages/${message.message_id}`}>{formatTime(message.created_at)}</a> },
+  { head: 'Created', class: 'nowrap', cell: (message) => <a href={`#/outbound-messages/${message.message_id}`}><Time iso={message.created_at} /></a> },
   { head: 'Status', cell: (message) => message.status },
   { head: 'Attempts', class: 'num', cell: (message) => message.attempt_count },
   {
@@ -112,7 +112,7 @@ export function OutboundMessage({ messageId }: { messageId: string }) {
               {formatBytes(m.size_bytes)} · SHA-256 <code>{m.payload_sha256}</code>
             </dd>
             <dt>Created</dt>
-            <dd>{formatTime(m.created_at)}</dd>
+            <dd><Time iso={m.created_at} /></dd>
           </dl>
           <div class="row">
             <button type="button" onClick={resend}>

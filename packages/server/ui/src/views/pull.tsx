@@ -1,8 +1,8 @@
 import { useMemo, useState } from 'preact/hooks';
 import type { PullEndpointOut, PullEventAckOut, PullEventDetailOut, PullEventOut } from '@hookrelay/shared';
 import { api } from '../api.js';
-import { BodyView, ConfirmButton, ErrorBox, HeadersTable, Loading } from '../components.js';
-import { formatBytes, formatTime, localTimeToIso } from '../format.js';
+import { BodyView, ConfirmButton, ErrorBox, HeadersTable, Loading, Time } from '../components.js';
+import { formatBytes, localTimeToIso } from '../format.js';
 import { useLoad, usePagedList } from '../load.js';
 import { ResourceTable, type Column } from '../resource-table.js';
 import { RefusedRequests } from './rejections.js';
@@ -48,7 +48,7 @@ export function PullEvents({ endpointId }: { endpointId: string }) {
   );
   const columns: readonly Column<PullEventOut>[] = useMemo(
     () => [
-      { head: 'Received', class: 'nowrap', cell: (event) => <a href={`#/pull/${endpointId}/events/${event.id}`}>{formatTime(event.received_at)}</a> },
+      { head: 'Received', class: 'nowrap', cell: (event) => <a href={`#/pull/${endpointId}/events/${event.id}`}><Time iso={event.received_at} /></a> },
       { head: 'Status', cell: (event) => event.status },
       { head: 'Event type', cell: (event) => event.event_type ?? '—' },
       { head: 'Size', class: 'num', cell: (event) => formatBytes(event.size_bytes) },
@@ -130,11 +130,11 @@ export function PullEvent({ endpointId, eventId }: { endpointId: string; eventId
         <>
           <dl class="facts">
             <dt>Status</dt>
-            <dd data-testid="pull-status">{e.deleted_at ? `deleted ${formatTime(e.deleted_at)}` : e.status}</dd>
+            <dd data-testid="pull-status">{e.deleted_at ? <>deleted <Time iso={e.deleted_at} /></> : e.status}</dd>
             <dt>Event type</dt>
             <dd>{e.event_type ?? '—'}</dd>
             <dt>Received</dt>
-            <dd>{formatTime(e.received_at)}</dd>
+            <dd><Time iso={e.received_at} /></dd>
           </dl>
           <div class="row">
             <button type="button" onClick={() => act('POST', '/ack', 'Acknowledged')} disabled={e.deleted_at !== undefined || e.status === 'delivered'}>

@@ -2,8 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import type { InboundEndpointOut, PullEndpointOut, RejectionDetailOut, RejectionEndpointKind, RejectionOut } from '@hookrelay/shared';
 import { REDACTED_HEADER_VALUE } from '@hookrelay/shared/rejections';
 import { api, page } from '../api.js';
-import { BodyView, CopyButton, ErrorBox, HeadersTable, Loading } from '../components.js';
-import { asText, base64ToBytes, curlCommand, formatBytes, formatTime, hexDump } from '../format.js';
+import { BodyView, CopyButton, ErrorBox, HeadersTable, Loading, Time } from '../components.js';
+import { asText, base64ToBytes, curlCommand, formatBytes, hexDump } from '../format.js';
 import { useLoad } from '../load.js';
 import { ResourceTable, type Column } from '../resource-table.js';
 
@@ -24,7 +24,7 @@ function merge(fresh: readonly RejectionOut[], old: readonly RejectionOut[]): Re
 }
 
 const REJECTION_COLUMNS: readonly Column<RejectionOut>[] = [
-  { head: 'Received', class: 'nowrap', cell: (r) => <a href={detailHash(r)}>{formatTime(r.received_at)}</a> },
+  { head: 'Received', class: 'nowrap', cell: (r) => <a href={detailHash(r)}><Time iso={r.received_at} /></a> },
   { head: 'Answer', cell: (r) => <span class="badge err">{r.status}</span> },
   { head: 'Reason', cell: (r) => <code>{r.reason}</code> },
   { head: 'Request', class: 'path', cell: requestLine },
@@ -156,7 +156,7 @@ export function Rejection({ kind, endpointId, rejectionId }: { kind: RejectionEn
               <code>{r.id}</code>
             </dd>
             <dt>Received</dt>
-            <dd>{formatTime(r.received_at)}</dd>
+            <dd><Time iso={r.received_at} /></dd>
             <dt>From</dt>
             <dd>{r.source_address}</dd>
             <dt>Size</dt>
