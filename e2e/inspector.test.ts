@@ -72,8 +72,8 @@ afterAll(async () => {
 });
 
 /** A page in a fresh context, recording dialogs, console errors, uncaught errors and requests. */
-async function openPage(): Promise<{ page: Page; context: BrowserContext; dialogs: string[]; errors: string[]; requests: string[] }> {
-  const context = await browser.context();
+async function openPage(options?: { timezoneId?: string }): Promise<{ page: Page; context: BrowserContext; dialogs: string[]; errors: string[]; requests: string[] }> {
+  const context = await browser.context(options);
   const page = await context.newPage();
   const dialogs: string[] = [];
   const errors: string[] = [];
@@ -180,7 +180,13 @@ describe('sign-in', () => {
 describe('inbound', () => {
   it('a GitHub-signed webhook appears live, shows its exact headers and bytes, and a replay reaches the connected listener', async () => {
     const endpoint = await createInbound({ name: 'github (cli)', mode: 'cli', verify_hmac: true, hmac_scheme: 'github', hmac_secret: GITHUB_SECRET });
-    const app = await localApp();
+    // The app refuses the pull request, with a JSON body: the page shows that answer open.
+    const refusal = '{"error":{"code":"unknown_repository","detail":["octo/e2e",7]}}';
+    const app = await localApp((request, res) => {
+      const event = request.headers.find(([name]) => name.toLowerCase() === 'x-github-event')?.[1];
+      if (event === 'pull_request') res.writeHead(422, { 'content-type': 'application/json' }).end(refusal);
+      else res.writeHead(200).end('ok');
+    });
     const cli = listen([endpoint.id, '--forward-to', app.url], await configDir(), { HOOKRELAY_API_URL: server.url, HOOKRELAY_API_KEY: key });
     await cli.waitForStderr(/connected \(websocket\)/u);
 
@@ -188,7 +194,8 @@ describe('inbound', () => {
     const opened = await runCli(['open', endpoint.id, '--print'], { env: { HOOKRELAY_API_URL: server.url, HOOKRELAY_API_KEY: key } });
     expect(opened.code, opened.stderr).toBe(0);
     expect(opened.stdout.trim()).toBe(`${server.url}/#key=${key}&endpoint=${endpoint.id}`);
-    const { page, context, errors } = await openPage();
+    // Times read in the browser's zone: New York's, whatever the machine's.
+    const { page, context, errors } = await openPage({ timezoneId: 'America/New_York' });
     await page.goto(opened.stdout.trim());
     await page.getByRole('heading', { name: /github \(cli\)/ }).waitFor();
     await expect.poll(() => page.getByTestId('live-state').textContent()).toBe('live');
@@ -218,10 +225,17 @@ describe('inbound', () => {
     const row = page.locator(`tr[data-message-id="${sent.messageId}"]`);
     await row.waitFor({ timeout: 10_000 });
     const rowText = await row.textContent();
-    for (const cell of ['POST', '/github?source=e2e', `${body.length} B`, 'pull_request', 'hmac']) expect(rowText).toContain(cell);
+    for (const cell of ['POST', '/github?source=e2e', `${body.length} B`, 'GitHub', 'pull_request', 'hmac']) expect(rowText).toContain(cell);
     await until(() => app.requests.length === 3, 'the listener to forward the webhooks');
     // The local app's answer, reported by the listener, shows up without a reload.
-    await expect.poll(() => row.textContent(), { timeout: 10_000 }).toContain('default: 200');
+    await expect.poll(() => row.textContent(), { timeout: 10_000 }).toContain('default: 422');
+    // The time in New York's zone, named; the same instant in UTC as its tooltip.
+    const { received_at: receivedAt } = await api<{ received_at: string }>(server.url, key, 'GET', `/v1/inbound-messages/${sent.messageId}`);
+    const shownTime = (await row.locator('time').textContent())!;
+    const local = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3}) (EST|EDT)$/u.exec(shownTime);
+    expect(local, shownTime).not.toBeNull();
+    expect(Date.parse(`${local![1]}T${local![2]}${local![3] === 'EST' ? '-05:00' : '-04:00'}`)).toBe(Date.parse(receivedAt));
+    expect(await row.locator('time').getAttribute('title')).toBe(`${receivedAt.slice(0, 10)} ${receivedAt.slice(11, 23)} UTC`);
     await page.screenshot({ path: join(SCREENSHOTS, 'messages.png') });
     await expectNoSeriousViolations(page, 'the live message list');
 
@@ -238,7 +252,9 @@ describe('inbound', () => {
     await expect.poll(() => rows.count()).toBe(3);
 
     await row.getByRole('link').click();
-    await page.getByRole('heading', { name: 'POST /github?source=e2e' }).waitFor();
+    await page.getByRole('heading', { name: 'pull_request · GitHub · 422' }).waitFor();
+    expect(await page.getByTestId('request-line').textContent()).toBe('POST /github?source=e2e');
+    expect(await page.getByTestId('provider').textContent()).toBe('GitHub');
     const stored = await api<{ raw_headers: [string, string][] }>(server.url, key, 'GET', `/v1/inbound-messages/${sent.messageId}`);
     const shown: [string, string][] = [];
     for (const tr of await page.getByTestId('headers').locator('tr').all()) {
@@ -254,9 +270,29 @@ describe('inbound', () => {
     expect(await page.getByTestId('body-size').textContent()).toBe(`${body.length} B`);
     await page.getByTestId('body').getByText('"Add the inspector"').waitFor();
     expect(await page.getByTestId('event-type').textContent()).toBe('pull_request');
-    await page.getByRole('heading', { name: /Listener default · 200/ }).waitFor();
+    await page.getByRole('heading', { name: /Listener default · 422/ }).waitFor();
+    // A non-2xx answer's body is open, laid out as JSON.
+    const answerBody = page.getByTestId('answer-body');
+    expect(await answerBody.isVisible()).toBe(true);
+    expect(await answerBody.textContent()).toBe(JSON.stringify(JSON.parse(refusal), null, 2));
+    // A CLI's reports carry no body of their own (the answer has it): no empty column for one.
+    await page.getByTestId('inbound-attempts').locator('tbody tr').first().waitFor();
+    expect(await page.getByTestId('inbound-attempts').getByRole('columnheader').allTextContents()).toEqual(['#', 'Started', 'Status', 'Latency', 'Error']);
+    // Request and answer side by side at 1280 pixels; one under the other on a narrow screen.
+    const sides = async () => {
+      const [request, answer] = [await page.getByTestId('request-side').boundingBox(), await page.getByTestId('answer-side').boundingBox()];
+      return { request: request!, answer: answer! };
+    };
+    const wide = await sides();
+    expect(wide.answer.x).toBeGreaterThanOrEqual(wide.request.x + wide.request.width);
+    expect(wide.answer.y).toBe(wide.request.y);
     await page.screenshot({ path: join(SCREENSHOTS, 'message.png') });
     await expectNoSeriousViolations(page, 'one message');
+    await page.setViewportSize({ width: 800, height: 800 });
+    const narrow = await sides();
+    expect(narrow.answer.x).toBe(narrow.request.x);
+    expect(narrow.answer.y).toBeGreaterThanOrEqual(narrow.request.y + narrow.request.height);
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     // The curl command carries the exact bytes.
     await page.getByText('Copy as curl').click();
@@ -298,6 +334,28 @@ describe('inbound', () => {
     await runCopiedCurl(command, capture);
     expect(capture.requests.map((r) => [r.method, r.url, r.body.toString()])).toEqual([['POST', pathAndQuery, '{"n":1}']]);
     await capture.stop();
+
+    // A listener's report of a re-signed delivery the app refused: the title gains the status, the
+    // answer, its attempt and the list's row say re-signed, and a body that is not JSON reads as sent.
+    await api(server.url, key, 'POST', `/v1/inbound-messages/${message!.id}/result`, {
+      message_id: message!.id,
+      status: 503,
+      latency_ms: 9,
+      error: null,
+      response_headers: [['content-type', 'text/plain']],
+      response_body: Buffer.from('down for maintenance').toString('base64'),
+      resigned: true,
+    });
+    await page.reload();
+    await page.getByRole('heading', { name: `POST ${pathAndQuery} · 503` }).waitFor();
+    const answer = page.getByTestId('answers').locator('article');
+    expect(await answer.locator('h3').textContent()).toMatch(/^Listener default · 503 · 9 ms · .* re-signed$/u);
+    expect(await answer.getByTestId('answer-body').textContent()).toBe('down for maintenance');
+    const attempt = page.getByTestId('inbound-attempts').locator('tbody tr');
+    await expect.poll(() => attempt.count()).toBe(1);
+    expect(await attempt.locator('td').nth(2).textContent()).toBe('503 re-signed');
+    await page.goto(`${server.url}/#/inbound/${endpoint.id}`);
+    await expect.poll(() => page.locator(`tr[data-message-id="${message!.id}"]`).textContent()).toContain('default: 503 · 9 ms · re-signed');
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -413,6 +471,8 @@ describe('outbound and pull', () => {
     const attempt = page.getByTestId('attempts').locator('tbody tr').first();
     expect(await attempt.textContent()).toContain('500');
     expect(await attempt.textContent()).toContain('receiver says no');
+    // What the receiver answered is in its own column.
+    expect(await page.getByTestId('attempts').getByRole('columnheader').last().textContent()).toBe('Response body');
     await page.getByRole('button', { name: 'Resend' }).click();
     await expect.poll(attemptRows, { timeout: 20_000 }).toBe(2);
     await context.close();

@@ -8,8 +8,8 @@ export const CHROMIUM = process.env.HOOKRELAY_CHROMIUM ?? '/usr/bin/chromium';
 
 export interface TestBrowser {
   browser: Browser;
-  /** A fresh context (own sessionStorage) at 1280×800. */
-  context(): Promise<BrowserContext>;
+  /** A fresh context (own sessionStorage) at 1280×800, in the machine's time zone or `timezoneId`. */
+  context(options?: { timezoneId?: string }): Promise<BrowserContext>;
   close(): Promise<void>;
 }
 
@@ -35,7 +35,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
   });
   return {
     browser,
-    context: () => browser.newContext({ viewport: { width: 1280, height: 800 } }),
+    context: (options) => browser.newContext({ viewport: { width: 1280, height: 800 }, ...options }),
     // playwright gives the browser a fresh --user-data-dir of its own and removes it on close.
     close: () => browser.close().catch(() => undefined),
   };
