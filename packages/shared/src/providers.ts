@@ -31,3 +31,13 @@ export const PROVIDER_NAMES: Readonly<Record<SampleProvider, string>> = {
   shopify: 'Shopify',
   standard_webhooks: 'Standard Webhooks',
 };
+
+/**
+ * The providers above, in their order (the samples' list, SAMPLE_PROVIDERS): the light list of
+ * them for the CLI's routes and `dev --verify`, without the samples module.
+ */
+export const PROVIDERS: readonly SampleProvider[] = PROVIDER_HEADERS.map(([provider]) => provider);
+
+export function isProvider(name: string): name is SampleProvider {
+  return (PROVIDERS as readonly string[]).includes(name);
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { detectProvider } from '../src/providers.js';
+import { detectProvider, isProvider, PROVIDERS } from '../src/providers.js';
+import { SAMPLE_PROVIDERS } from '../src/samples.js';
 
 describe('detectProvider', () => {
   it('names the provider whose header a webhook carries, whatever the case of its name', () => {
@@ -16,5 +17,13 @@ describe('detectProvider', () => {
     expect(detectProvider([])).toBeNull();
     // A Stripe event relayed with a Standard Webhooks signature of the relay's own is still Stripe's.
     expect(detectProvider([['webhook-signature', 'v1,AA=='], ['Stripe-Signature', 't=1,v1=00']])).toBe('stripe');
+  });
+});
+
+describe('isProvider', () => {
+  it('knows the samples\' providers by their exact names, and nothing else', () => {
+    expect(PROVIDERS).toEqual(SAMPLE_PROVIDERS);
+    for (const provider of SAMPLE_PROVIDERS) expect(isProvider(provider)).toBe(true);
+    for (const name of ['GitHub', 'gitlab', '', 'constructor', '__proto__', 'standard-webhooks']) expect(isProvider(name)).toBe(false);
   });
 });

@@ -23,7 +23,7 @@ export const InboundMode = z.enum(INBOUND_MODES, { message: 'must be forward or 
 export type InboundMode = z.infer<typeof InboundMode>;
 
 /** Schemes whose preset knows its header; the generic ones need `hmac_header_name`. */
-const SCHEMES_WITHOUT_PRESET_HEADER: ReadonlySet<HmacScheme> = new Set(['hex', 'base64']);
+export const SCHEMES_WITHOUT_PRESET_HEADER: ReadonlySet<HmacScheme> = new Set(['hex', 'base64']);
 
 /** `203.0.113.0/24`, `2001:db8::/32`, or a bare address (one host). */
 function isCidr(value: string): boolean {
