@@ -61,6 +61,29 @@ describe('--forward-to routes', () => {
     expect(chooseRoute(routes, { path: '/' })).toBeNull();
   });
 
+  it('reads a provider in front of any route, and refuses what is no provider', () => {
+    expect(parseRoute('stripe=4000')).toMatchObject({ provider: 'stripe', pathPrefix: null, eventGlob: null, display: 'stripe → http://localhost:4000' });
+    expect(parseRoute('github=event:push=3000/gh')).toMatchObject({ provider: 'github', eventGlob: 'push', display: 'github event:push → http://localhost:3000/gh' });
+    expect(parseRoute(' shopify=/orders=5000')).toMatchObject({ provider: 'shopify', pathPrefix: '/orders', display: 'shopify /orders → http://localhost:5000' });
+    expect(parseRoute('3000')).toMatchObject({ provider: null });
+    expect(() => parseRoute('gitlab=3000')).toThrow('"gitlab" is not a provider: a route\'s provider is one of github, stripe, slack, shopify, standard_webhooks');
+    expect(() => parseRoute('GitHub=3000')).toThrow(/"GitHub" is not a provider/u);
+    expect(() => parseRoute('stripe=')).toThrow(/no target after =/u);
+    expect(() => parseRoute('stripe=github=3000')).toThrow(/names two providers/u);
+    // A target's query may still hold = (no target starts with a word and =).
+    expect(parseRoute('stripe=http://127.0.0.1:4000/hooks?a=b')).toMatchObject({ provider: 'stripe', target: { baseQuery: 'a=b' } });
+  });
+
+  it("a provider's route takes the webhooks whose headers name that provider", () => {
+    const routes = [parseRoute('stripe=4000'), parseRoute('github=event:push=3000/gh'), parseRoute('5000')];
+    const stripe = { path: '/', event_type: 'invoice.paid', raw_headers: [['Stripe-Signature', 't=1,v1=00']] as [string, string][] };
+    expect(chooseRoute(routes, stripe)).toMatchObject({ route: routes[0] });
+    expect(chooseRoute(routes, { path: '/', event_type: 'push', raw_headers: [['X-GitHub-Event', 'push']] })).toMatchObject({ route: routes[1] });
+    expect(chooseRoute(routes, { path: '/', event_type: 'issues', raw_headers: [['X-GitHub-Event', 'issues']] })).toMatchObject({ route: routes[2] });
+    expect(chooseRoute(routes, { path: '/', event_type: 'push' })).toMatchObject({ route: routes[2] });
+    expect(chooseRoute(routes.slice(0, 2), { path: '/', event_type: 'push', raw_headers: [['content-type', 'application/json']] })).toBeNull();
+  });
+
   it('knows loopback hosts', () => {
     for (const host of ['localhost', 'app.localhost', '127.0.0.1', '127.1.2.3', '[::1]', '::1']) expect(isLoopbackHost(host)).toBe(true);
     for (const host of ['example.com', '10.0.0.1', '[::2]', 'localhost.example.com', '128.0.0.1']) expect(isLoopbackHost(host)).toBe(false);
