@@ -136,7 +136,7 @@ It reads the endpoint (GET /v1/inbound-endpoints/{id}) before anything else, so 
         apiUrl: this.settings.apiUrl,
         apiKey: this.settings.apiKey ?? '',
         userAgent: `hookrelay-cli/${this.config.version}`,
-        endpointId,
+        endpoints: [{ endpointId }],
         cursorRoot: configDirectory(this.env, homedir()),
         profile: this.settings.profile,
         name: this.flags.name,

@@ -105,6 +105,11 @@ export class Listener {
     return this.processed;
   }
 
+  /** The id of the last message forwarded (for `r` among several listeners); null before the first. */
+  get lastForwardedId(): string | null {
+    return this.lastMessage?.message_id.toLowerCase() ?? null;
+  }
+
   /** What waits to be forwarded: items (messages and cursor moves), and the bytes of the bodies they hold. */
   get queued(): { items: number; bytes: number } {
     return { items: this.queue.length, bytes: this.queue.bytes };

@@ -31,6 +31,11 @@ export interface ListenOutputOptions {
   apiUrl: string;
   /** The endpoint listened to, named in the fix a late signature's warning suggests. */
   endpointId?: string;
+  /**
+   * Names the endpoint in front of state lines and warnings, when one session listens to several
+   * (`dev --verify`: its provider); delivery lines name the provider already.
+   */
+  label?: string | undefined;
   /** The target, or `N routes`. */
   target: string;
   /** Several routes: each line says which one took the message. */
@@ -72,7 +77,8 @@ export class ListenOutput implements ListenerEvents {
   }
 
   private line(text: string): void {
-    this.options.stderr.write(`${formatStateLine(text, this.style, this.now())}\n`);
+    const label = this.options.label;
+    this.options.stderr.write(`${formatStateLine(label === undefined ? text : `${this.style.bold(label)}: ${text}`, this.style, this.now())}\n`);
   }
 
   /** Human-only information. */
@@ -84,7 +90,7 @@ export class ListenOutput implements ListenerEvents {
   warn(text: string): void {
     // Plain text that quotes the server (a close reason, an error): escaped whole.
     const safe = terminalText(text);
-    if (this.options.json) this.options.stderr.write(`warning: ${safe}\n`);
+    if (this.options.json) this.options.stderr.write(`warning: ${this.options.label === undefined ? '' : `${this.options.label}: `}${safe}\n`);
     else this.line(`${this.style.yellow('warning:')} ${safe}`);
   }
 
