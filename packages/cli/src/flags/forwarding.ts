@@ -20,7 +20,7 @@ export const forwardingFlags = {
   'forward-to': Flags.string({
     char: 'f',
     summary: 'Where your app listens: a port (3000), port and path (3000/webhooks), host:port/path or an http(s) URL.',
-    description: `Repeat it to route: [PATH-PREFIX|event:GLOB=]TARGET, the first match wins. /stripe=4000 sends what was posted to <ingest URL>/stripe/… to port 4000 (the prefix removed); event:push=3000/github sends GitHub push events to 3000/github; a plain TARGET takes everything. Without --forward-to the routes of ${PROJECT_FILE} (current directory, or --config) are used. A message no route takes is skipped.`,
+    description: `Repeat it to route: [PROVIDER=][PATH-PREFIX|event:GLOB=]TARGET, the first match wins. stripe=4000 sends Stripe's webhooks to port 4000 (those whose headers are Stripe's; in dev --verify, those of the stripe endpoint); /stripe=4000 sends what was posted to <ingest URL>/stripe/… to port 4000 (the prefix removed); event:push=3000/github sends GitHub push events to 3000/github; a plain TARGET takes everything. Without --forward-to the routes of ${PROJECT_FILE} (current directory, or --config) are used. A message no route takes is skipped.`,
     multiple: true,
   }),
   events: Flags.string({
