@@ -16,7 +16,7 @@ import {
   type ResolvedSettings,
   processEnvironment,
 } from './config.js';
-import { readRunningDev } from './dev/running.js';
+import { readRunningDev, type RunningDev } from './dev/running.js';
 import { CliErrorCode, CliFailure, describeFailure, failureToJson, usageFailure } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import { formatFailure } from './format/error.js';
@@ -68,6 +68,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected configPath!: string;
   protected storedConfig!: ConfigFile;
   protected settings!: ResolvedSettings;
+  /** The running `hookrelay dev` whose server and key the settings use; undefined when they are not its. */
+  protected runningDev: RunningDev | undefined;
   /** Colours for stdout and for stderr; each honours NO_COLOR and whether its stream is a terminal. */
   protected style: { out: Style; err: Style } = { out: plainStyle, err: plainStyle };
 
@@ -96,6 +98,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.storedConfig = await readConfigFile(this.configPath);
     const dev = ctor.usesRunningDev ? await readRunningDev(dirname(this.configPath)) : undefined;
     this.settings = resolveSettings(this.flags, this.env, this.storedConfig, dev);
+    this.runningDev = this.settings.apiUrlSource === 'dev' ? dev : undefined;
     if (this.settings.profileSource === 'flag' || this.settings.profileSource === 'env') {
       assertProfileName(this.settings.profile);
       if (!ctor.mayCreateProfile && storedProfile(this.storedConfig, this.settings.profile) === undefined) {

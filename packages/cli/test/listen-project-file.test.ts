@@ -17,9 +17,9 @@ describe('hookrelay.json validation', () => {
       ['[]', `${FILE}: must be a JSON object with "routes"`],
       ['null', `${FILE}: must be a JSON object with "routes"`],
       ['"routes"', `${FILE}: must be a JSON object with "routes"`],
-      [{}, `${FILE}: routes: must be a non-empty array of { "path"?, "event"?, "forward_to" }`],
-      [{ routes: { forward_to: '3000' } }, `${FILE}: routes: must be a non-empty array of { "path"?, "event"?, "forward_to" }`],
-      [{ routes: [{ forward_to: '3000' }], extra: 1 }, `${FILE}: extra: unknown field (expected "routes")`],
+      [{}, `${FILE}: routes: must be a non-empty array of { "provider"?, "path"?, "event"?, "forward_to" }`],
+      [{ routes: { forward_to: '3000' } }, `${FILE}: routes: must be a non-empty array of { "provider"?, "path"?, "event"?, "forward_to" }`],
+      [{ routes: [{ forward_to: '3000' }], extra: 1 }, `${FILE}: extra: unknown field (expected "verify", "routes")`],
       [{ routes: [null] }, `${FILE}: routes.0: must be an object`],
       [{ routes: [{ forward_to: '3000' }, ['3000']] }, `${FILE}: routes.1: must be an object`],
       [{ routes: ['3000'] }, `${FILE}: routes.0: must be an object`],
@@ -28,11 +28,33 @@ describe('hookrelay.json validation', () => {
       [{ routes: [{ forward_to: '3000', path: 5 }] }, `${FILE}: routes.0.path: must be a string such as "/stripe"`],
       [{ routes: [{ forward_to: '3000', event: '' }] }, `${FILE}: routes.0.event: must be a glob such as "checkout.*"`],
       [{ routes: [{ forward_to: '3000', event: 5 }] }, `${FILE}: routes.0.event: must be a glob such as "checkout.*"`],
-      [{ routes: [{ forward_to: '3000', evnt: 'push' }] }, `${FILE}: routes.0.evnt: unknown field (expected path, event, forward_to)`],
+      [{ routes: [{ forward_to: '3000', evnt: 'push' }] }, `${FILE}: routes.0.evnt: unknown field (expected provider, path, event, forward_to)`],
+      [{ routes: [{ forward_to: '3000', provider: 'gitlab' }] }, `${FILE}: routes.0.provider: must be one of github, stripe, slack, shopify, standard_webhooks`],
+      [{ routes: [{ forward_to: '3000', provider: 5 }] }, `${FILE}: routes.0.provider: must be one of github, stripe, slack, shopify, standard_webhooks`],
+      [{ routes: [{ forward_to: '3000' }], verify: [] }, `${FILE}: verify: must be an object of provider names (github, stripe, slack, shopify, standard_webhooks) to secrets`],
+      [{ routes: [{ forward_to: '3000' }], verify: {} }, `${FILE}: verify: must be an object of provider names (github, stripe, slack, shopify, standard_webhooks) to secrets`],
+      [{ routes: [{ forward_to: '3000' }], verify: { gitlab: 's' } }, `${FILE}: verify.gitlab: unknown provider (expected github, stripe, slack, shopify, standard_webhooks)`],
+      // JSON.parse makes __proto__ an own field, as a file holding it would.
+      ['{"routes":[{"forward_to":"3000"}],"verify":{"__proto__":"s"}}', `${FILE}: verify.__proto__: unknown provider (expected github, stripe, slack, shopify, standard_webhooks)`],
+      [{ routes: [{ forward_to: '3000' }], verify: { github: '' } }, `${FILE}: verify.github: must be the secret, or env:NAME to read it from the environment variable NAME`],
+      [{ routes: [{ forward_to: '3000' }], verify: { github: 5 } }, `${FILE}: verify.github: must be the secret, or env:NAME to read it from the environment variable NAME`],
       [{ routes: [{ forward_to: '3000', path: 'a' }] }, `${FILE}: routes.0: the path prefix "a" must start with /`],
     ];
     for (const [value, message] of cases) expect(() => parse(value), JSON.stringify(value)).toThrow(new Error(message));
     expect(() => parse('{')).toThrow(/^\/app\/hookrelay\.json: not valid JSON \(.+\)$/u);
+  });
+
+  it('takes the providers to verify in their order, and a route for one provider', () => {
+    const file = parse({ verify: { stripe: 'env:STRIPE_SECRET', github: 'gh-secret' }, routes: [{ provider: 'stripe', forward_to: '4000' }, { forward_to: '3000' }] });
+    expect(file.verify).toEqual([
+      { provider: 'stripe', secret: 'env:STRIPE_SECRET' },
+      { provider: 'github', secret: 'gh-secret' },
+    ]);
+    expect(file.routes.map((route) => [route.provider, route.display])).toEqual([
+      ['stripe', 'stripe → http://localhost:4000'],
+      [null, 'http://localhost:3000'],
+    ]);
+    expect(parse({ routes: [{ forward_to: '3000' }] }).verify).toEqual([]);
   });
 
   it('takes a $schema field, a route with a path only, and a path and an event together', () => {

@@ -7,6 +7,8 @@ import { runDevSession } from '../dev/session.js';
 import { TUNNEL_PROGRAMS, type TunnelProgram } from '../dev/tunnel.js';
 import { usageFailure } from '../errors.js';
 import { forwardingFlags, forwardingSettings } from '../flags/forwarding.js';
+import { sinceCursor } from '../flags/time.js';
+import { routesByProvider, verifyFlag, verifySettings } from '../flags/verify.js';
 import { parseDuration } from '../listen/duration.js';
 
 /**
@@ -35,11 +37,15 @@ export default class Dev extends BaseCommand<typeof Dev> {
 
 The data dir (default $HOOKRELAY_CONFIG_DIR/dev, i.e. ~/.config/hookrelay/dev) keeps the database, the server's API key and the endpoint (dev.json, mode 0600), the listener's cursor and the server's log (server.log): a restart reuses the same key, endpoint and ingest URL. Delete the directory to start afresh. While dev runs, other commands of this user (trigger, open, inbound …) use its server and key without flags: dev keeps dev-running.json in the CLI's configuration directory and removes it on exit (an address or a profile named by flag or environment still wins).
 
+Verification: --verify PROVIDER=SECRET (github, stripe, slack, shopify, standard_webhooks; repeat it) makes one endpoint per provider instead, each checking its provider's signatures with SECRET (env:NAME reads the environment variable NAME, which keeps the secret out of the process list), each with its own ingest URL, all kept across restarts (dev.json) and all forwarded; --forward-to stripe=4000 sends one provider's webhooks elsewhere (the first matching route wins). Without --verify, the "verify" object of hookrelay.json ({"verify":{"github":"env:GITHUB_WEBHOOK_SECRET"}}) is used when there is one. While dev runs, \`hookrelay trigger github push\` in another terminal sends a sample to dev's github endpoint, signed by the server with that secret, so your app's own check passes.
+
+--since 2h|<ISO 8601 time>|<message id> starts every endpoint's listener with what arrived since, as \`listen --since\` does; without it each resumes after its cursor (or starts with its endpoint's first message).
+
 The dev server allows private network destinations (HOOKRELAY_ALLOW_PRIVATE_NETWORKS=true), so forward-mode endpoints may point at localhost. It ignores DATABASE_URL and other HOOKRELAY_* settings of your shell.
 
 Output for people goes to stderr. The banner also prints the web inspector's URL for the endpoint (\`hookrelay open\` prints it too): it carries the API key in its fragment, so treat it like the key.
 
-With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","api_url","inspector_url"} as the first line, then one line per delivery as \`listen --json\` prints them.`;
+With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","api_url","inspector_url","tunnel","endpoints":[{"provider","inbound_endpoint_id","ingest_url","inspector_url"}]} as the first line (the top-level endpoint fields are those of the first endpoint), then one line per delivery as \`listen --json\` prints them.`;
 
   static override examples = [
     {
@@ -53,6 +59,14 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
     {
       description: "With the team's routes from ./hookrelay.json (or several -f PATH-PREFIX=TARGET):",
       command: '<%= config.bin %> <%= command.id %>',
+    },
+    {
+      description: "GitHub and Stripe, each checked with its own secret; Stripe's webhooks to port 4000, the rest to 3000:",
+      command: '<%= config.bin %> <%= command.id %> --verify github=env:GITHUB_WEBHOOK_SECRET --verify stripe=env:STRIPE_WEBHOOK_SECRET -f stripe=4000 -f 3000',
+    },
+    {
+      description: 'Forward again what arrived in the last 2 hours, then go on:',
+      command: '<%= config.bin %> <%= command.id %> -f 3000 --since 2h',
     },
     {
       description: 'A public URL that providers can reach, through a Cloudflare quick tunnel (cloudflared must be installed):',
@@ -74,6 +88,10 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
 
   static override flags = {
     ...forwardingFlags,
+    verify: verifyFlag,
+    since: Flags.string({
+      summary: "Start every endpoint's listener with what arrived since: a duration (10m, 2h), an ISO 8601 time, or a message id (that message first).",
+    }),
     port: Flags.integer({ summary: 'Port of the embedded server on 127.0.0.1.', default: DEV_DEFAULT_PORT, min: 1, max: 65_535 }),
     'data-dir': Flags.string({ summary: 'Where the embedded server keeps its data. Default: $HOOKRELAY_CONFIG_DIR/dev.' }),
     'public-url': Flags.string({ summary: 'Base of ingest URLs when a tunnel or proxy forwards to the server (default http://127.0.0.1:PORT).', exclusive: ['tunnel'] }),
@@ -92,6 +110,9 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
   /** Streams NDJSON itself under --json: the return value is not printed. */
   public async run(): Promise<void> {
     const forwarding = forwardingSettings(this.flags);
+    const verify = verifySettings(this.flags, this.env, process.cwd());
+    const byProvider = routesByProvider(forwarding.routes, forwarding.routesFrom, verify);
+    const since = this.flags.since === undefined ? undefined : { text: this.flags.since, cursor: sinceCursor(this.flags.since, this.now().getTime()) };
     const port = this.flags.port;
     const publicUrl = devPublicUrl(this.flags['public-url'], port);
     if (publicUrl === undefined) {
@@ -106,6 +127,8 @@ With --json, stdout carries {"type":"ready","ingest_url","inbound_endpoint_id","
     }
     await runDevSession({
       forwarding,
+      verify: verify.map((setting, index) => ({ ...setting, routes: byProvider[index]!.routes })),
+      since,
       port,
       publicUrl,
       tunnel: tunnelProgram === undefined ? undefined : { program: tunnelProgram, timeoutMs: tunnelTimeoutMs },

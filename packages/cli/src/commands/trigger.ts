@@ -16,6 +16,7 @@ import {
 import { Args, Flags } from '@oclif/core';
 import { request } from 'undici';
 import { BaseCommand } from '../base-command.js';
+import { runningDevEndpoint } from '../dev/running.js';
 import { CliErrorCode, CliFailure, usageFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { formatSampleList, formatSampleSent, type SampleListRow, type TriggerResult } from '../format/trigger.js';
@@ -29,6 +30,8 @@ export default class Trigger extends BaseCommand<typeof Trigger> {
 
 Without --secret the server signs the sample with the HMAC secret stored on the endpoint (POST /v1/inbound-endpoints/{id}/samples): the secret never leaves the server. The endpoint must verify with the provider's scheme (hmac_scheme github, stripe, slack, standard_webhooks; for Shopify base64 with hmac_header_name X-Shopify-Hmac-Sha256). An endpoint that verifies nothing (such as the one \`hookrelay dev\` makes) gets the sample unsigned unless it holds a secret of the provider's scheme; the output says so ("signed_by": "none" with --json). With --secret the CLI signs and posts to the ingest URL itself.
 
+While \`hookrelay dev\` runs (and its server is the one in use), ENDPOINT-ID may be left out: \`hookrelay trigger github push\` goes to dev's github endpoint (\`dev --verify github=…\`), signed by the server with its secret, or to dev's one endpoint when it verifies nothing.
+
 --set edits the body before it is signed: a dotted path (array items by index) and a value read as JSON when it is a JSON scalar (5000, true, null, "text"), else as text.
 
 \`hookrelay trigger --list\` shows every provider and event.`;
@@ -38,6 +41,10 @@ Without --secret the server signs the sample with the HMAC secret stored on the 
     {
       description: 'A GitHub push, signed by the server with the endpoint\'s secret:',
       command: '<%= config.bin %> <%= command.id %> 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 github push',
+    },
+    {
+      description: "While hookrelay dev runs: a GitHub push to dev's github endpoint (dev --verify github=…):",
+      command: '<%= config.bin %> <%= command.id %> github push',
     },
     {
       description: 'A Stripe payment of 50.00 EUR, signed with a secret you give, posted to <ingest URL>/stripe:',
@@ -51,7 +58,7 @@ Without --secret the server signs the sample with the HMAC secret stored on the 
   ];
 
   static override args = {
-    'endpoint-id': Args.string({ description: 'Id of the inbound endpoint (a UUID).' }),
+    'endpoint-id': Args.string({ description: "Id of the inbound endpoint (a UUID); left out while hookrelay dev runs: dev's endpoint of PROVIDER." }),
     provider: Args.string({ description: `The sender: ${SAMPLE_PROVIDERS.join(', ')}.` }),
     event: Args.string({ description: 'The event, e.g. push or checkout.session.completed (see --list).' }),
   };
@@ -78,14 +85,17 @@ Without --secret the server signs the sample with the HMAC secret stored on the 
   }
 
   private input(): { endpointId: string; provider: SampleProvider; event: string; edits: SampleEdit[]; path: string } {
-    const { 'endpoint-id': id, provider, event } = this.args;
-    if (id === undefined || provider === undefined || event === undefined) {
+    const { 'endpoint-id': first, provider: second, event: third } = this.args;
+    // Two arguments, the first no id: PROVIDER EVENT, to the running dev's endpoint.
+    const toDev = third === undefined && first !== undefined && second !== undefined && !isUuid(first.toLowerCase());
+    const [id, provider, event] = toDev ? [undefined, first, second] : [first, second, third];
+    if ((id === undefined && !toDev) || provider === undefined || event === undefined) {
       throw usageFailure('trigger needs ENDPOINT-ID PROVIDER EVENT', 'For example: hookrelay trigger 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 github push; --list shows the events.');
     }
-    const endpointId = id.toLowerCase();
-    if (!isUuid(endpointId)) throw usageFailure(`"${id}" is not an inbound endpoint id`, 'Inbound endpoint ids are UUIDs, such as 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70.');
     if (!(SAMPLE_PROVIDERS as readonly string[]).includes(provider)) throw usageFailure(`unknown provider "${provider}"`, `Use one of ${SAMPLE_PROVIDERS.join(', ')}.`);
     const known = provider as SampleProvider;
+    const endpointId = id === undefined ? this.devEndpoint(known) : id.toLowerCase();
+    if (!isUuid(endpointId)) throw usageFailure(`"${id}" is not an inbound endpoint id`, 'Inbound endpoint ids are UUIDs, such as 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70.');
     if (!isSampleEvent(known, event)) throw usageFailure(`no sample of ${provider} "${event}"`, `${provider} has: ${SAMPLE_EVENTS[known].join(', ')}.`);
     const edits: SampleEdit[] = [];
     for (const text of this.flags.set ?? []) {
@@ -98,6 +108,26 @@ Without --secret the server signs the sample with the HMAC secret stored on the 
     const path = this.flags.path;
     if (!SUB_PATH.test(path)) throw usageFailure(`--path: "${path}" must start with / and hold only URL path characters`);
     return { endpointId, provider: known, event, edits, path };
+  }
+
+  /** `trigger PROVIDER EVENT`: the running dev's endpoint of that provider. */
+  private devEndpoint(provider: SampleProvider): string {
+    const dev = this.runningDev;
+    if (dev === undefined) {
+      throw usageFailure(
+        'trigger needs ENDPOINT-ID PROVIDER EVENT (only while hookrelay dev runs may ENDPOINT-ID be left out)',
+        `For example: hookrelay trigger 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 ${provider} ${SAMPLE_EVENTS[provider][0]}, or start hookrelay dev in another terminal.`,
+      );
+    }
+    const id = runningDevEndpoint(dev, provider);
+    if (id === undefined) {
+      const verified = dev.endpoints.flatMap((endpoint) => (endpoint.provider === null ? [] : [endpoint.provider]));
+      throw usageFailure(
+        `the running hookrelay dev has no ${provider} endpoint (it verifies ${verified.join(', ')})`,
+        `Start dev with --verify ${provider}=SECRET as well, or give an ENDPOINT-ID.`,
+      );
+    }
+    return id;
   }
 
   private async serverSigned(endpointId: string, provider: SampleProvider, event: string, edits: SampleEdit[], path: string): Promise<TriggerResult> {

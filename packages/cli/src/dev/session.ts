@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HookrelayApiError, type HookrelayClient } from '@hookrelay/shared/client';
+import type { SampleProvider } from '@hookrelay/shared';
+import type { HookrelayClient } from '@hookrelay/shared/client';
 import { newApiKey } from '@hookrelay/shared/ids';
 import { CONFIG_DIR_MODE, type Env } from '../config.js';
 import { CliErrorCode, CliFailure } from '../errors.js';
@@ -9,10 +10,13 @@ import { ExitCode } from '../exit-codes.js';
 import type { Style } from '../format/style.js';
 import { terminalText } from '../format/text.js';
 import { inspectorUrl } from '../inspector.js';
-import type { ForwardingSettings } from '../listen/session.js';
+import type { VerifySetting } from '../flags/verify.js';
+import type { ForwardRoute } from '../listen/routes.js';
+import type { ForwardingSettings, ListenStart } from '../listen/session.js';
 import { StopSignals } from '../signals.js';
 import { launchEmbeddedServer } from './early-start.js';
 import { EmbeddedServerError, type EmbeddedServer } from './embedded-server.js';
+import type { DevEndpoint } from './endpoints.js';
 import { removeRunningDev, writeRunningDev } from './running.js';
 import { readDevState, readServerBootstrapKey, SERVER_DATABASE_DIR, writeDevState, type DevState } from './state.js';
 import { freeLocalPort, startTunnel, type Tunnel, type TunnelProgram } from './tunnel.js';
@@ -21,22 +25,44 @@ import { freeLocalPort, startTunnel, type Tunnel, type TunnelProgram } from './t
 const START_TIMEOUT_MS = 120_000;
 /** The cursor profile of `dev`: its cursors live in the dev data dir, apart from real profiles'. */
 const DEV_PROFILE = 'dev';
-export const DEV_ENDPOINT_NAME = 'hookrelay dev';
 
-/** The first NDJSON line of `dev --json`. */
+/** One endpoint of the ready line. */
+export interface DevReadyEndpoint {
+  /** The provider it verifies (`--verify`); null for the one that verifies nothing. */
+  provider: SampleProvider | null;
+  inbound_endpoint_id: string;
+  ingest_url: string;
+  /** The web inspector on the endpoint's live messages; the API key rides in the fragment. */
+  inspector_url: string;
+}
+
+/**
+ * The first NDJSON line of `dev --json`. `ingest_url`, `inbound_endpoint_id` and `inspector_url`
+ * are those of the first of `endpoints` (the only one without --verify).
+ */
 export interface DevReadyLine {
   type: 'ready';
   ingest_url: string;
   inbound_endpoint_id: string;
   api_url: string;
-  /** The web inspector on the endpoint's live messages; the API key rides in the fragment. */
   inspector_url: string;
   /** `--tunnel`: the program and the public URL it gave (the base of `ingest_url`); null without one. */
   tunnel: { program: TunnelProgram; public_url: string } | null;
+  /** Every endpoint dev forwards from, in the order of --verify. */
+  endpoints: DevReadyEndpoint[];
+}
+
+/** A provider dev verifies (`--verify`), with the routes of its endpoint. */
+export interface DevVerify extends VerifySetting {
+  routes: ForwardRoute[];
 }
 
 export interface DevSessionOptions {
   forwarding: ForwardingSettings;
+  /** One endpoint per provider, in this order; empty: one endpoint that verifies nothing. */
+  verify: readonly DevVerify[];
+  /** `--since`: where every endpoint's listener starts (else its cursor, or its first message). */
+  since?: ListenStart['since'];
   /** The embedded server's port on 127.0.0.1. */
   port: number;
   /** The base of ingest URLs (`--public-url`, or the server's own address); a tunnel's URL replaces it. */
@@ -106,7 +132,10 @@ export async function runDevSession(options: DevSessionOptions): Promise<void> {
     server = await launchEmbeddedServer({ dataDir, port, apiKey, publicUrl, ingestPort, env: options.env, logFile });
     // Loaded while the server starts (in its own process, on another core), not before it.
     const listenSession = import('../listen/session.js');
-    listenSession.catch(() => {}); // awaited below; a failure to load is reported there
+    const endpointsModule = import('./endpoints.js');
+    // Awaited below; a failure to load is reported there.
+    listenSession.catch(() => {});
+    endpointsModule.catch(() => {});
     const running = server;
     let apiUrl: string | undefined;
     try {
@@ -126,20 +155,35 @@ export async function runDevSession(options: DevSessionOptions): Promise<void> {
     });
 
     const client = options.createClient(apiUrl, apiKey);
-    const endpoint = await devEndpoint(client, dataDir, state, options.warning);
+    const { devEndpoints } = await endpointsModule;
+    const endpoints = await devEndpoints(client, dataDir, state, options.verify, options.warning);
     if (stop.stopping) return;
+    const first = endpoints[0]!;
     // Other commands of this user now use this server without flags, while this process lives.
-    await writeRunningDev(options.configDir, { pid: process.pid, api_url: apiUrl, data_dir: dataDir, inbound_endpoint_id: endpoint.id });
+    await writeRunningDev(options.configDir, {
+      pid: process.pid,
+      api_url: apiUrl,
+      data_dir: dataDir,
+      inbound_endpoint_id: first.id,
+      endpoints: endpoints.map((endpoint) => ({ provider: endpoint.provider, inbound_endpoint_id: endpoint.id })),
+    });
     markerWritten = true;
 
     if (options.json) {
+      const listed = endpoints.map((endpoint) => ({
+        provider: endpoint.provider,
+        inbound_endpoint_id: endpoint.id,
+        ingest_url: endpoint.ingestUrl,
+        inspector_url: inspectorUrl(apiUrl!, apiKey, endpoint.id),
+      }));
       options.printReady({
         type: 'ready',
-        ingest_url: endpoint.ingestUrl,
-        inbound_endpoint_id: endpoint.id,
+        ingest_url: first.ingestUrl,
+        inbound_endpoint_id: first.id,
         api_url: apiUrl,
-        inspector_url: inspectorUrl(apiUrl, apiKey, endpoint.id),
+        inspector_url: listed[0]!.inspector_url,
         tunnel: tunnel === undefined ? null : { program: tunnel.program, public_url: tunnel.url },
+        endpoints: listed,
       });
     }
     const { runListenSession } = await listenSession;
@@ -148,11 +192,15 @@ export async function runDevSession(options: DevSessionOptions): Promise<void> {
       apiUrl,
       apiKey,
       userAgent: options.userAgent,
-      endpoints: [{ endpointId: endpoint.id, latestMessageId: endpoint.latestMessageId }],
+      endpoints: endpoints.map((endpoint) => ({
+        endpointId: endpoint.id,
+        latestMessageId: endpoint.latestMessageId,
+        ...(endpoint.provider === null ? {} : { label: endpoint.provider, routes: options.verify.find((one) => one.provider === endpoint.provider)!.routes }),
+      })),
       cursorRoot: dataDir,
       profile: DEV_PROFILE,
       forwarding: options.forwarding,
-      start: { withoutCursor: 'first-message' },
+      start: { withoutCursor: 'first-message', since: options.since },
       json: options.json,
       style,
       stop,
@@ -160,13 +208,13 @@ export async function runDevSession(options: DevSessionOptions): Promise<void> {
       bannerPrefix: [
         `${style.green('hookrelay dev')}: embedded server at ${apiUrl} ${style.dim(`(data ${dataDir}, log ${logFile})`)}`,
         '',
-        style.bold('Ingest URL (send webhooks here):'),
-        `  ${style.cyan.bold(terminalText(endpoint.ingestUrl))}`,
+        ...ingestLines(endpoints, style),
         ...(tunnel === undefined
           ? [style.dim('  Reachable from this machine only: providers need `hookrelay dev --tunnel` or a hookrelay server on a public host.')]
           : [style.dim(`  Public through ${tunnel.program} (to the ingest-only port 127.0.0.1:${ingestPort}; the API stays on 127.0.0.1:${port}).`)]),
         style.bold('Inspector (every webhook, its bytes, your app\'s answers, replay):'),
-        `  ${style.cyan(inspectorUrl(apiUrl, apiKey, endpoint.id))}`,
+        // Several endpoints: the page that lists them all.
+        `  ${style.cyan(inspectorUrl(apiUrl, apiKey, endpoints.length === 1 ? first.id : undefined))}`,
         style.dim('  Other commands in another terminal (trigger, open, inbound …) use this server while dev runs.'),
         '',
       ],
@@ -223,24 +271,15 @@ async function loadState(dataDir: string): Promise<DevState> {
   return state;
 }
 
-/** The stored cli-mode endpoint if it still exists, else a new one (remembered for the next run). */
-async function devEndpoint(
-  client: HookrelayClient,
-  dataDir: string,
-  state: DevState,
-  warning: (text: string) => void,
-): Promise<{ id: string; ingestUrl: string; latestMessageId: string | null }> {
-  if (state.inbound_endpoint_id !== undefined) {
-    try {
-      const { data } = await client.inboundEndpoints.get(state.inbound_endpoint_id);
-      if (data.mode === 'cli') return { id: data.id, ingestUrl: data.ingest_url, latestMessageId: data.latest_message_id ?? null };
-      warning(`the dev endpoint ${data.id} was switched to forward mode; creating a new cli-mode endpoint`);
-    } catch (error) {
-      if (!(error instanceof HookrelayApiError && error.code === 'ENDPOINT_NOT_FOUND')) throw error;
-    }
+/** The ingest URLs set apart: the one, or each provider's with what it verifies and how to send it a sample. */
+function ingestLines(endpoints: readonly DevEndpoint[], style: Style): string[] {
+  if (endpoints.length === 1 && endpoints[0]!.provider === null) {
+    return [style.bold('Ingest URL (send webhooks here):'), `  ${style.cyan.bold(terminalText(endpoints[0]!.ingestUrl))}`];
   }
-  const { data } = await client.inboundEndpoints.create({ name: DEV_ENDPOINT_NAME, mode: 'cli', description: 'created by `hookrelay dev`' });
-  await writeDevState(dataDir, { ...state, inbound_endpoint_id: data.id });
-  // A new endpoint has no messages yet.
-  return { id: data.id, ingestUrl: data.ingest_url, latestMessageId: null };
+  const width = Math.max(...endpoints.map((endpoint) => (endpoint.provider ?? '').length));
+  return [
+    style.bold(endpoints.length === 1 ? 'Ingest URL (send webhooks here; it checks the signature):' : "Ingest URLs (send each provider's webhooks to its own; each checks the signature):"),
+    ...endpoints.map((endpoint) => `  ${(endpoint.provider ?? '').padEnd(width)}  ${style.cyan.bold(terminalText(endpoint.ingestUrl))}`),
+    style.dim(`  Signed samples: hookrelay trigger ${endpoints[0]!.provider} EVENT (hookrelay trigger --list shows the events).`),
+  ];
 }

@@ -1,6 +1,8 @@
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { SampleProvider } from '@hookrelay/shared';
 import { API_KEY_PATTERN, isUuid } from '@hookrelay/shared/ids';
+import { PROVIDERS } from '@hookrelay/shared/providers';
 import { CONFIG_DIR_MODE, CONFIG_FILE_MODE } from '../config.js';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -15,7 +17,10 @@ export { DEV_STATE_FILE, SERVER_BOOTSTRAP_KEY_FILE, SERVER_DATABASE_DIR } from '
  */
 export interface DevState {
   api_key?: string;
+  /** The endpoint that verifies nothing (dev without --verify). */
   inbound_endpoint_id?: string;
+  /** `--verify`: each provider's endpoint, kept apart from the one above so that both are reused. */
+  verify_endpoints?: Partial<Record<SampleProvider, string>>;
 }
 
 export function devStatePath(dataDir: string): string {
@@ -35,6 +40,16 @@ export function parseDevState(text: string): DevState {
   const state: DevState = {};
   if (typeof raw.api_key === 'string' && API_KEY_PATTERN.test(raw.api_key)) state.api_key = raw.api_key;
   if (typeof raw.inbound_endpoint_id === 'string' && isUuid(raw.inbound_endpoint_id)) state.inbound_endpoint_id = raw.inbound_endpoint_id;
+  const ids = raw.verify_endpoints;
+  if (typeof ids === 'object' && ids !== null && !Array.isArray(ids)) {
+    const kept: Partial<Record<SampleProvider, string>> = {};
+    // Only the known providers' names are read, so no name from the file becomes a key here.
+    for (const provider of PROVIDERS) {
+      const id = Object.hasOwn(ids, provider) ? (ids as Record<string, unknown>)[provider] : undefined;
+      if (typeof id === 'string' && isUuid(id)) kept[provider] = id;
+    }
+    if (Object.keys(kept).length > 0) state.verify_endpoints = kept;
+  }
   return state;
 }
 
