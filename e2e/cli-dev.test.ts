@@ -20,6 +20,7 @@ interface ReadyLine {
   api_url: string;
   inspector_url: string;
   tunnel: null;
+  endpoints: { provider: string | null; inbound_endpoint_id: string; ingest_url: string; inspector_url: string }[];
 }
 
 interface DeliveryLine {
@@ -106,8 +107,10 @@ describe('hookrelay dev', () => {
     const ready = readyLine(cli);
     expect(ready, cli.explain()).toBeDefined();
     first = ready!;
-    expect(Object.keys(first)).toEqual(['type', 'ingest_url', 'inbound_endpoint_id', 'api_url', 'inspector_url', 'tunnel']);
+    expect(Object.keys(first)).toEqual(['type', 'ingest_url', 'inbound_endpoint_id', 'api_url', 'inspector_url', 'tunnel', 'endpoints']);
     expect(first.tunnel).toBeNull();
+    // Without --verify, one endpoint that verifies nothing: the top-level fields are its own.
+    expect(first.endpoints).toEqual([{ provider: null, inbound_endpoint_id: first.inbound_endpoint_id, ingest_url: first.ingest_url, inspector_url: first.inspector_url }]);
     expect(first.type).toBe('ready');
     expect(first.api_url).toBe(`http://127.0.0.1:${port}`);
     expect(first.ingest_url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/in/[0-9a-f]{32}$`, 'u'));
