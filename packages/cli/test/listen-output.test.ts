@@ -161,3 +161,25 @@ describe('listen output: a delivery', () => {
     expect(stderr().split('\n')).toEqual(['10:00:00  POST /  stripe invoice.paid  400  3 ms  0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70', '    No signatures found matching the expected signature', '']);
   });
 });
+
+describe('listen output: one of several endpoints', () => {
+  it('names its endpoint in front of state lines and warnings, not the line that stops them all', () => {
+    const { out, stderr } = output(undefined, { label: 'stripe' });
+    out.connected({ transport: 'websocket' });
+    out.warn('disconnected (websocket): gone');
+    out.stopping();
+    expect(stderr()).toBe(
+      [
+        '10:00:00  stripe: connected (websocket), forwarding to http://localhost:3000',
+        '10:00:00  stripe: warning: disconnected (websocket): gone',
+        '10:00:00  stopping after the delivery in flight… (press Ctrl-C again to quit at once)',
+        '',
+      ].join('\n'),
+    );
+    const json = new PassThrough();
+    let text = '';
+    json.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    new ListenOutput({ json: true, style: plainStyle, stdout: new PassThrough(), stderr: json, apiUrl: 'http://x', target: 't', label: 'github' }).warn('a problem');
+    expect(text).toBe('warning: github: a problem\n');
+  });
+});

@@ -76,8 +76,8 @@ export class ListenOutput implements ListenerEvents {
     return this.options.now?.() ?? new Date();
   }
 
-  private line(text: string): void {
-    const label = this.options.label;
+  private line(text: string, labelled = true): void {
+    const label = labelled ? this.options.label : undefined;
     this.options.stderr.write(`${formatStateLine(label === undefined ? text : `${this.style.bold(label)}: ${text}`, this.style, this.now())}\n`);
   }
 
@@ -230,9 +230,10 @@ export class ListenOutput implements ListenerEvents {
     this.info(`${this.style.green('the local app answered again')} after ${formatDuration(info.heldMs)}`);
   }
 
+  /** The session's line, for all its listeners: never labelled. */
   stopping(): void {
     this.stopSpinner();
-    this.info(this.style.dim('stopping after the delivery in flight… (press Ctrl-C again to quit at once)'));
+    if (!this.options.json) this.line(this.style.dim('stopping after the delivery in flight… (press Ctrl-C again to quit at once)'), false);
   }
 
   /** Stops the spinner: its timer would otherwise keep the process alive. */
