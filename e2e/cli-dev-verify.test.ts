@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeConfigDir, parseJsonError, parseJsonOutput, runCli } from './helpers/cli.js';
 import { LocalApp, startCli, until, type ListenProcess, type ReceivedRequest } from './helpers/listen.js';
-import { freePort } from './helpers/processes.js';
+import { freePort, processAlive } from './helpers/processes.js';
 import { headerOf, PROVIDER_CHECKS } from './helpers/provider-checks.js';
 
 /**
@@ -48,12 +48,16 @@ let stripeApp: LocalApp;
 let port: number;
 let dev: ListenProcess;
 let ready: ReadyLine;
+/** The embedded servers' pids (the data dir's lock file): a test that fails leaves none behind. */
+const serverPids = new Set<number>();
 const env = { GITHUB_WEBHOOK_SECRET: GITHUB_SECRET, STRIPE_WEBHOOK_SECRET: STRIPE_SECRET };
 
 async function startDev(args: string[], cwd?: string): Promise<ReadyLine> {
   dev = startCli(['dev', '--port', String(port), '--json', ...args], { env, configDir, ...(cwd === undefined ? {} : { cwd }) });
   await until(() => dev.stdout.includes('\n') || !dev.running, 'the ready line', 120_000, () => dev.explain());
-  return JSON.parse(dev.stdout.split('\n')[0]!) as ReadyLine;
+  const line = JSON.parse(dev.stdout.split('\n')[0]!) as ReadyLine;
+  serverPids.add(Number.parseInt((await readFile(join(configDir, 'dev', 'hookrelay.pid'), 'utf8')).split('\n')[0] ?? '', 10));
+  return line;
 }
 
 /** The --json lines after the ready line: deliveries, and the refused requests (`type: "rejection"`). */
@@ -70,6 +74,9 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   dev?.kill();
+  for (const pid of serverPids) {
+    if (processAlive(pid)) process.kill(pid, 'SIGKILL');
+  }
   await githubApp?.stop();
   await stripeApp?.stop();
   await rm(configDir, { recursive: true, force: true });
