@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliResult } from './helpers/cli.js';
 import { eventually, expectJsonFailure, expectSuccess } from './helpers/expect-cli.js';
 import { startDeliveryRig, type DeliveryRig } from './helpers/delivery-rig.js';
+import { api } from './helpers/listen.js';
 import type { HttpsReceiver } from './helpers/https-receiver.js';
 
 /**
@@ -224,11 +225,12 @@ describe('events', () => {
 
   it('get shows the fan-out as endpoint, message and delivery status', async () => {
     const accepted = await json<Accepted>(['events', 'send', '--type', 'invoice.paid', '--owner', OWNER, '--payload', '{"invoice":"in_44","amount":5}']);
-    const event = await eventually(async () => {
-      const record = await json<EventRecord>(['events', 'get', accepted.event_id]);
-      const statuses = record.messages.map((m) => m.status).sort();
-      return statuses.join() === 'pending_retry,succeeded' ? record : undefined;
+    // Polled through the API (a CLI process per poll would cost more than the test), then read with the CLI.
+    await eventually(async () => {
+      const record = await api<EventRecord>(rig.server.url, rig.server.apiKey, 'GET', `/v1/events/${accepted.event_id}`);
+      return record.messages.map((m) => m.status).sort().join() === 'pending_retry,succeeded' ? true : undefined;
     }, 'one delivery to succeed and the other to wait for its retry');
+    const event = await json<EventRecord>(['events', 'get', accepted.event_id]);
     expect(event).toMatchObject({ event_id: accepted.event_id, content_type: 'application/json', message_count: 2, payload: { invoice: 'in_44', amount: 5 } });
 
     const human = await cli(['events', 'get', accepted.event_id]);
