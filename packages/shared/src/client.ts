@@ -11,6 +11,7 @@ import type {
   RotateSecretOut,
 } from './schemas/outbound-endpoints.js';
 import type { EventCreateIn, EventCreateOut, EventOut, EventsQuery, EventSummaryOut } from './schemas/events.js';
+import type { BulkJobEstimateOut, BulkJobListQuery, BulkJobOut, BulkRetryFilterIn, InboundReplayCreateIn } from './schemas/bulk-jobs.js';
 import type { WhoamiOut } from './schemas/whoami.js';
 import type { InboundSampleIn, InboundSampleOut } from './schemas/samples.js';
 import type {
@@ -387,6 +388,12 @@ export class HookrelayClient {
     /** Builds a sample event, signs it with the endpoint's stored HMAC secret and ingests it. */
     sample: (id: string, body: InboundSampleIn) =>
       this.request<InboundSampleOut>('POST', `/v1/inbound-endpoints/${encodeURIComponent(id)}/samples`, { body }),
+    /** How many of its messages a replay job with this filter would take now; starts nothing. */
+    countReplay: (id: string, filter: Omit<InboundReplayCreateIn, 'dry_run'>) =>
+      this.request<BulkJobEstimateOut>('POST', `/v1/inbound-endpoints/${encodeURIComponent(id)}/replays`, { body: { ...filter, dry_run: true } }),
+    /** Starts a job that replays its messages, oldest first (read it back with `bulkJobs.get`). */
+    startReplay: (id: string, filter: Omit<InboundReplayCreateIn, 'dry_run'>) =>
+      this.request<BulkJobOut>('POST', `/v1/inbound-endpoints/${encodeURIComponent(id)}/replays`, { body: { ...filter, dry_run: false } }),
   };
 
   /** Inbound messages: the record, replay, and the CLI's report of the local app's answer. */
@@ -486,6 +493,20 @@ export class HookrelayClient {
     get: (id: string, options: CallOptions = {}) => this.request<EventOut>('GET', `/v1/events/${encodeURIComponent(id)}`, options),
     /** Newest first; pass `meta.next_cursor` back as `cursor`. */
     list: (query: Partial<EventsQuery> = {}) => this.request<EventSummaryOut[], PageMetaWithMore>('GET', '/v1/events', { query }),
+  };
+
+  /**
+   * Bulk jobs (docs/api.md, Bulk retries and replays): outbound retries started here, inbound
+   * replays started with `inboundEndpoints.startReplay`; both are read, listed and cancelled here.
+   */
+  readonly bulkJobs = {
+    /** How many messages a retry with this filter would take now; starts nothing. */
+    countRetry: (filter: BulkRetryFilterIn) => this.request<BulkJobEstimateOut>('POST', '/v1/bulk-retries', { body: { filter, dry_run: true } }),
+    startRetry: (filter: BulkRetryFilterIn) => this.request<BulkJobOut>('POST', '/v1/bulk-retries', { body: { filter, dry_run: false } }),
+    get: (id: string, options: CallOptions = {}) => this.request<BulkJobOut>('GET', `/v1/bulk-retries/${encodeURIComponent(id)}`, options),
+    /** Newest first; pass `meta.next_cursor` back as `cursor`. */
+    list: (query: Partial<BulkJobListQuery> = {}) => this.request<BulkJobOut[], PageMetaWithMore>('GET', '/v1/bulk-retries', { query }),
+    cancel: (id: string) => this.request<BulkJobOut>('POST', `/v1/bulk-retries/${encodeURIComponent(id)}/cancel`),
   };
 
   /** Outbound delivery logs, newest first; pass `meta.next_cursor` back as `cursor`. */

@@ -11,6 +11,7 @@ export * from './schemas/whoami.js';
 export * from './schemas/messages.js';
 export * from './schemas/subscriptions.js';
 export * from './schemas/events.js';
+export * from './schemas/bulk-jobs.js';
 export * from './schemas/verification.js';
 export * from './schemas/inbound.js';
 export * from './schemas/stream-frames.js';
