@@ -13,6 +13,7 @@ export type DeliveryKind = 'outbound' | 'inbound';
 export type DeliveryStatus = 'queued' | 'delivering' | 'succeeded' | 'pending_retry' | 'failed_permanent';
 
 export interface RequeueResult {
+  message_id: string;
   /** The job is leased: the running attempt finishes first, then the message is delivered again. */
   in_flight: boolean;
 }
@@ -20,41 +21,44 @@ export interface RequeueResult {
 /**
  * A manual retry (outbound) or replay (forward-mode inbound): a new delivery with the whole retry
  * schedule. A waiting job becomes due now (a parked one stays parked until its endpoint resumes); a
- * leased one is marked to run again once its attempt ends. `source` must yield at most one row of
- * (message_id, kind, destination, attempt_count). Returns undefined when it yields none.
+ * leased one is marked to run again once its attempt ends. `source` yields at most one row of
+ * (message_id, kind, destination, attempt_count) per message, in id order (the order the job rows
+ * are locked in, as every other statement on them does). Returns one row per message requeued.
  */
-async function requeue(sql: Sql, source: ReturnType<Sql['fragment']>): Promise<RequeueResult | undefined> {
-  const [row] = await sql<RequeueResult>`
+async function requeue(sql: Sql, source: ReturnType<Sql['fragment']>): Promise<RequeueResult[]> {
+  return sql<RequeueResult>`
     WITH source AS (${source}), queued AS (
       INSERT INTO delivery_jobs AS j (message_id, kind, destination, run_at, attempt_base)
-      SELECT message_id, kind, destination, now(), attempt_count FROM source
+      SELECT message_id, kind, destination, now(), attempt_count FROM source ORDER BY message_id
       ON CONFLICT (message_id) DO UPDATE SET
         run_at = CASE WHEN j.locked_until IS NULL AND j.run_at <> 'infinity' THEN now() ELSE j.run_at END,
         attempt_base = CASE WHEN j.locked_until IS NULL THEN excluded.attempt_base ELSE j.attempt_base END,
         rerun = j.locked_until IS NOT NULL
-      RETURNING j.locked_until IS NOT NULL AS in_flight
+      RETURNING j.message_id, j.locked_until IS NOT NULL AS in_flight
     ), woken AS (
-      SELECT pg_notify(${DELIVERIES_CHANNEL}, '') FROM queued
+      SELECT pg_notify(${DELIVERIES_CHANNEL}, '') FROM (SELECT 1 FROM queued LIMIT 1) AS any_queued
     )
-    SELECT in_flight FROM queued, (SELECT count(*) FROM woken) AS n`;
-  return row;
+    SELECT message_id, in_flight FROM queued, (SELECT count(*) FROM woken) AS n`;
 }
 
-export async function requeueOutboundDelivery(sql: Sql, projectId: string, messageId: string): Promise<RequeueResult | undefined> {
+/** Requeues the live outbound messages of the project among `messageIds` (see `requeue`). */
+export async function requeueOutboundDeliveries(sql: Sql, projectId: string, messageIds: readonly string[]): Promise<RequeueResult[]> {
+  if (messageIds.length === 0) return [];
   return requeue(
     sql,
     sql.fragment`SELECT id AS message_id, 'outbound'::text AS kind, endpoint_id AS destination, attempt_count
-      FROM outbound_messages WHERE id = ${messageId}::uuid AND project_id = ${projectId}::uuid AND deleted_at IS NULL`,
+      FROM outbound_messages WHERE id = ANY(${[...messageIds]}::uuid[]) AND project_id = ${projectId}::uuid AND deleted_at IS NULL`,
   );
 }
 
-/** Replay of a forward-mode inbound message; undefined when the message or mode does not qualify. */
-export async function requeueInboundDelivery(sql: Sql, projectId: string, messageId: string): Promise<RequeueResult | undefined> {
+/** Replay of forward-mode inbound messages: those among `messageIds` whose message and mode qualify are requeued. */
+export async function requeueInboundDeliveries(sql: Sql, projectId: string, messageIds: readonly string[]): Promise<RequeueResult[]> {
+  if (messageIds.length === 0) return [];
   return requeue(
     sql,
     sql.fragment`SELECT m.id AS message_id, 'inbound'::text AS kind, m.inbound_endpoint_id::text AS destination, m.attempt_count
       FROM inbound_messages m JOIN inbound_endpoints e ON e.id = m.inbound_endpoint_id
-      WHERE m.id = ${messageId}::uuid AND m.project_id = ${projectId}::uuid AND m.deleted_at IS NULL
+      WHERE m.id = ANY(${[...messageIds]}::uuid[]) AND m.project_id = ${projectId}::uuid AND m.deleted_at IS NULL
         AND e.mode = 'forward' AND e.deleted_at IS NULL`,
   );
 }

@@ -309,13 +309,13 @@ export async function listInboundAnswers(sql: Sql, messageIds: readonly string[]
     ORDER BY a.message_id, a.first_answered_at, a.listener`;
 }
 
-/** Queues a live message again and counts the replay; undefined when not found or deleted. */
-export async function replayInboundMessage(sql: Sql, projectId: string, id: string): Promise<InboundMessageRow | undefined> {
-  const [row] = await sql<InboundMessageRow>`
+/** Queues live messages again and counts the replay; the deleted and unknown ones are left out. */
+export async function markInboundReplayed(sql: Sql, projectId: string, ids: readonly string[]): Promise<InboundMessageRow[]> {
+  if (ids.length === 0) return [];
+  return sql<InboundMessageRow>`
     UPDATE inbound_messages m SET status = 'queued', replay_count = replay_count + 1, next_attempt_at = NULL, updated_at = now()
-    WHERE m.id = ${id} AND m.project_id = ${projectId} AND m.deleted_at IS NULL
+    WHERE m.id = ANY(${[...ids]}::uuid[]) AND m.project_id = ${projectId}::uuid AND m.deleted_at IS NULL
     RETURNING ${COLUMNS(sql)}`;
-  return row;
 }
 
 /** Soft-deletes messages of the project by id (see softDeleteMessages). */
@@ -510,10 +510,12 @@ async function recordResultsOnce(sql: Sql, reports: readonly InboundResultReport
   return byIndex;
 }
 
-/** One message of an endpoint (replay pushes it to the streams). */
-export async function findLiveInboundMessage(sql: Sql, endpointId: string, id: string): Promise<InboundMessageRow | undefined> {
-  const [row] = await sql<InboundMessageRow>`
-    SELECT ${COLUMNS(sql)} FROM inbound_messages m
-    WHERE m.id = ${id}::uuid AND m.inbound_endpoint_id = ${endpointId}::uuid AND m.deleted_at IS NULL`;
-  return row;
+/** Messages of an endpoint that are still live, in the order of `ids` (a replay pushes them to the streams). */
+export async function findLiveInboundMessages(sql: Sql, endpointId: string, ids: readonly string[]): Promise<InboundMessageRow[]> {
+  if (ids.length === 0) return [];
+  return sql<InboundMessageRow>`
+    SELECT ${COLUMNS(sql)} FROM unnest(${[...ids]}::uuid[]) WITH ORDINALITY AS wanted (id, position)
+    JOIN inbound_messages m ON m.id = wanted.id
+    WHERE m.inbound_endpoint_id = ${endpointId}::uuid AND m.deleted_at IS NULL
+    ORDER BY wanted.position`;
 }

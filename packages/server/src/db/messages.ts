@@ -302,13 +302,13 @@ export async function listAttempts(sql: Sql, messageId: string): Promise<Attempt
     ORDER BY attempt_number, started_at, id`;
 }
 
-/** A retry: the message waits for its next delivery again (unless it is being delivered right now). */
-export async function markOutboundRequeued(sql: Sql, projectId: string, id: string): Promise<{ id: string; status: DeliveryStatus } | undefined> {
-  const [row] = await sql<{ id: string; status: DeliveryStatus }>`
+/** A retry: the messages wait for their next delivery again (those being delivered right now are left out by the caller). */
+export async function markOutboundRequeued(sql: Sql, projectId: string, ids: readonly string[]): Promise<{ id: string; status: DeliveryStatus }[]> {
+  if (ids.length === 0) return [];
+  return sql<{ id: string; status: DeliveryStatus }>`
     UPDATE outbound_messages SET status = 'queued', next_attempt_at = NULL, failed_at = NULL, updated_at = now()
-    WHERE id = ${id}::uuid AND project_id = ${projectId}::uuid AND deleted_at IS NULL
+    WHERE id = ANY(${[...ids]}::uuid[]) AND project_id = ${projectId}::uuid AND deleted_at IS NULL
     RETURNING id, status`;
-  return row;
 }
 
 /** Soft-deletes messages of the project by id; metadata, status and attempts stay (see softDeleteMessages). */

@@ -24,11 +24,10 @@ import {
   listEndpointMessages,
   listInboundAnswers,
   listInboundLogs,
-  replayInboundMessage,
   softDeleteInboundMessages,
 } from '../db/inbound-messages.js';
 import { INBOUND_REPLAY_CHANNEL, replayNotice } from '../db/channels.js';
-import { requeueInboundDelivery } from '../db/deliveries.js';
+import { replayInboundMessages } from '../delivery/redeliver.js';
 import { AppError, endpointNotFound, notFound } from '../errors.js';
 import { openPayload, PayloadUnavailableError } from '../storage/payload-store.js';
 import { startedStream } from '../lib/streams.js';
@@ -190,11 +189,8 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
     { schema: { params: IdParams, response: { 200: successEnvelope(InboundReplayOut) } } },
     async (request) => {
       const projectId = principalOf(request).project_id;
-      const row = await sql.begin(async (tx) => {
-        // forward mode: a new delivery (queued first: the job row is locked before the message row).
-        await requeueInboundDelivery(tx, projectId, request.params.id);
-        return replayInboundMessage(tx, projectId, request.params.id);
-      });
+      // forward mode: a new delivery.
+      const [row] = await sql.begin((tx) => replayInboundMessages(tx, projectId, [request.params.id]));
       if (!row) throw notFound('inbound message', request.params.id);
       // cli mode: pushed again to every connected stream (polling cursors do not go back for it).
       await services.db.notify(INBOUND_REPLAY_CHANNEL, replayNotice(row.inbound_endpoint_id, row.id));

@@ -13,11 +13,10 @@ import {
   MessageRetryOut,
   successEnvelope,
 } from '@hookrelay/shared';
-import { dropWaitingOutboundJobs, requeueOutboundDelivery } from '../db/deliveries.js';
+import { dropWaitingOutboundJobs } from '../db/deliveries.js';
 import {
   findOutboundMessage,
   listAttempts,
-  markOutboundRequeued,
   softDeleteOutboundMessages,
   type OutboundMessageRow,
 } from '../db/messages.js';
@@ -27,6 +26,7 @@ import { principalOf } from '../plugins/auth.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { sha256Hex } from '../security/crypto.js';
 import type { MessageBatcher } from '../delivery/message-batcher.js';
+import { retryOutboundMessages } from '../delivery/redeliver.js';
 import { toAttemptOut } from '../views/attempt.js';
 import { toMessageCreateOut, toMessageOut, type RenderedPayload } from '../views/message.js';
 
@@ -94,15 +94,10 @@ export async function messageRoutes(fastify: FastifyInstance, { batcher }: { bat
     { schema: { params: IdParams, response: { 200: successEnvelope(MessageRetryOut) } } },
     async (request) => {
       const projectId = principalOf(request).project_id;
-      const result = await sql.begin(async (tx) => {
-        const job = await requeueOutboundDelivery(tx, projectId, request.params.id);
-        if (!job) return undefined;
-        // In flight: the running attempt ends first, then the message is delivered again.
-        if (job.in_flight) return { id: request.params.id.toLowerCase(), status: 'delivering' as const };
-        return markOutboundRequeued(tx, projectId, request.params.id);
-      });
-      if (!result) throw notFound('message', request.params.id);
-      return { data: { message_id: result.id, status: result.status }, meta: { request_id: request.id } };
+      const id = request.params.id.toLowerCase();
+      const status = (await sql.begin((tx) => retryOutboundMessages(tx, projectId, [id]))).get(id);
+      if (status === undefined) throw notFound('message', request.params.id);
+      return { data: { message_id: id, status }, meta: { request_id: request.id } };
     },
   );
 
