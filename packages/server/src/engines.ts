@@ -211,7 +211,7 @@ export class Engines {
       ),
       await db.listen(INBOUND_REPLAY_CHANNEL, (payload) => {
         const notice = readReplayNotice(payload);
-        if (notice) void streams.replayed(notice.endpointId, notice.messageId);
+        if (notice) void streams.replayed(notice.endpointId, notice.messageIds);
       }),
       await db.listen(INGEST_REJECTIONS_CHANNEL, (payload) => void pushRejections(payload, { streams, watch, sql: db.sql, log })),
     );

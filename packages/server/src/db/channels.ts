@@ -16,7 +16,10 @@ export const DELIVERIES_CHANNEL = 'hookrelay_deliveries';
 /** New inbound messages were committed. Payload: `<endpoint id>:<last id committed>`, comma-separated. */
 export const INBOUND_MESSAGES_CHANNEL = 'hookrelay_inbound_messages';
 
-/** A cli-mode message was replayed. Payload: `<endpoint id>:<message id>`. */
+/**
+ * Cli-mode messages were replayed. Payload: `<endpoint id>:<message id>`, or several message ids
+ * each after a colon (`<endpoint id>:<id>:<id>…`), in the order they are pushed.
+ */
 export const INBOUND_REPLAY_CHANNEL = 'hookrelay_inbound_replay';
 
 /** An inbound endpoint's settings or state changed, so cached ingest settings are dropped. Payload: its id. */
@@ -61,10 +64,21 @@ export function replayNotice(endpointId: string, messageId: string): string {
   return `${endpointId}:${messageId}`;
 }
 
-/** Reads an INBOUND_REPLAY_CHANNEL notice; undefined when it does not name both ids. */
-export function readReplayNotice(payload: string): { endpointId: string; messageId: string } | undefined {
-  const [endpointId, messageId] = payload.split(':');
-  return endpointId && messageId ? { endpointId, messageId } : undefined;
+/** Message ids per INBOUND_REPLAY_CHANNEL notice: 37 bytes each, well under NOTIFY's 8,000-byte payload. */
+const REPLAYS_PER_NOTICE = 100;
+
+/** The INBOUND_REPLAY_CHANNEL notices of messages of one endpoint replayed together, in their order. */
+export function replayNotices(endpointId: string, messageIds: readonly string[]): string[] {
+  const notices: string[] = [];
+  for (let i = 0; i < messageIds.length; i += REPLAYS_PER_NOTICE) notices.push([endpointId, ...messageIds.slice(i, i + REPLAYS_PER_NOTICE)].join(':'));
+  return notices;
+}
+
+/** Reads an INBOUND_REPLAY_CHANNEL notice; undefined when it does not name an endpoint and a message. */
+export function readReplayNotice(payload: string): { endpointId: string; messageIds: string[] } | undefined {
+  const [endpointId, ...messageIds] = payload.split(':');
+  const ids = messageIds.filter((id) => id !== '');
+  return endpointId && ids.length > 0 ? { endpointId, messageIds: ids } : undefined;
 }
 
 /** Entries of INGEST_REJECTIONS_CHANNEL per notice: well under NOTIFY's 8,000-byte payload. */

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { CliMessageOut, RejectionOut } from '@hookrelay/shared';
 import type { Database } from '../db/database.js';
-import { findLiveInboundMessage } from '../db/inbound-messages.js';
+import { findLiveInboundMessages } from '../db/inbound-messages.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import { CursorPump, SOCKET_PAGE_SIZE } from './cursor-pump.js';
 import { streamFrameText } from './frames.js';
@@ -210,6 +210,8 @@ export class StreamHub {
 
   private readonly tracing: Tracing;
   private readonly resign: StreamHubOptions['resign'];
+  /** Per endpoint, the replay push under way: the next one starts after it. */
+  private readonly replays = new Map<string, Promise<void>>();
 
   constructor(
     readonly db: Database,
@@ -330,14 +332,27 @@ export class StreamHub {
     this.subscribers.sendRaw(endpointId, () => streamFrameText({ type: 'rejection', rejection }));
   }
 
-  /** A cli-mode message was replayed: it goes again to the started streams of its endpoint that take it. */
-  async replayed(endpointId: string, messageId: string): Promise<void> {
+  /**
+   * Cli-mode messages were replayed: they go again to the started streams of their endpoint that
+   * take them, in the order named. The replays of one endpoint go out one notice after another, so
+   * that a bulk replay's chunks reach each listener in order however long each read takes.
+   */
+  replayed(endpointId: string, messageIds: readonly string[]): Promise<void> {
+    if (!this.subscribers.has(endpointId)) return Promise.resolve();
+    const pushed = (this.replays.get(endpointId) ?? Promise.resolve()).then(() => this.pushReplays(endpointId, messageIds));
+    this.replays.set(endpointId, pushed);
+    void pushed.then(() => {
+      if (this.replays.get(endpointId) === pushed) this.replays.delete(endpointId);
+    });
+    return pushed;
+  }
+
+  private async pushReplays(endpointId: string, messageIds: readonly string[]): Promise<void> {
     if (!this.subscribers.has(endpointId)) return;
     try {
-      const row = await findLiveInboundMessage(this.db.sql, endpointId, messageId);
-      if (!row) return;
-      const [message] = await toCliMessages(this.payloadStore, this.db.sql, [row], true, await this.resignContext(endpointId));
-      if (message) this.subscribers.of(endpointId)?.forEach((subscriber) => subscriber.sendReplay(message, row.trace_context));
+      const rows = await findLiveInboundMessages(this.db.sql, endpointId, messageIds);
+      const messages = await toCliMessages(this.payloadStore, this.db.sql, rows, true, await this.resignContext(endpointId));
+      messages.forEach((message, i) => this.subscribers.of(endpointId)?.forEach((subscriber) => subscriber.sendReplay(message, rows[i]!.trace_context)));
     } catch (error) {
       this.log.warn({ err: error, inbound_endpoint_id: endpointId }, 'replay push failed');
     }

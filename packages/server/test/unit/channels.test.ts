@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CHANNELS, DELIVERIES_CHANNEL } from '../../src/db/channels.js';
+import { CHANNELS, DELIVERIES_CHANNEL, readReplayNotice, replayNotice, replayNotices } from '../../src/db/channels.js';
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -41,5 +41,25 @@ describe('NOTIFY channels', () => {
 
   it('the names are distinct', () => {
     expect(new Set(CHANNELS).size).toBe(CHANNELS.length);
+  });
+});
+
+describe('replay notices', () => {
+  const endpoint = '01900000-0000-7000-8000-0000000000e1';
+  const ids = Array.from({ length: 250 }, (_, i) => `01900000-0000-7000-8000-${String(i).padStart(12, '0')}`);
+
+  it("carry a bulk replay's ids in order, a hundred to a notice, each well under the payload limit", () => {
+    const notices = replayNotices(endpoint, ids);
+    expect(notices.map((n) => readReplayNotice(n)!.messageIds.length)).toEqual([100, 100, 50]);
+    expect(notices.flatMap((n) => readReplayNotice(n)!.messageIds)).toEqual(ids);
+    expect(notices.every((n) => readReplayNotice(n)!.endpointId === endpoint && Buffer.byteLength(n) < 8000)).toBe(true);
+    expect(replayNotices(endpoint, [])).toEqual([]);
+  });
+
+  it("read the single replay's notice as one id, and refuse one without a message", () => {
+    expect(readReplayNotice(replayNotice(endpoint, ids[0]!))).toEqual({ endpointId: endpoint, messageIds: [ids[0]] });
+    expect(readReplayNotice(endpoint)).toBeUndefined();
+    expect(readReplayNotice(`${endpoint}:`)).toBeUndefined();
+    expect(readReplayNotice(`:${ids[0]}`)).toBeUndefined();
   });
 });
