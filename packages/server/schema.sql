@@ -29,6 +29,7 @@
 --   023_message_retention
 --   024_resign_late
 --   025_endpoint_auto_pause
+--   026_bulk_jobs
 
 CREATE TABLE api_keys (
     id uuid NOT NULL,
@@ -43,6 +44,43 @@ ALTER TABLE api_keys ADD CONSTRAINT api_keys_key_hash_key UNIQUE (key_hash);
 ALTER TABLE api_keys ADD CONSTRAINT api_keys_pkey PRIMARY KEY (id);
 ALTER TABLE api_keys ADD CONSTRAINT api_keys_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id);
 CREATE INDEX api_keys_project ON public.api_keys USING btree (project_id);
+
+CREATE TABLE bulk_jobs (
+    id uuid NOT NULL,
+    project_id uuid NOT NULL,
+    kind text NOT NULL,
+    endpoint_id text,
+    owner_id text,
+    inbound_endpoint_id uuid,
+    event_type text,
+    statuses text[],
+    time_from timestamp with time zone NOT NULL,
+    time_to timestamp with time zone,
+    status text NOT NULL,
+    matched integer NOT NULL,
+    done integer DEFAULT 0 NOT NULL,
+    skipped integer DEFAULT 0 NOT NULL,
+    failed integer DEFAULT 0 NOT NULL,
+    last_error text,
+    after_id uuid,
+    locked_by text,
+    locked_until timestamp with time zone,
+    lease_id uuid,
+    claims integer DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone
+);
+ALTER TABLE bulk_jobs ADD CONSTRAINT bulk_jobs_check CHECK (((kind = 'inbound'::text) = (inbound_endpoint_id IS NOT NULL)));
+ALTER TABLE bulk_jobs ADD CONSTRAINT bulk_jobs_check1 CHECK (((locked_until IS NULL) = (lease_id IS NULL)));
+ALTER TABLE bulk_jobs ADD CONSTRAINT bulk_jobs_check2 CHECK (((status = 'running'::text) = (finished_at IS NULL)));
+ALTER TABLE bulk_jobs ADD CONSTRAINT bulk_jobs_inbound_endpoint_id_fkey FOREIGN KEY (inbound_endpoint_id) REFERENCES inbound_endpoints(id);
+ALTER TABLE bulk_jobs ADD CONSTRAINT bulk_jobs_kind_check CHECK ((kind = ANY (ARRAY['outbound'::text, 'inbound'::text])));
+ALTER TABLE bulk_jobs ADD CONSTRAINT bulk_jobs_pkey PRIMARY KEY (id);
+ALTER TABLE bulk_jobs ADD CONSTRAINT bulk_jobs_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id);
+ALTER TABLE bulk_jobs ADD CONSTRAINT bulk_jobs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'done'::text, 'cancelled'::text])));
+CREATE INDEX bulk_jobs_project_id ON public.bulk_jobs USING btree (project_id, id DESC);
+CREATE INDEX bulk_jobs_running ON public.bulk_jobs USING btree (updated_at, id) WHERE (status = 'running'::text);
 
 CREATE TABLE delivery_attempts (
     id uuid NOT NULL,

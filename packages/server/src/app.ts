@@ -35,6 +35,7 @@ import { pullEventRoutes } from './routes/pull-events.js';
 import { watchRoutes } from './routes/watch.js';
 import { rejectionRoutes } from './routes/rejections.js';
 import { eventTypeRoutes } from './routes/event-types.js';
+import { bulkRetryRoutes } from './routes/bulk-retries.js';
 import { EventSchemas } from './events/event-schemas.js';
 import { inspectorRoutes } from './routes/inspector.js';
 import { StreamTickets } from './stream/tickets.js';
@@ -143,7 +144,11 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   const metrics = new Metrics(deps.db.sql, app.log);
   const engines = new Engines(
     { ...deps, config, payloadStore, ingestCache, senderSigning, metrics, tracing, log: app.log },
-    { ...(options.worker === undefined ? {} : { worker: options.worker }), ...(options.rejections === undefined ? {} : { rejections: options.rejections }) },
+    {
+      ...(options.worker === undefined ? {} : { worker: options.worker }),
+      ...(options.bulkJobs === undefined ? {} : { bulkJobs: options.bulkJobs }),
+      ...(options.rejections === undefined ? {} : { rejections: options.rejections }),
+    },
   );
   const services: AppServices = {
     ...deps,
@@ -237,6 +242,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     await v1.register(pullEventRoutes);
     await v1.register(rejectionRoutes);
     await v1.register(eventTypeRoutes);
+    await v1.register(bulkRetryRoutes);
     await v1.register(watchRoutes, { watch: api.watch });
   }, { prefix: '/v1' });
   // The inspector page talks to the /v1 API of the same origin.

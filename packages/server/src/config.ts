@@ -34,6 +34,15 @@ export const DEFAULT_MESSAGE_RETENTION_DAYS = 30;
 export const DEFAULT_RETENTION_BATCH = 1000;
 export const DEFAULT_EMBEDDED_RETENTION_BATCH = 200;
 
+/**
+ * Messages one transaction of a bulk job retries or replays, and the pause after each
+ * (docs/operating.md, Bulk retries and replays). Fewer on the embedded database, whose one
+ * connection live requests wait for while a chunk runs.
+ */
+export const DEFAULT_BULK_CHUNK_SIZE = 500;
+export const DEFAULT_EMBEDDED_BULK_CHUNK_SIZE = 100;
+export const DEFAULT_BULK_CHUNK_DELAY_MS = 200;
+
 /** Requests per second per API key (see docs/operating.md for why 200). */
 export const DEFAULT_API_RATE_LIMIT = 200;
 
@@ -234,6 +243,14 @@ const EnvSchema = z.object({
   HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE: documented(
     { description: 'messages of each kind removed per transaction of the retention sweeper', shownDefault: `${DEFAULT_RETENTION_BATCH} (embedded: ${DEFAULT_EMBEDDED_RETENTION_BATCH})` },
     unsetWhenEmpty(positiveInt('HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE').max(10_000, 'HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE must be at most 10000').optional()),
+  ),
+  HOOKRELAY_BULK_CHUNK_SIZE: documented(
+    { description: 'messages a bulk retry or replay job takes per transaction', shownDefault: `${DEFAULT_BULK_CHUNK_SIZE} (embedded: ${DEFAULT_EMBEDDED_BULK_CHUNK_SIZE})` },
+    unsetWhenEmpty(positiveInt('HOOKRELAY_BULK_CHUNK_SIZE').max(10_000, 'HOOKRELAY_BULK_CHUNK_SIZE must be at most 10000').optional()),
+  ),
+  HOOKRELAY_BULK_CHUNK_DELAY_MS: documented(
+    'pause of a bulk job after each chunk, so that live traffic comes first; 0 = none',
+    unsetWhenEmpty(nonNegativeInt('HOOKRELAY_BULK_CHUNK_DELAY_MS').max(60_000, 'HOOKRELAY_BULK_CHUNK_DELAY_MS must be at most 60000').default(DEFAULT_BULK_CHUNK_DELAY_MS)),
   ),
   // Below the 300 s the providers' own checks allow by default, so that what goes out re-signed
   // at the threshold still has a minute of their tolerance for the local app to answer in.
@@ -457,6 +474,9 @@ export interface Config {
   resignAfterSeconds: number;
   /** Open WebSockets this process allows per API key, per project and in all; 0 = no limit. */
   maxSockets: { perKey: number; perProject: number; total: number };
+  /** Messages per transaction of a bulk job, and the pause after each (HOOKRELAY_BULK_CHUNK_SIZE, HOOKRELAY_BULK_CHUNK_DELAY_MS). */
+  bulkChunkSize: number;
+  bulkChunkDelayMs: number;
   /** How long a claimed delivery stays leased to its worker before the reaper may hand it to another. */
   deliveryLeaseSeconds: number;
   /** Deliveries in flight at once in one worker process. */
@@ -560,6 +580,8 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     sweepIntervalSeconds: e.HOOKRELAY_SWEEP_INTERVAL_SECONDS,
     messageRetentionDays: e.HOOKRELAY_MESSAGE_RETENTION_DAYS,
     messageRetentionBatchSize: e.HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE ?? (e.DATABASE_URL === undefined ? DEFAULT_EMBEDDED_RETENTION_BATCH : DEFAULT_RETENTION_BATCH),
+    bulkChunkSize: e.HOOKRELAY_BULK_CHUNK_SIZE ?? (e.DATABASE_URL === undefined ? DEFAULT_EMBEDDED_BULK_CHUNK_SIZE : DEFAULT_BULK_CHUNK_SIZE),
+    bulkChunkDelayMs: e.HOOKRELAY_BULK_CHUNK_DELAY_MS,
     streamHeartbeatSeconds: e.HOOKRELAY_STREAM_HEARTBEAT_SECONDS,
     resignAfterSeconds: e.HOOKRELAY_RESIGN_AFTER_SECONDS,
     maxSockets: { perKey: e.HOOKRELAY_MAX_SOCKETS_PER_KEY, perProject: e.HOOKRELAY_MAX_SOCKETS_PER_PROJECT, total: e.HOOKRELAY_MAX_SOCKETS },

@@ -12,6 +12,7 @@ import {
   rejectionNotices,
 } from './db/channels.js';
 import type { Database } from './db/database.js';
+import { BulkJobWorker, type BulkJobWorkerOptions } from './bulk/worker.js';
 import { MessageBatcher } from './delivery/message-batcher.js';
 import { EventFanout } from './delivery/event-fanout.js';
 import { DELIVERY_SWEEPERS } from './delivery/sweepers.js';
@@ -58,6 +59,11 @@ export interface EngineOptions {
    * false builds none (tests that run their own).
    */
   worker?: DeliveryWorkerOptions | false;
+  /**
+   * The bulk job worker of the worker role, with these settings over the configuration's; false
+   * builds none (tests that run their own).
+   */
+  bulkJobs?: Partial<BulkJobWorkerOptions> | false;
   /** The refused-request recorder's limits (default: 10 per second per endpoint, 1,000 kept). */
   rejections?: RejectionRecorderOptions;
 }
@@ -98,15 +104,19 @@ export interface IngestEngines {
  *   (the streams and the watch sockets both hear the commit channel);
  * - a message enqueued here, or fanned out from an event, is leased to this process's delivery
  *   worker in the statement that stores it;
+ * - the bulk job worker hands its retries to the delivery workers through the queue, and its
+ *   cli-mode replays to every process's streams through the replay channel;
  * - `close` stops everything in one order.
  *
- * The delivery worker and the sweepers start later (`startBackground`), once the process listens.
+ * The delivery worker, the bulk job worker and the sweepers start later (`startBackground`), once
+ * the process listens.
  */
 export class Engines {
   readonly sockets: SocketRegistry;
   readonly api: ApiEngines | undefined;
   readonly ingest: IngestEngines | undefined;
   readonly worker: DeliveryWorker | undefined;
+  readonly bulkJobs: BulkJobWorker | undefined;
   private sweepers: SweeperHandle | undefined;
   private unlisten: (() => Promise<void>)[] = [];
   private closing: Promise<void> | undefined;
@@ -125,6 +135,11 @@ export class Engines {
     this.worker =
       roles.has('worker') && options.worker !== false
         ? new DeliveryWorker({ db, config, secretBox: deps.secretBox, payloadStore, log, metrics, tracing, ...(deps.resolveHost ? { resolveHost: deps.resolveHost } : {}) }, options.worker ?? {})
+        : undefined;
+
+    this.bulkJobs =
+      roles.has('worker') && options.bulkJobs !== false
+        ? new BulkJobWorker({ db, log }, { chunkSize: config.bulkChunkSize, chunkDelayMs: config.bulkChunkDelayMs, ...options.bulkJobs })
         : undefined;
 
     if (roles.has('api')) {
@@ -217,7 +232,7 @@ export class Engines {
     );
   }
 
-  /** The worker role's background work: the sweepers and the delivery worker. */
+  /** The worker role's background work: the sweepers, the delivery worker and the bulk job worker. */
   async startBackground(): Promise<void> {
     const { config, db, payloadStore, metrics, tracing, log } = this.deps;
     if (!config.roles.has('worker')) return;
@@ -228,13 +243,14 @@ export class Engines {
       ...DELIVERY_SWEEPERS,
     ]);
     await this.worker?.start();
+    await this.bulkJobs?.start();
   }
 
   /**
    * The graceful stop, after the HTTP server stopped taking requests and answered those it had:
-   * what the writers accepted is committed and announced; the delivery worker's attempts end (or
-   * are cut and released) and their results are written; then the hubs, the LISTENs and the timers
-   * end. The database is the caller's, closed after this.
+   * what the writers accepted is committed and announced; the bulk job worker's chunk in flight
+   * commits; the delivery worker's attempts end (or are cut and released) and their results are
+   * written; then the hubs, the LISTENs and the timers end. The database is the caller's, closed after this.
    */
   close(): Promise<void> {
     this.closing ??= this.stop();
@@ -244,6 +260,7 @@ export class Engines {
   private async stop(): Promise<void> {
     const { api, ingest } = this;
     await Promise.all([ingest?.inbound.idle(), ingest?.pull.idle(), ingest?.rejections.idle(), api?.messages.idle(), api?.results.idle()]);
+    await this.bulkJobs?.stop();
     await this.worker?.stop();
     await this.sweepers?.stop();
     await Promise.all(this.unlisten.map((unlisten) => unlisten().catch(() => {})));

@@ -25,6 +25,9 @@ export const INBOUND_REPLAY_CHANNEL = 'hookrelay_inbound_replay';
 /** An inbound endpoint's settings or state changed, so cached ingest settings are dropped. Payload: its id. */
 export const INBOUND_ENDPOINT_CHANGED_CHANNEL = 'hookrelay_inbound_endpoint_changed';
 
+/** A bulk job was created and waits for a worker. Payload: empty. */
+export const BULK_JOBS_CHANNEL = 'hookrelay_bulk_jobs';
+
 /**
  * An API key was revoked: every process closes the WebSockets opened with it (REST needs no notice,
  * since every request reads the key). Payload: its id.
@@ -44,6 +47,7 @@ export const CHANNELS: readonly string[] = [
   INBOUND_ENDPOINT_CHANGED_CHANNEL,
   API_KEY_REVOKED_CHANNEL,
   INGEST_REJECTIONS_CHANNEL,
+  BULK_JOBS_CHANNEL,
 ];
 
 /** One endpoint's entry of an INBOUND_MESSAGES_CHANNEL notice (several join with commas). */

@@ -33,6 +33,7 @@ const NOWHERE: Record<FixtureKind, string> = {
   inboundRejections: '01900000-0000-7000-8000-000000000006',
   pullRejections: '01900000-0000-7000-8000-000000000007',
   eventTypes: 'nowhere.event.type',
+  bulkJobs: '01900000-0000-7000-8000-000000000008',
 };
 
 const ENDPOINT_KINDS: ReadonlySet<FixtureKind> = new Set(['outbound', 'inbound', 'pulls']);
@@ -47,6 +48,7 @@ const BODIES: Record<string, (ids: string[]) => unknown> = {
   'POST /v1/pull-endpoints/:id/events/ack-batch': () => ({ event_ids: owner.events }),
   'POST /v1/pull-endpoints/:id/events/delete-batch': () => ({ message_ids: owner.events }),
   'PATCH /v1/event-types/:name': () => ({ description: 'hijacked', archived: true, schema: { type: 'string' } }),
+  'POST /v1/inbound-endpoints/:id/replays': () => ({ received_after: '2000-01-01T00:00:00Z' }),
 };
 
 /** Every row that belongs to the owner's project, as text: what "unchanged" is compared on. */
@@ -60,6 +62,7 @@ async function ownerRows(sql: Sql, projectId: string): Promise<string[]> {
     UNION ALL SELECT 'pull_events ' || to_jsonb(m)::text FROM pull_events m WHERE m.project_id = ${projectId}::uuid
     UNION ALL SELECT 'ingest_rejections ' || to_jsonb(r)::text FROM ingest_rejections r WHERE r.project_id = ${projectId}::uuid
     UNION ALL SELECT 'event_types ' || to_jsonb(ty)::text FROM event_types ty WHERE ty.project_id = ${projectId}::uuid
+    UNION ALL SELECT 'bulk_jobs ' || to_jsonb(b)::text FROM bulk_jobs b WHERE b.project_id = ${projectId}::uuid
     UNION ALL SELECT 'signing_keys ' || to_jsonb(k)::text FROM signing_keys k
       WHERE k.owner_id IN (SELECT id FROM endpoints WHERE project_id = ${projectId}::uuid
                            UNION ALL SELECT id::text FROM inbound_endpoints WHERE project_id = ${projectId}::uuid)
@@ -113,7 +116,7 @@ async function callAs(apiKey: string, route: ServedRoute, ids: string[]) {
 describe("another project's key, on every route that takes an id", () => {
   it('covers the routes of every kind of resource', () => {
     const covered = new Set(idRoutes().flatMap(kinds));
-    expect([...covered].sort()).toEqual(['eventTypes', 'events', 'inbound', 'inboundMessages', 'inboundRejections', 'messages', 'outbound', 'pullRejections', 'pulls']);
+    expect([...covered].sort()).toEqual(['bulkJobs', 'eventTypes', 'events', 'inbound', 'inboundMessages', 'inboundRejections', 'messages', 'outbound', 'pullRejections', 'pulls']);
     expect(idRoutes().length).toBeGreaterThan(25);
   });
 

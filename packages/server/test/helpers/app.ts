@@ -15,6 +15,7 @@ import type { Resolver } from '../../src/security/ssrf.js';
 import type { PayloadStore } from '../../src/storage/payload-store.js';
 import { createTestDatabase } from './database.js';
 import type { DeliveryWorker, DeliveryWorkerOptions } from '../../src/delivery/worker.js';
+import type { BulkJobWorker, BulkJobWorkerOptions } from '../../src/bulk/worker.js';
 import type { RejectionRecorderOptions } from '../../src/ingest/rejections.js';
 
 export interface TestProjectKey {
@@ -40,6 +41,8 @@ export interface TestApp {
   request(method: string, url: string, options?: { body?: unknown; rawBody?: string; apiKey?: string | null; headers?: Record<string, string> }): Promise<TestResponse>;
   /** The delivery worker, when the app was created with `worker`. */
   worker: DeliveryWorker | undefined;
+  /** The bulk job worker, when the app was created with `bulkJobs`. */
+  bulkJobs: BulkJobWorker | undefined;
   close(): Promise<void>;
 }
 
@@ -54,6 +57,8 @@ export async function createTestApp(
     payloadStore?: PayloadStore;
     /** Runs a delivery worker in the app's process (stopped by `close`), with these options. */
     worker?: boolean | DeliveryWorkerOptions;
+    /** Runs the bulk job worker in the app's process (stopped by `close`), with these options over the configuration's. */
+    bulkJobs?: boolean | Partial<BulkJobWorkerOptions>;
     /** The refused-request recorder's limits (default: the server's). */
     rejections?: RejectionRecorderOptions;
   } = {},
@@ -70,6 +75,7 @@ export async function createTestApp(
     {
       logger: false,
       worker: options.worker ? (options.worker === true ? {} : options.worker) : false,
+      bulkJobs: options.bulkJobs ? (options.bulkJobs === true ? {} : options.bulkJobs) : false,
       ...(options.rejections ? { rejections: options.rejections } : {}),
     },
   );
@@ -84,6 +90,8 @@ export async function createTestApp(
   const main = await createProject();
   const worker = app.engines.worker;
   await worker?.start();
+  const bulkJobs = app.engines.bulkJobs;
+  await bulkJobs?.start();
 
   return {
     app,
@@ -91,6 +99,7 @@ export async function createTestApp(
     secretBox,
     main,
     worker,
+    bulkJobs,
     createProject,
     async request(method, url, req = {}) {
       const headers: Record<string, string> = { ...req.headers };

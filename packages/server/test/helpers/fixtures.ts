@@ -23,6 +23,8 @@ export interface ProjectFixtures {
   pullRejections: string[];
   /** Names in the event-type catalogue, the first with a schema; unlike another project's. */
   eventTypes: string[];
+  /** Bulk jobs: an outbound retry (running: no worker takes it here), then a replay of the cli endpoint. */
+  bulkJobs: string[];
 }
 
 export type FixtureKind = keyof ProjectFixtures;
@@ -65,6 +67,11 @@ export async function createFixtures(t: TestApp, apiKey: string): Promise<Projec
     (await data(t, apiKey, 'POST', '/v1/event-types', { name: `fixture.typed.${suffix}`, schema: { type: 'object' }, example: { a: 1 } })).name,
     (await data(t, apiKey, 'POST', '/v1/event-types', { name: `fixture/plain:${suffix}` })).name,
   ];
+  const since = new Date(Date.now() - 60_000).toISOString();
+  const bulkJobs = [
+    (await data(t, apiKey, 'POST', '/v1/bulk-retries', { filter: { created_after: since, status: ['queued'] } })).id,
+    (await data(t, apiKey, 'POST', `/v1/inbound-endpoints/${cli.id}/replays`, { received_after: since })).id,
+  ];
   return {
     outbound: [endpoint.id, second.id],
     messages: messages.map((m) => m.message_id as string),
@@ -77,6 +84,7 @@ export async function createFixtures(t: TestApp, apiKey: string): Promise<Projec
     inboundRejections,
     pullRejections,
     eventTypes,
+    bulkJobs,
   };
 }
 
@@ -90,6 +98,7 @@ const KIND_BY_SEGMENT: Record<string, FixtureKind> = {
   events: 'events',
   pull: 'pulls',
   'event-types': 'eventTypes',
+  'bulk-retries': 'bulkJobs',
 };
 
 /** The fixture kind of a route's path parameter, or undefined for a kind this table does not know yet. */

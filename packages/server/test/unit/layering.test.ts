@@ -126,7 +126,7 @@ function routePlugin(file: string): string {
 }
 /** The composition root and the process. */
 const ROOT = new Set(['app.ts', 'engines.ts', 'main.ts']);
-const ENGINES = ['IngestBatcher', 'PullIngestBatcher', 'StreamHub', 'WatchHub', 'ResultBatcher', 'MessageBatcher', 'DeliveryWorker', 'SocketRegistry'];
+const ENGINES = ['IngestBatcher', 'PullIngestBatcher', 'StreamHub', 'WatchHub', 'ResultBatcher', 'MessageBatcher', 'DeliveryWorker', 'BulkJobWorker', 'SocketRegistry'];
 
 describe('module layering', () => {
   const imports = serverImports();
@@ -156,7 +156,7 @@ describe('module layering', () => {
     const upward = [...imports]
       .filter(([file]) => file.startsWith('views/'))
       .flatMap(([file, targets]) =>
-        targets.filter((t) => ROUTE_FILES.test(t) || /^(plugins|http|ingest|stream|delivery|events)\//.test(t) || ROOT.has(t)).map((t) => `${file} → ${t}`),
+        targets.filter((t) => ROUTE_FILES.test(t) || /^(plugins|http|ingest|stream|delivery|bulk|events)\//.test(t) || ROOT.has(t)).map((t) => `${file} → ${t}`),
       );
     expect(upward).toEqual([]);
   });
@@ -238,7 +238,7 @@ describe('imports between folders', () => {
 describe('the foundation modules', () => {
   /** Below every engine: what they need of the process comes as arguments. */
   const FOUNDATION = /^(db|lib|security)\//;
-  const ABOVE = /^(app|bootstrap|config|engines|launch|main|runtime|services)\.ts$|^(admin|delivery|events|http|ingest|metrics|plugins|routes|stream|sweepers|views)\//;
+  const ABOVE = /^(app|bootstrap|config|engines|launch|main|runtime|services)\.ts$|^(admin|bulk|delivery|events|http|ingest|metrics|plugins|routes|stream|sweepers|views)\//;
 
   it('db/, lib/ and security/ import neither the configuration, the process nor an engine', () => {
     const upward = [...serverImports()]
@@ -250,7 +250,7 @@ describe('the foundation modules', () => {
 
 describe('the metrics', () => {
   /** Every engine counts through the metrics, so the metrics know no engine: the labels they count are theirs. */
-  const ENGINE_DIRS = /^(admin|delivery|http|ingest|plugins|routes|stream|sweepers|views)\//;
+  const ENGINE_DIRS = /^(admin|bulk|delivery|http|ingest|plugins|routes|stream|sweepers|views)\//;
 
   it('metrics/ imports no engine, route or plugin', () => {
     const upward = [...serverImports()]
