@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
  */
 const exclude = ['**/node_modules/**', '**/dist/**'];
 /** e2e files without timing-sensitive faults (see the e2e projects below). */
-const E2E_PARALLEL = ['cli-endpoints.test.ts', 'cli-wrong-server.test.ts', 'cli-open.test.ts', 'cli-wait.test.ts', 'cli-inbound.test.ts', 'cli-messages.test.ts', 'cli-events.test.ts', 'cli-pull.test.ts', 'cli-completion.test.ts', 'listen-routes.test.ts', 'listen-resign.test.ts', 'server-bundle.test.ts', 'server-start.test.ts', 'cli-terminal.test.ts'];
+const E2E_PARALLEL = ['cli-endpoints.test.ts', 'cli-wrong-server.test.ts', 'cli-open.test.ts', 'cli-wait.test.ts', 'cli-inbound.test.ts', 'cli-messages.test.ts', 'cli-events.test.ts', 'cli-bulk-jobs.test.ts', 'cli-pull.test.ts', 'cli-completion.test.ts', 'listen-routes.test.ts', 'listen-resign.test.ts', 'server-bundle.test.ts', 'server-start.test.ts', 'cli-terminal.test.ts'];
 /** Every server test file runs under the prototype guard: no test may leave a built-in prototype changed. */
 const serverShared = { root: 'packages/server', exclude, testTimeout: 30_000, hookTimeout: 120_000, setupFiles: ['test/setup/prototype-guard.ts'] };
 

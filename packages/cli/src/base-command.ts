@@ -23,6 +23,7 @@ import { formatFailure } from './format/error.js';
 import { terminalText } from './format/text.js';
 import { colorLevel, createStyle, plainStyle, type Style } from './format/style.js';
 import type { PromptStreams } from './prompt.js';
+import { runBulkJob, type BulkJobRequest } from './bulk-job.js';
 import { suggestFlags } from './suggest.js';
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
@@ -160,6 +161,23 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   protected now(): Date {
     return new Date();
+  }
+
+  /** A bulk retry or replay with this command's output, terminal and flags (bulk-job.ts). */
+  protected runBulkJob(request: BulkJobRequest, flags: { dryRun: boolean; yes: boolean; wait: boolean }) {
+    return runBulkJob(request, {
+      client: this.client,
+      json: this.jsonEnabled(),
+      interactive: this.interactive,
+      progressInPlace: process.stderr.isTTY === true,
+      streams: this.promptStreams,
+      style: this.style,
+      print: (text) => this.print(text),
+      note: (text) => this.note(text),
+      writeErr: (text) => process.stderr.write(text),
+      logJson: (value) => this.logJson(value),
+      flags,
+    });
   }
 
   /** Plain JSON, never coloured: scripts pipe it into jq. */

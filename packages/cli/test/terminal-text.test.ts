@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { confirmDeletion } from '../src/confirm-delete.js';
 import * as account from '../src/format/account.js';
 import * as batch from '../src/format/batch.js';
+import * as bulkJobs from '../src/format/bulk-jobs.js';
 import * as endpoints from '../src/format/endpoints.js';
 import * as error from '../src/format/error.js';
 import * as eventTypes from '../src/format/event-types.js';
@@ -83,6 +84,8 @@ const RECORD = {
   provider: 'github', event: 'push', signature_header: 'x-hub-signature-256', ingest_status: 200, duplicate: false, signed_by: 'server',
   owner_id: 'acme', event_types: ['invoice.*'], channels: ['eu'], message_count: 1, archived: false, schema: { type: 'object' }, example: { amount: 1 },
   messages: [{ message_id: ID, endpoint_id: ID, status: 'pending_retry', attempt_count: 1, response_status: 500, last_error: 'HTTP 500' }],
+  kind: 'outbound', matched: 3, done: 1, skipped: 1, failed: 1, finished_at: TIME,
+  filter: { endpoint_id: ID, owner_id: 'acme', inbound_endpoint_id: ID, event_type: 'push', status: ['failed_permanent'], created_after: TIME, created_before: TIME, received_after: TIME, received_before: TIME },
   code: 'INTERNAL_ERROR', message: 'it failed', exitCode: 6, requestId: 'req-1', hint: 'try again', details: [{ path: 'body.url', message: 'is bad' }],
 };
 
@@ -98,6 +101,9 @@ const CASES: Record<string, Formatter> = {
   'account.formatWhoami': (r, s) => account.formatWhoami(r, 'profile', s),
   'account.formatLogin': one(account.formatLogin),
   'account.formatProfiles': one(account.formatProfiles),
+  'bulk-jobs.formatBulkJob': one(bulkJobs.formatBulkJob),
+  'bulk-jobs.formatJobOutcome': one(bulkJobs.formatJobOutcome),
+  'bulk-jobs.formatBulkJobTable': rows(bulkJobs.formatBulkJobTable),
   'batch.formatBatchOutcomes': (r: { results: never[]; message: string }, s) => batch.formatBatchOutcomes(r.results, 'message_id', r.message, s),
   'endpoints.formatCreatedEndpoint': one(endpoints.formatCreatedEndpoint),
   'endpoints.formatEndpoint': one(endpoints.formatEndpoint),
@@ -161,6 +167,10 @@ const CASES: Record<string, Formatter> = {
 /** Exports that take no client text of their own, and why. */
 const EXEMPT = new Map<string, string>([
   ['inbound-endpoints.bodyLimitLabel', 'a number'],
+  ['bulk-jobs.messageCount', 'a number'],
+  ['bulk-jobs.settledCount', 'numbers'],
+  ['bulk-jobs.formatEstimate', "a number and the command's verb"],
+  ['bulk-jobs.formatProgress', "numbers and the CLI's own bar"],
   ['inbound-endpoints.expiryLabel', 'called by formatters on escaped records'],
   ['key-value.formatKeyValues', "the formatters' pairs, whose values they have escaped"],
   ['listen.formatClock', 'a date'],
