@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseJsonOutput, runCli, type CliResult } from './helpers/cli.js';
+import type { CliResult } from './helpers/cli.js';
+import { startDeliveryRig, type DeliveryRig } from './helpers/delivery-rig.js';
 import { eventually, expectSuccess } from './helpers/expect-cli.js';
 import { testResources } from './helpers/fixture.js';
-import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.js';
 import { createCliEndpoint, sendWebhook } from './helpers/listen.js';
-import { startServer, type RunningServer } from './helpers/server.js';
 
 /**
  * Bulk retries and replays through the built CLI against the real server (PGlite), in chunks of
@@ -24,41 +23,24 @@ interface Job {
   failed: number;
 }
 
-let server: RunningServer;
-let receiver: HttpsReceiver;
-let env: Record<string, string>;
+let rig: DeliveryRig;
 const { configDir, localApp, cleanup, listen } = testResources();
 
-const cli = (args: readonly string[]): Promise<CliResult> => runCli(args, { env });
-async function json<T>(args: readonly string[]): Promise<T> {
-  const result = await cli([...args, '--json']);
-  expectSuccess(result);
-  return parseJsonOutput<T>(result);
-}
+const cli = (args: readonly string[]): Promise<CliResult> => rig.cli(args);
+const json = <T>(args: readonly string[]): Promise<T> => rig.json<T>(args);
 
 beforeAll(async () => {
-  receiver = await startHttpsReceiver();
-  server = await startServer({
-    env: {
-      HOOKRELAY_ALLOW_PRIVATE_NETWORKS: 'true',
-      HOOKRELAY_TLS_CA_FILE: receiver.caFile,
-      HOOKRELAY_RETRY_SCHEDULE: '3600',
-      HOOKRELAY_BULK_CHUNK_SIZE: '2',
-      HOOKRELAY_BULK_CHUNK_DELAY_MS: '20',
-    },
-  });
-  env = { HOOKRELAY_API_URL: server.url, HOOKRELAY_API_KEY: server.apiKey };
+  rig = await startDeliveryRig('bulk-jobs', { HOOKRELAY_BULK_CHUNK_SIZE: '2', HOOKRELAY_BULK_CHUNK_DELAY_MS: '20' });
 });
 
 afterAll(async () => {
   await cleanup();
-  await server?.stop();
-  await receiver?.stop();
+  await rig?.stop();
 });
 
 describe('messages retry --endpoint … --since', () => {
   it('--dry-run counts the messages; --json --wait runs the job to its end, each message sent once more', async () => {
-    const endpoint = (await json<{ id: string }>(['endpoints', 'create', '--url', `${receiver.url}/fail-bulk`])).id;
+    const endpoint = (await json<{ id: string }>(['endpoints', 'create', '--url', `${rig.receiver.url}/fail-bulk`])).id;
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await json<{ message_id: string }>(['messages', 'send', '--endpoint', endpoint, '--data', `{"n":${i}}`])).message_id);
     for (const id of ids) {
@@ -74,7 +56,7 @@ describe('messages retry --endpoint … --since', () => {
 
     const job = await json<Job>(['messages', 'retry', ...filter, '--wait']);
     expect(job).toMatchObject({ kind: 'outbound', status: 'done', matched: 3, done: 3, skipped: 0, failed: 0 });
-    await eventually(async () => (ids.every((id) => receiver.received.filter((r) => r.headers['webhook-id'] === id).length === 2) ? true : undefined), 'a second attempt of each message');
+    await eventually(async () => (ids.every((id) => rig.receiver.received.filter((r) => r.headers['webhook-id'] === id).length === 2) ? true : undefined), 'a second attempt of each message');
 
     const shown = await cli(['jobs', 'get', job.id]);
     expectSuccess(shown);
@@ -87,10 +69,10 @@ describe('messages retry --endpoint … --since', () => {
 describe('inbound replay', () => {
   it('reaches a running listen, the messages in the order they came', async () => {
     const app = await localApp();
-    const endpoint = await createCliEndpoint(server.url, server.apiKey);
-    const listener = listen([endpoint.id, '--forward-to', app.url], await configDir(), env);
+    const endpoint = await createCliEndpoint(rig.server.url, rig.server.apiKey);
+    const listener = listen([endpoint.id, '--forward-to', app.url], await configDir(), rig.env);
     await listener.waitForStderr(/connected \(websocket\)/u);
-    for (let i = 0; i < 5; i++) await sendWebhook(server.url, endpoint.token, { headers: [['Content-Type', 'application/json']], body: `{"n":${i}}` });
+    for (let i = 0; i < 5; i++) await sendWebhook(rig.server.url, endpoint.token, { headers: [['Content-Type', 'application/json']], body: `{"n":${i}}` });
     await app.waitFor(5);
 
     const counted = await cli(['inbound', 'replay', endpoint.id, '--since', '10m', '--dry-run']);

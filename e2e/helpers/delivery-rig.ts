@@ -22,12 +22,13 @@ export interface DeliveryRig {
 
 /**
  * The server with private addresses allowed and the receiver's certificate trusted, and one retry an
- * hour after a failure, so that a failed message stays in pending_retry for the test.
+ * hour after a failure, so that a failed message stays in pending_retry for the test; `serverEnv`
+ * adds to its settings.
  */
-export async function startDeliveryRig(name: string): Promise<DeliveryRig> {
+export async function startDeliveryRig(name: string, serverEnv: Record<string, string> = {}): Promise<DeliveryRig> {
   const receiver = await startHttpsReceiver();
   const server = await startServer({
-    env: { HOOKRELAY_ALLOW_PRIVATE_NETWORKS: 'true', HOOKRELAY_TLS_CA_FILE: receiver.caFile, HOOKRELAY_RETRY_SCHEDULE: '3600' },
+    env: { HOOKRELAY_ALLOW_PRIVATE_NETWORKS: 'true', HOOKRELAY_TLS_CA_FILE: receiver.caFile, HOOKRELAY_RETRY_SCHEDULE: '3600', ...serverEnv },
   }).catch(async (error: unknown) => {
     await receiver.stop();
     throw error;

@@ -44,6 +44,12 @@ async function project() {
     await t.db.sql`DELETE FROM delivery_jobs WHERE message_id = ANY(${ids}::uuid[])`;
     return ids;
   };
+  /** An endpoint of its own with `count` messages failed for good, and the time before them. */
+  const backlog = async (count: number) => {
+    const id = await endpoint();
+    const after = since();
+    return { endpoint: id, after, ids: await failed(id, count) };
+  };
   const count = async (filter: Record<string, unknown>) => {
     const res = await request('POST', '/v1/bulk-retries', { filter, dry_run: true });
     expect(res.status, res.raw).toBe(200);
@@ -59,7 +65,7 @@ async function project() {
     (await t.db.sql<{ id: string; status: string; job: boolean }>`
       SELECT m.id, m.status, EXISTS (SELECT 1 FROM delivery_jobs j WHERE j.message_id = m.id) AS job
       FROM outbound_messages m WHERE m.id = ANY(${ids}::uuid[]) ORDER BY m.id`).map((r) => `${r.status}${r.job ? '+job' : ''}`);
-  return { apiKey, projectId, request, endpoint, failed, count, start, job, statuses };
+  return { apiKey, projectId, request, endpoint, failed, backlog, count, start, job, statuses };
 }
 
 const since = () => new Date(Date.now() - 60_000).toISOString();
@@ -212,9 +218,7 @@ describe('a bulk retry job', () => {
 describe('cancel', () => {
   it('stops the job within the chunk in flight: that chunk counts, no other follows', async () => {
     const p = await project();
-    const endpoint = await p.endpoint();
-    const after = since();
-    const ids = await p.failed(endpoint, 6);
+    const { ids, after } = await p.backlog(6);
     const started = await p.start({ created_after: after });
     const ctx = worker(t.db.sql, 'one');
     expect(await runChunk(ctx, (await claimJob(ctx))!)).toBe('more');
@@ -253,9 +257,7 @@ describe('cancel', () => {
 describe('a worker that stops without finishing its claim', () => {
   it('leaves the job to another once its lease runs out, and each message is retried once', async () => {
     const p = await project();
-    const endpoint = await p.endpoint();
-    const after = since();
-    const ids = await p.failed(endpoint, 7);
+    const { ids, after } = await p.backlog(7);
     const started = await p.start({ created_after: after });
     const { sql, retried } = recordingRetries(t.db.sql);
     const a = worker(sql, 'worker-a');
@@ -281,9 +283,7 @@ describe('a worker that stops without finishing its claim', () => {
 describe('the worker engine', () => {
   it('waits while the deliveries due now fill a chunk, then takes the job chunk after chunk as they drain', async () => {
     const p = await project();
-    const endpoint = await p.endpoint();
-    const after = since();
-    const ids = await p.failed(endpoint, 5);
+    const { endpoint, after, ids } = await p.backlog(5);
     // Live traffic: messages waiting for a delivery worker (none runs here), due now.
     for (let i = 0; i < 2; i++) expect((await p.request('POST', '/v1/messages', { endpoint_id: endpoint, payload: { live: i } })).status).toBe(202);
     const engine = new BulkJobWorker({ db: t.db, log: t.app.log }, { chunkSize: 2, chunkDelayMs: 10, pollIntervalMs: 60_000 });
