@@ -69,7 +69,8 @@ export class ProgressMeter {
 export async function runBulkJob(request: BulkJobRequest, command: BulkJobCommand): Promise<BulkJobOut | BulkJobEstimateOut> {
   const matched = await request.count();
   command.print(formatEstimate(matched, request.verb, command.style.out));
-  if (command.flags.dryRun) return { matched };
+  // Nothing to do starts nothing on a terminal; a script still gets the job it asked for (done at once).
+  if (command.flags.dryRun || (matched === 0 && !command.json)) return { matched };
   if (matched > CONFIRM_ABOVE && !command.flags.yes) await confirmLargeJob(request.verb, matched, command);
   const job = await request.start();
   command.note(command.style.err.dim(`Started job ${job.id} (${messageCount(job.matched)}); \`hookrelay jobs get ${job.id}\` shows it.`));

@@ -73,6 +73,16 @@ describe('runBulkJob', () => {
     expect(r.starts).toBe(0);
   });
 
+  it('starts nothing when nothing matches, but under --json starts the job all the same (it is done at once)', async () => {
+    const human = harness();
+    const none = request(0, job({ matched: 0, status: 'done' }));
+    expect(await runBulkJob(none, human.command)).toEqual({ matched: 0 });
+    expect(human.out).toEqual(['No messages match: nothing to retry.']);
+    expect(none.starts).toBe(0);
+    expect(await runBulkJob(none, harness({ json: true }).command)).toMatchObject({ status: 'done', matched: 0 });
+    expect(none.starts).toBe(1);
+  });
+
   it('refuses more than 100 messages without a terminal and without --yes, before starting anything (exit 2)', async () => {
     const r = request(101);
     const failure = await runBulkJob(r, harness().command).catch((error: unknown) => error);
