@@ -1,4 +1,5 @@
 export * from './errors.js';
+export * from './constants.js';
 export * from './ids.js';
 export * from './digest.js';
 export * from './envelope.js';

@@ -295,6 +295,6 @@ describe('the stream protocol', () => {
     }
     const twice = [...definitions].filter(([, files]) => files.length > 1);
     expect(twice).toEqual([]);
-    expect(definitions.get('LISTEN_PAGE_SIZE')).toEqual([path.join('shared', 'src', 'schemas', 'inbound.ts')]);
+    expect(definitions.get('LISTEN_PAGE_SIZE')).toEqual([path.join('shared', 'src', 'constants.ts')]);
   });
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EVENT_TYPE_SOURCES } from '../constants.js';
 import { HeaderName } from './common.js';
 
 /**
@@ -6,7 +7,6 @@ import { HeaderName } from './common.js';
  * ingestion): `event_type_source` (`body` or `header`) and `event_type_path` (a dot path into
  * the JSON body, or a header name).
  */
-export const EVENT_TYPE_SOURCES = ['body', 'header'] as const;
 export const EventTypeSource = z.enum(EVENT_TYPE_SOURCES, { message: 'must be body or header' });
 export type EventTypeSource = z.infer<typeof EventTypeSource>;
 

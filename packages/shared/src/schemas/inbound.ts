@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { INBOUND_MODES } from '../constants.js';
 import {
   Cursor,
   HeaderName,
@@ -18,7 +19,6 @@ import { batchDeleteResult, MessageDeleteBatchIn, MessageDeleteOut, MessageStatu
 import { SampleProviderName } from './samples.js';
 import { HmacScheme, VerificationSettings } from './verification.js';
 
-export const INBOUND_MODES = ['forward', 'cli'] as const;
 export const InboundMode = z.enum(INBOUND_MODES, { message: 'must be forward or cli' });
 export type InboundMode = z.infer<typeof InboundMode>;
 
@@ -478,23 +478,6 @@ const filterShape = {
 /** A listener's server-side filters (listen page and stream `events` / `path`), as the CLI sends them. */
 export const ListenFilter = z.strictObject(filterShape);
 export type ListenFilter = z.infer<typeof ListenFilter>;
-
-/** Messages per listen page: a fixed size, so a full page tells the CLI that more are waiting. */
-export const LISTEN_PAGE_SIZE = 50;
-
-/**
- * The body bytes a listen page (and a stream read) gathers at most: a page stops before the message
- * that would pass it, so that pages of large bodies hold fewer messages instead of one huge JSON
- * answer. A page always holds its first message, whatever its size.
- */
-export const LISTEN_PAGE_MAX_BODY_BYTES = 16 * 1024 * 1024;
-
-/**
- * The largest body a listen page or a stream frame carries in itself: a larger one travels by
- * reference (`body_url`, fetched with GET /v1/inbound-messages/{id}/body), so that neither side
- * holds a whole large body in a JSON text, and it counts as no body bytes in a page's budget.
- */
-export const INLINE_BODY_MAX_BYTES = 256 * 1024;
 
 /** GET /v1/inbound-endpoints/{id}/listen: at most LISTEN_PAGE_SIZE messages a page, oldest first. */
 export const ListenQuery = z.strictObject({

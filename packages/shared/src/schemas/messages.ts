@@ -1,8 +1,6 @@
 import { z } from 'zod';
+import { MESSAGE_STATUSES } from '../constants.js';
 import { Cursor, EndpointId, JsonValue, limitParam, Timestamp, TimestampIn, Uuid, uuidBatch } from './common.js';
-
-/** Delivery statuses, outbound and inbound alike (docs/api.md, Statuses). */
-export const MESSAGE_STATUSES = ['queued', 'delivering', 'succeeded', 'pending_retry', 'failed_permanent'] as const;
 
 export const MessageStatus = z.enum(MESSAGE_STATUSES, { message: `must be one of ${MESSAGE_STATUSES.join(', ')}` });
 export type MessageStatus = z.infer<typeof MessageStatus>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PULL_EVENT_STATUSES } from '../constants.js';
 import {
   commaListParam,
   Cursor,
@@ -16,7 +17,6 @@ import { checkEventTypeCreate, checkEventTypeUpdate, EventTypeSource, eventTypeC
 import { MaxBodyBytes, RawHeader } from './inbound.js';
 import { batchDeleteResult } from './messages.js';
 
-export const PULL_EVENT_STATUSES = ['stored', 'fetched', 'delivered'] as const;
 export const PullEventStatus = z.enum(PULL_EVENT_STATUSES, { message: 'must be one of stored, fetched, delivered' });
 export type PullEventStatus = z.infer<typeof PullEventStatus>;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { HMAC_SCHEMES } from '../constants.js';
 
-/** The sender's signature format (docs/api.md, Inbound endpoints); `hex` is the default. */
-export const HMAC_SCHEMES = ['hex', 'base64', 'github', 'stripe', 'slack', 'standard_webhooks'] as const;
+/** The sender's signature format (HMAC_SCHEMES); `hex` is the default. */
 export const HmacScheme = z.enum(HMAC_SCHEMES, { message: `must be one of ${HMAC_SCHEMES.join(', ')}` });
 export type HmacScheme = z.infer<typeof HmacScheme>;
 

@@ -1,0 +1,41 @@
+/**
+ * The protocol's closed sets (statuses, modes, schemes, sources) and the limits of listen pages, as
+ * plain values without zod: a client that only names them (a CLI flag's options, a formatter's
+ * size) reads them here without building every schema of the package's index. The schemas
+ * (schemas/*.ts) build their enums from these.
+ */
+
+/** Delivery statuses, outbound and inbound alike (docs/api.md, Statuses). */
+export const MESSAGE_STATUSES = ['queued', 'delivering', 'succeeded', 'pending_retry', 'failed_permanent'] as const;
+
+/** The sender's signature format (docs/api.md, Inbound endpoints); `hex` is the default. */
+export const HMAC_SCHEMES = ['hex', 'base64', 'github', 'stripe', 'slack', 'standard_webhooks'] as const;
+
+/** An inbound endpoint's mode: `forward` delivers each webhook to its URL, `cli` holds it for a CLI (docs/api.md, Inbound endpoints). */
+export const INBOUND_MODES = ['forward', 'cli'] as const;
+
+/** The statuses of pull events (docs/api.md, Statuses). */
+export const PULL_EVENT_STATUSES = ['stored', 'fetched', 'delivered'] as const;
+
+/**
+ * Where an endpoint reads a webhook's event type (docs/api.md, Pull ingestion): a dot path into the
+ * JSON body, or a header name.
+ */
+export const EVENT_TYPE_SOURCES = ['body', 'header'] as const;
+
+/** Messages per listen page: a fixed size, so a full page tells the CLI that more are waiting. */
+export const LISTEN_PAGE_SIZE = 50;
+
+/**
+ * The body bytes a listen page (and a stream read) gathers at most: a page stops before the message
+ * that would pass it, so that pages of large bodies hold fewer messages instead of one huge JSON
+ * answer. A page always holds its first message, whatever its size.
+ */
+export const LISTEN_PAGE_MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The largest body a listen page or a stream frame carries in itself: a larger one travels by
+ * reference (`body_url`, fetched with GET /v1/inbound-messages/{id}/body), so that neither side
+ * holds a whole large body in a JSON text, and it counts as no body bytes in a page's budget.
+ */
+export const INLINE_BODY_MAX_BYTES = 256 * 1024;
