@@ -1,4 +1,4 @@
-import { isUuid } from '@hookrelay/shared';
+import { isUuid } from '@hookrelay/shared/ids';
 import { usageFailure } from './errors.js';
 
 /** The API takes at most this many ids per delete-batch request; longer lists go in several requests. */

@@ -1,4 +1,4 @@
-import { emptyRecord } from '@hookrelay/shared';
+import { emptyRecord } from '@hookrelay/shared/own';
 import { usageFailure } from './errors.js';
 
 /** RFC 9110 field-name characters ("token"). */

@@ -1,4 +1,4 @@
-import { HookrelayApiError, HookrelayNetworkError } from '@hookrelay/shared';
+import { HookrelayApiError, HookrelayNetworkError } from '@hookrelay/shared/client';
 import type { Command } from '@oclif/core';
 import { BaseCommand } from './base-command.js';
 import { LogFollower } from './log-follow.js';

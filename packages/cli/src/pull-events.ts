@@ -1,4 +1,5 @@
-import { HookrelayApiError, type PullDeleteAllOut, type PullEventAckBatchOut, type PullEventDetailOut } from '@hookrelay/shared';
+import type { PullDeleteAllOut, PullEventAckBatchOut, PullEventDetailOut } from '@hookrelay/shared';
+import { HookrelayApiError } from '@hookrelay/shared/client';
 import { CliErrorCode, CliFailure } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 

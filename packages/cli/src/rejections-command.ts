@@ -1,4 +1,6 @@
-import { isUuid, REJECTION_REASONS, type RejectionEndpointKind, type RejectionOut, type RejectionsQuery } from '@hookrelay/shared';
+import type { RejectionEndpointKind, RejectionOut, RejectionsQuery } from '@hookrelay/shared';
+import { isUuid } from '@hookrelay/shared/ids';
+import { REJECTION_REASONS } from '@hookrelay/shared/rejections';
 import { Args, Flags, type Command } from '@oclif/core';
 import { usageFailure } from './errors.js';
 import { formatRejectionRow, formatRejectionTable } from './format/rejections.js';

@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { isUuid } from '@hookrelay/shared';
+import { isUuid } from '@hookrelay/shared/ids';
 import { HookrelayApiError, HookrelayWrongServerError, type HookrelayClient } from '@hookrelay/shared/client';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';

@@ -1,4 +1,4 @@
-import { HookrelayApiError } from '@hookrelay/shared';
+import { HookrelayApiError } from '@hookrelay/shared/client';
 import { BaseCommand } from '../base-command.js';
 import { assertApiUrl, DEFAULT_API_URL, storedProfile, writeConfigFile, withProfile } from '../config.js';
 import { usageFailure } from '../errors.js';

@@ -1,4 +1,5 @@
-import { MESSAGE_STATUSES, type LogRecordOut, type LogsQuery } from '@hookrelay/shared';
+import type { LogRecordOut, LogsQuery } from '@hookrelay/shared';
+import { MESSAGE_STATUSES } from '@hookrelay/shared/constants';
 import { Flags } from '@oclif/core';
 import { formatLogLine, formatLogTable } from '../format/messages.js';
 import { ListCommand } from '../list-command.js';

@@ -1,20 +1,18 @@
+import { isUuid } from '@hookrelay/shared/ids';
 import {
   applySampleEdits,
   isSampleEvent,
-  isUuid,
   parseSampleEdit,
   randomSampleContext,
   SAMPLE_EVENTS,
   SAMPLE_PROVIDERS,
   SAMPLE_SIGNATURE,
   sampleBody,
-  sampleOutcome,
   sampleRequest,
   type SampleEdit,
   type SampleProvider,
-} from '@hookrelay/shared';
+} from '@hookrelay/shared/samples';
 import { Args, Flags } from '@oclif/core';
-import { request } from 'undici';
 import { BaseCommand } from '../base-command.js';
 import { runningDevEndpoint } from '../dev/running.js';
 import { CliErrorCode, CliFailure, usageFailure } from '../errors.js';
@@ -147,6 +145,9 @@ While \`hookrelay dev\` runs (and its server is the one in use), ENDPOINT-ID may
     }
     const sample = sampleRequest(provider, event, body, secret, ctx);
     const url = `${endpoint.ingest_url.replace(/\/+$/u, '')}${path === '/' ? '' : path}`;
+    // Only this way of sending posts to the ingest URL itself and reads the answer with a schema:
+    // undici and zod load here, not at every start of the command.
+    const [{ request }, { sampleOutcome }] = await Promise.all([import('undici'), import('@hookrelay/shared/sample-outcome')]);
     let answer;
     try {
       answer = await request(url, { method: 'POST', headers: sample.headers.flat(), body: sample.body, headersTimeout: 30_000, bodyTimeout: 30_000 });

@@ -1,4 +1,5 @@
-import { HMAC_SCHEMES, INBOUND_MODES, type InboundEndpointUpdateIn } from '@hookrelay/shared';
+import type { InboundEndpointUpdateIn } from '@hookrelay/shared';
+import { HMAC_SCHEMES, INBOUND_MODES } from '@hookrelay/shared/constants';
 import { Flags, type Interfaces } from '@oclif/core';
 
 /**

@@ -1,4 +1,5 @@
-import { EVENT_TYPE_SOURCES, PULL_EVENT_STATUSES, type PullEventFilterParams, type PullEventStatus } from '@hookrelay/shared';
+import type { PullEventFilterParams, PullEventStatus } from '@hookrelay/shared';
+import { EVENT_TYPE_SOURCES, PULL_EVENT_STATUSES } from '@hookrelay/shared/constants';
 import { Flags } from '@oclif/core';
 import { parseTimeFlag } from './time.js';
 

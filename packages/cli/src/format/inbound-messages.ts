@@ -1,4 +1,5 @@
-import { INLINE_BODY_MAX_BYTES, type InboundMessageDeleteBatchOut, type InboundMessageDeleteOut, type InboundMessageOut, type InboundReplayOut } from '@hookrelay/shared';
+import type { InboundMessageDeleteBatchOut, InboundMessageDeleteOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
+import { INLINE_BODY_MAX_BYTES } from '@hookrelay/shared/constants';
 import { formatKeyValues } from './key-value.js';
 import type { Style } from './style.js';
 import { terminalSafe, terminalText } from './text.js';

@@ -1,4 +1,5 @@
-import { LISTEN_PAGE_SIZE, type CliMessageOut, type RejectionOut } from '@hookrelay/shared';
+import type { CliMessageOut, RejectionOut } from '@hookrelay/shared';
+import { LISTEN_PAGE_SIZE } from '@hookrelay/shared/constants';
 import { HookrelayApiError } from '@hookrelay/shared/client';
 import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';

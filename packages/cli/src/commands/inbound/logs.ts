@@ -1,4 +1,6 @@
-import { isUuid, MESSAGE_STATUSES, type InboundLogRecordOut, type InboundLogsQuery } from '@hookrelay/shared';
+import type { InboundLogRecordOut, InboundLogsQuery } from '@hookrelay/shared';
+import { MESSAGE_STATUSES } from '@hookrelay/shared/constants';
+import { isUuid } from '@hookrelay/shared/ids';
 import { Flags } from '@oclif/core';
 import { usageFailure } from '../../errors.js';
 import { formatInboundLogLine, formatInboundLogTable } from '../../format/inbound-logs.js';
