@@ -11,6 +11,9 @@ export const MESSAGE_STATUSES = ['queued', 'delivering', 'succeeded', 'pending_r
 /** The sender's signature format (docs/api.md, Inbound endpoints); `hex` is the default. */
 export const HMAC_SCHEMES = ['hex', 'base64', 'github', 'stripe', 'slack', 'standard_webhooks'] as const;
 
+/** Schemes whose preset knows its header; the generic ones need `hmac_header_name`. */
+export const SCHEMES_WITHOUT_PRESET_HEADER: ReadonlySet<(typeof HMAC_SCHEMES)[number]> = new Set(['hex', 'base64']);
+
 /** An inbound endpoint's mode: `forward` delivers each webhook to its URL, `cli` holds it for a CLI (docs/api.md, Inbound endpoints). */
 export const INBOUND_MODES = ['forward', 'cli'] as const;
 

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { EVENT_TYPE_SOURCES } from '../constants.js';
 import { HeaderName } from './common.js';
 
+// Defined without zod in constants.ts, for clients that only name it; exported here too, beside its schema.
+export { EVENT_TYPE_SOURCES };
+
 /**
  * Event type extraction settings, shared by pull endpoints and inbound endpoints (docs/api.md, Pull
  * ingestion): `event_type_source` (`body` or `header`) and `event_type_path` (a dot path into

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { INBOUND_MODES } from '../constants.js';
+import { INBOUND_MODES, SCHEMES_WITHOUT_PRESET_HEADER } from '../constants.js';
 import {
   Cursor,
   HeaderName,
@@ -19,11 +19,11 @@ import { batchDeleteResult, MessageDeleteBatchIn, MessageDeleteOut, MessageStatu
 import { SampleProviderName } from './samples.js';
 import { HmacScheme, VerificationSettings } from './verification.js';
 
+// Defined without zod in constants.ts, for clients that only name them; exported here too, beside their schemas.
+export { INBOUND_MODES, INLINE_BODY_MAX_BYTES, LISTEN_PAGE_MAX_BODY_BYTES, LISTEN_PAGE_SIZE, SCHEMES_WITHOUT_PRESET_HEADER } from '../constants.js';
+
 export const InboundMode = z.enum(INBOUND_MODES, { message: 'must be forward or cli' });
 export type InboundMode = z.infer<typeof InboundMode>;
-
-/** Schemes whose preset knows its header; the generic ones need `hmac_header_name`. */
-export const SCHEMES_WITHOUT_PRESET_HEADER: ReadonlySet<HmacScheme> = new Set(['hex', 'base64']);
 
 /** `203.0.113.0/24`, `2001:db8::/32`, or a bare address (one host). */
 function isCidr(value: string): boolean {

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { MESSAGE_STATUSES } from '../constants.js';
 import { Cursor, EndpointId, JsonValue, limitParam, Timestamp, TimestampIn, Uuid, uuidBatch } from './common.js';
 
+// Defined without zod in constants.ts, for clients that only name it; exported here too, beside its schema.
+export { MESSAGE_STATUSES };
+
 export const MessageStatus = z.enum(MESSAGE_STATUSES, { message: `must be one of ${MESSAGE_STATUSES.join(', ')}` });
 export type MessageStatus = z.infer<typeof MessageStatus>;
 

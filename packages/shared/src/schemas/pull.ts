@@ -17,6 +17,9 @@ import { checkEventTypeCreate, checkEventTypeUpdate, EventTypeSource, eventTypeC
 import { MaxBodyBytes, RawHeader } from './inbound.js';
 import { batchDeleteResult } from './messages.js';
 
+// Defined without zod in constants.ts, for clients that only name it; exported here too, beside its schema.
+export { PULL_EVENT_STATUSES };
+
 export const PullEventStatus = z.enum(PULL_EVENT_STATUSES, { message: 'must be one of stored, fetched, delivered' });
 export type PullEventStatus = z.infer<typeof PullEventStatus>;
 

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { HMAC_SCHEMES } from '../constants.js';
 
+// Defined without zod in constants.ts, for clients that only name it; exported here too, beside its schema.
+export { HMAC_SCHEMES };
+
 /** The sender's signature format (HMAC_SCHEMES); `hex` is the default. */
 export const HmacScheme = z.enum(HMAC_SCHEMES, { message: `must be one of ${HMAC_SCHEMES.join(', ')}` });
 export type HmacScheme = z.infer<typeof HmacScheme>;
