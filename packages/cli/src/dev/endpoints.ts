@@ -1,5 +1,7 @@
-import { SAMPLE_SIGNATURE, SCHEMES_WITHOUT_PRESET_HEADER, type HmacScheme, type InboundEndpointCreateIn, type InboundEndpointUpdateIn, type SampleProvider } from '@hookrelay/shared';
+import type { HmacScheme, InboundEndpointCreateIn, InboundEndpointUpdateIn, SampleProvider } from '@hookrelay/shared';
 import { HookrelayApiError, type HookrelayClient } from '@hookrelay/shared/client';
+import { SCHEMES_WITHOUT_PRESET_HEADER } from '@hookrelay/shared/constants';
+import { SAMPLE_SIGNATURE } from '@hookrelay/shared/samples';
 import type { VerifySetting } from '../flags/verify.js';
 import { writeDevState, type DevState } from './state.js';
 

@@ -1,4 +1,5 @@
-import { MESSAGE_STATUSES, type MessageStatus } from '@hookrelay/shared';
+import type { MessageStatus } from '@hookrelay/shared';
+import { MESSAGE_STATUSES } from '@hookrelay/shared/constants';
 import { Flags } from '@oclif/core';
 import { usageFailure } from '../errors.js';
 import { listFlagValues } from './events.js';
