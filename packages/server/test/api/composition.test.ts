@@ -52,11 +52,12 @@ function counting(base: Database): { db: Database; opened: Map<string, number>; 
 }
 
 describe('LISTEN', () => {
-  it('a process with every role, its worker running, listens once per channel, and its close releases each', async () => {
+  it('a process with every role, its workers running, listens once per channel, and its close releases each', async () => {
     const seen = counting(db);
-    const t = await createTestApp({ db: seen.db, worker: true });
+    const t = await createTestApp({ db: seen.db, worker: true, bulkJobs: true });
     try {
       expect(t.worker?.state).toBe('running');
+      expect(t.bulkJobs).toBeDefined();
       // The streams and the watch sockets both hear the commit channel, through one LISTEN.
       expect(seen.opened.get(INBOUND_MESSAGES_CHANNEL)).toBe(1);
       expect([...seen.opened].filter(([, n]) => n > 1)).toEqual([]);
