@@ -30,6 +30,7 @@
 --   024_resign_late
 --   025_endpoint_auto_pause
 --   026_bulk_jobs
+--   028_portal_links
 
 CREATE TABLE api_keys (
     id uuid NOT NULL,
@@ -454,6 +455,22 @@ CREATE TABLE payloads (
     created_at timestamp with time zone DEFAULT now() NOT NULL
 );
 ALTER TABLE payloads ADD CONSTRAINT payloads_pkey PRIMARY KEY (key);
+
+CREATE TABLE portal_links (
+    id uuid NOT NULL,
+    project_id uuid NOT NULL,
+    owner_id text NOT NULL,
+    token_hash text NOT NULL,
+    read_only boolean NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone
+);
+ALTER TABLE portal_links ADD CONSTRAINT portal_links_pkey PRIMARY KEY (id);
+ALTER TABLE portal_links ADD CONSTRAINT portal_links_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id);
+ALTER TABLE portal_links ADD CONSTRAINT portal_links_token_hash_key UNIQUE (token_hash);
+CREATE INDEX portal_links_project ON public.portal_links USING btree (project_id, id DESC);
+CREATE INDEX portal_links_project_owner ON public.portal_links USING btree (project_id, owner_id, id DESC);
 
 CREATE TABLE projects (
     id uuid NOT NULL,

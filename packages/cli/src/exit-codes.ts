@@ -31,6 +31,8 @@ export const EXIT_CODE_BY_API_ERROR: Readonly<Record<ErrorCode, ExitCode>> = {
   HEADERS_TOO_LARGE: ExitCode.USAGE,
   METHOD_NOT_ALLOWED: ExitCode.USAGE,
   UNAUTHORIZED: ExitCode.AUTH,
+  // A credential that may not do this (a read-only portal link): as a wrong key, change the credential.
+  FORBIDDEN: ExitCode.AUTH,
   ENDPOINT_NOT_FOUND: ExitCode.NOT_FOUND,
   NOT_FOUND: ExitCode.NOT_FOUND,
   // Not a missing resource but a wrong API address: a configuration failure, as CONFIG_ERROR is.

@@ -14,6 +14,7 @@ import { metricsRoutes } from './metrics/routes.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
 import { answerFrameworkError } from './plugins/framework-errors.js';
 import { registerApiKeyAuth } from './plugins/auth.js';
+import { registerPortalScope } from './plugins/portal-scope.js';
 import { registerOpenApi } from './plugins/openapi.js';
 import { registerApiRateLimit } from './plugins/rate-limit.js';
 import { SERVER_VERSION } from './version.js';
@@ -36,6 +37,7 @@ import { watchRoutes } from './routes/watch.js';
 import { rejectionRoutes } from './routes/rejections.js';
 import { eventTypeRoutes } from './routes/event-types.js';
 import { bulkRetryRoutes } from './routes/bulk-retries.js';
+import { portalLinkRoutes } from './routes/portal-links.js';
 import { EventSchemas } from './events/event-schemas.js';
 import { inspectorRoutes } from './routes/inspector.js';
 import { StreamTickets } from './stream/tickets.js';
@@ -228,6 +230,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
   if (ingest) await app.register(pullIngestRoutes, { batcher: ingest.pull, rejections: ingest.rejections, guards: ingest.guards });
   if (api) await app.register(async (v1) => {
     registerApiKeyAuth(v1);
+    registerPortalScope(v1);
     await registerApiRateLimit(v1, { perSecond: config.apiRateLimit, burst: config.apiRateBurst });
     await v1.register(whoamiRoutes);
     await v1.register(endpointRoutes);
@@ -243,6 +246,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     await v1.register(rejectionRoutes);
     await v1.register(eventTypeRoutes);
     await v1.register(bulkRetryRoutes);
+    await v1.register(portalLinkRoutes);
     await v1.register(watchRoutes, { watch: api.watch });
   }, { prefix: '/v1' });
   // The inspector page talks to the /v1 API of the same origin.

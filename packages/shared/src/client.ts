@@ -13,6 +13,7 @@ import type {
 import type { EventCreateIn, EventCreateOut, EventOut, EventsQuery, EventSummaryOut } from './schemas/events.js';
 import type { BulkJobEstimateOut, BulkJobListQuery, BulkJobOut, BulkRetryFilterIn, InboundReplayCreateIn } from './schemas/bulk-jobs.js';
 import type { WhoamiOut } from './schemas/whoami.js';
+import type { PortalLinkCreateIn, PortalLinkCreateOut, PortalLinkListQuery, PortalLinkOut, PortalLinkRevokeOut, PortalSessionOut } from './schemas/portal.js';
 import type { InboundSampleIn, InboundSampleOut } from './schemas/samples.js';
 import type {
   PullDeleteAllOut,
@@ -525,6 +526,18 @@ export class HookrelayClient {
     update: (name: string, body: EventTypeUpdateIn) =>
       this.request<EventTypeOut>('PATCH', `/v1/event-types/${encodeURIComponent(name)}`, { body }),
     delete: (name: string) => this.request<EventTypeDeleteOut>('DELETE', `/v1/event-types/${encodeURIComponent(name)}`),
+  };
+
+  /**
+   * Portal links (docs/api.md, Portal links): made and revoked with an API key; `session` is the
+   * one call of a portal token of its own.
+   */
+  readonly portalLinks = {
+    create: (body: PortalLinkCreateIn) => this.request<PortalLinkCreateOut>('POST', '/v1/portal-links', { body }),
+    /** Newest first; pass `meta.next_cursor` back as `cursor`. */
+    list: (query: Partial<PortalLinkListQuery> = {}) => this.request<PortalLinkOut[], PageMeta>('GET', '/v1/portal-links', { query }),
+    revoke: (id: string) => this.request<PortalLinkRevokeOut>('DELETE', `/v1/portal-links/${encodeURIComponent(id)}`),
+    session: () => this.request<PortalSessionOut>('GET', '/v1/portal/session'),
   };
 
   /** Release the connection pool (only when the client created it). */

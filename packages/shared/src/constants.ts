@@ -42,3 +42,6 @@ export const LISTEN_PAGE_MAX_BODY_BYTES = 16 * 1024 * 1024;
  * holds a whole large body in a JSON text, and it counts as no body bytes in a page's budget.
  */
 export const INLINE_BODY_MAX_BYTES = 256 * 1024;
+
+/** How long a portal link authenticates unless its create says otherwise, and the longest it may, in minutes (docs/api.md, Portal links). */
+export const PORTAL_LINK_LIMITS = { defaultMinutes: 60, maxMinutes: 1440 } as const;

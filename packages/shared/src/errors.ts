@@ -6,6 +6,7 @@ export const ERROR_CODES = [
   'INVALID_REQUEST',
   'INVALID_HEADERS',
   'UNAUTHORIZED',
+  'FORBIDDEN',
   'ENDPOINT_NOT_FOUND',
   'NOT_FOUND',
   'ROUTE_NOT_FOUND',
@@ -31,6 +32,8 @@ export const HTTP_STATUS_BY_ERROR_CODE: Readonly<Record<ErrorCode, number>> = {
   INVALID_REQUEST: 400,
   INVALID_HEADERS: 400,
   UNAUTHORIZED: 401,
+  // A portal token that may read but not write (a read-only portal link).
+  FORBIDDEN: 403,
   ENDPOINT_NOT_FOUND: 404,
   NOT_FOUND: 404,
   // No route at that path: the caller's base address (or version) is wrong, not an id.

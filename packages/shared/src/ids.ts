@@ -3,6 +3,9 @@ import { V7Generator } from 'uuidv7';
 
 export const ENDPOINT_ID_PATTERN = /^ep_[a-f0-9]{32}$/;
 export const API_KEY_PATTERN = /^hr_[a-f0-9]{40}$/;
+export const PORTAL_TOKEN_PATTERN = /^hrp_[a-f0-9]{40}$/;
+/** What every portal token starts with: the API tells it from an API key by it. */
+export const PORTAL_TOKEN_PREFIX = 'hrp_';
 export const SECRET_TOKEN_PATTERN = /^[a-f0-9]{32}$/;
 /** Any RFC 9562 UUID, lowercase or uppercase; version 7 is what the server issues. */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -25,6 +28,11 @@ export function newSigningKeyId(): string {
 /** API key: `hr_` + 40 lowercase hex (docs/api.md, Keys, ids and secrets). */
 export function newApiKey(): string {
   return `hr_${hex(20)}`;
+}
+
+/** Portal token: `hrp_` + 40 lowercase hex (docs/api.md, Portal links). */
+export function newPortalToken(): string {
+  return `${PORTAL_TOKEN_PREFIX}${hex(20)}`;
 }
 
 /** Per-endpoint ingest secret token: 32 lowercase hex. */

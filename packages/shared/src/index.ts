@@ -9,6 +9,7 @@ export * from './client.js';
 export * from './schemas/common.js';
 export * from './schemas/outbound-endpoints.js';
 export * from './schemas/whoami.js';
+export * from './schemas/portal.js';
 export * from './schemas/messages.js';
 export * from './schemas/subscriptions.js';
 export * from './schemas/events.js';

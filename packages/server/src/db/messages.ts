@@ -257,6 +257,8 @@ export async function findOutboundMessage(sql: Sql, projectId: string, id: strin
 
 export interface OutboundLogFilters {
   endpointId?: string;
+  /** The endpoint's owner (a portal token's messages). */
+  ownerId?: string;
   status?: string;
   /** Inclusive. */
   startTime?: string;
@@ -273,6 +275,7 @@ export async function listOutboundLogs(
 ): Promise<OutboundMessageWithUrl[]> {
   const where = [sql.fragment`m.project_id = ${projectId}::uuid`];
   if (filters.endpointId !== undefined) where.push(sql.fragment`m.endpoint_id = ${filters.endpointId}`);
+  if (filters.ownerId !== undefined) where.push(sql.fragment`e.owner_id = ${filters.ownerId}`);
   if (filters.status !== undefined) where.push(sql.fragment`m.status = ${filters.status}`);
   where.push(...timeWindow(sql, sql.fragment`m.created_at`, { from: filters.startTime, to: filters.endTime }));
   return sql<OutboundMessageWithUrl>`

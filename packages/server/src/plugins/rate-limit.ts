@@ -35,7 +35,7 @@ export async function registerApiRateLimit(scope: FastifyInstance, limit: ApiRat
     max: limit.burst,
     timeWindow: windowMs,
     store: FixedWindowStore,
-    keyGenerator: (request: FastifyRequest) => request.principal?.api_key_id ?? request.clientAddress,
+    keyGenerator: (request: FastifyRequest) => request.principal?.api_key_id ?? request.portal?.link_id ?? request.clientAddress,
     errorResponseBuilder: (_request, context) => {
       const retryAfterSeconds = Math.max(1, Math.ceil(context.ttl / 1000));
       return new AppError(

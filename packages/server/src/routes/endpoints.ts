@@ -24,7 +24,7 @@ import { assertDestinationAllowed } from '../http/destination.js';
 import { PAUSE_ACTIONS } from '../http/pause.js';
 import { readPage, SEQ_KEYSET } from '../lib/cursor.js';
 import { createSigningKey, rotateSigningKey } from '../lib/signing-keys.js';
-import { principalOf } from '../plugins/auth.js';
+import { projectIdOf } from '../plugins/auth.js';
 import { validateCustomHeaders } from '../security/headers.js';
 import { refuseNul } from '../security/text.js';
 import { subscriptionOf, toEndpointOut, toEndpointSummaryOut } from '../views/endpoint.js';
@@ -60,7 +60,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
     '/endpoints',
     { schema: { body: CreateBody, response: { 201: successEnvelope(EndpointCreateOut) } } },
     async (request, reply) => {
-      const principal = principalOf(request);
+      const projectId = projectIdOf(request);
       const body = request.body;
       const headers = body.headers ?? {};
       assertHeadersAllowed(headers);
@@ -70,7 +70,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
       const { endpoint, signing } = await sql.begin(async (tx) => {
         const endpoint = await insertEndpoint(tx, {
           id: newEndpointId(),
-          projectId: principal.project_id,
+          projectId,
           url: body.url,
           description: body.description ?? '',
           rateLimitRps: body.rate_limit_rps ?? 0,
@@ -106,7 +106,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
     '/endpoints',
     { schema: { querystring: ListQuery, response: { 200: successEnvelope(z.array(EndpointSummaryOut), PageMeta) } } },
     async (request) => {
-      const projectId = principalOf(request).project_id;
+      const projectId = projectIdOf(request);
       const filters = { ownerId: request.query.owner_id, eventType: request.query.event_type };
       const page = await readPage(request.query, SEQ_KEYSET, (keyset) => listEndpoints(sql, projectId, filters, keyset));
       return { data: page.rows.map(toEndpointSummaryOut), meta: { request_id: request.id, next_cursor: page.nextCursor } };
@@ -117,7 +117,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
     '/endpoints/:id',
     { schema: { params: EndpointIdParams, response: { 200: successEnvelope(EndpointOut) } } },
     async (request) => {
-      const row = await findEndpoint(sql, principalOf(request).project_id, request.params.id);
+      const row = await findEndpoint(sql, projectIdOf(request), request.params.id);
       if (!row) throw endpointNotFound(request.params.id);
       return { data: toEndpointOut(row), meta: { request_id: request.id } };
     },
@@ -127,15 +127,15 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
     '/endpoints/:id',
     { schema: { params: EndpointIdParams, body: UpdateBody, response: { 200: successEnvelope(EndpointOut) } } },
     async (request) => {
-      const principal = principalOf(request);
+      const projectId = projectIdOf(request);
       const body = request.body ?? {};
       if (body.headers !== undefined) assertHeadersAllowed(body.headers);
       // Existence first, so an unknown id is 404 whatever the body says.
-      if (!(await findEndpoint(sql, principal.project_id, request.params.id))) throw endpointNotFound(request.params.id);
+      if (!(await findEndpoint(sql, projectId, request.params.id))) throw endpointNotFound(request.params.id);
       if (body.url !== undefined) await assertDestinationAllowed(services, body.url);
       const resubscribes = body.owner_id !== undefined || body.event_types !== undefined;
       const row = await sql.begin(async (tx) => {
-        const updated = await updateEndpoint(tx, principal.project_id, request.params.id, {
+        const updated = await updateEndpoint(tx, projectId, request.params.id, {
           ...(body.url !== undefined ? { url: body.url } : {}),
           ...(body.description !== undefined ? { description: body.description } : {}),
           ...(body.rate_limit_rps !== undefined ? { rateLimitRps: body.rate_limit_rps } : {}),
@@ -162,7 +162,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
       `/endpoints/:id/${action}`,
       { schema: { params: EndpointIdParams, response: { 200: successEnvelope(PauseOut) } } },
       async (request) => ({
-        data: await setPaused(fastify, principalOf(request).project_id, request.params.id, paused),
+        data: await setPaused(fastify, projectIdOf(request), request.params.id, paused),
         meta: { request_id: request.id },
       }),
     );
@@ -172,7 +172,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
     '/endpoints/:id',
     { schema: { params: EndpointIdParams, response: { 200: successEnvelope(EndpointDeleteOut) } } },
     async (request) => {
-      const row = await softDeleteEndpoint(sql, principalOf(request).project_id, request.params.id);
+      const row = await softDeleteEndpoint(sql, projectIdOf(request), request.params.id);
       if (!row) throw endpointNotFound(request.params.id);
       return { data: { id: row.id, deleted: true as const }, meta: { request_id: request.id } };
     },
@@ -182,7 +182,7 @@ export async function endpointRoutes(fastify: FastifyInstance): Promise<void> {
     '/endpoints/:id/rotate-secret',
     { schema: { params: EndpointIdParams, response: { 200: successEnvelope(RotateSecretOut) } } },
     async (request) => {
-      const projectId = principalOf(request).project_id;
+      const projectId = projectIdOf(request);
       const { id } = request.params;
       const rotation = await rotateSigningKey(sql, services.secretBox, (tx) => lockEndpoint(tx, projectId, id));
       if (!rotation) throw endpointNotFound(id);

@@ -25,7 +25,7 @@ import { AppError, notFound } from '../errors.js';
 import type { EventSchemas } from '../events/event-schemas.js';
 import { describeFailure, type CompiledSchema } from '../events/schema-engine.js';
 import { NAME_KEYSET } from '../lib/cursor.js';
-import { principalOf } from '../plugins/auth.js';
+import { principalOf, projectIdOf } from '../plugins/auth.js';
 import { refuseNul } from '../security/text.js';
 import { toEventTypeOut } from '../views/event-type.js';
 
@@ -79,11 +79,13 @@ const BUILT_IN_LISTED: readonly Listed[] = OPERATIONAL_EVENT_TYPES.map((record) 
  * past that budget counting stored rows only; with hookrelay's types among them the page ends no
  * later, so every row the page can hold was read, and a row left over means another page.
  */
-async function catalogPage(sql: Sql, projectId: string, query: EventTypeListQuery): Promise<{ records: EventTypeOut[]; nextCursor: string | null }> {
+async function catalogPage(sql: Sql, projectId: string, query: EventTypeListQuery, portal: boolean): Promise<{ records: EventTypeOut[]; nextCursor: string | null }> {
   const afterName = query.cursor === undefined ? undefined : NAME_KEYSET.positionAt(query.cursor).afterName;
   const budget = EVENT_TYPE_LIMITS.pageJsonBytes;
-  const rows = await listEventTypes(sql, projectId, { limit: query.limit + 1, afterName, archived: query.archived, maxJsonBytes: budget });
-  const builtIns = query.archived === true ? [] : BUILT_IN_LISTED.filter((listed) => afterName === undefined || listed.name > afterName);
+  // A portal reads the types it may subscribe to: the live ones, none of hookrelay's own.
+  const archived = portal ? false : query.archived;
+  const rows = await listEventTypes(sql, projectId, { limit: query.limit + 1, afterName, archived, maxJsonBytes: budget });
+  const builtIns = portal || archived === true ? [] : BUILT_IN_LISTED.filter((listed) => afterName === undefined || listed.name > afterName);
   const merged = [...rows.map((row): Listed => ({ name: row.name, jsonBytes: row.json_bytes, record: toEventTypeOut(row) })), ...builtIns].sort((a, b) =>
     a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
   );
@@ -133,7 +135,7 @@ export async function eventTypeRoutes(fastify: FastifyInstance): Promise<void> {
     '/event-types',
     { schema: { querystring: EventTypeListQuery, response: { 200: successEnvelope(z.array(EventTypeOut), PageMeta) } } },
     async (request) => {
-      const page = await catalogPage(sql, principalOf(request).project_id, request.query);
+      const page = await catalogPage(sql, projectIdOf(request), request.query, request.portal !== undefined);
       return { data: page.records, meta: { request_id: request.id, next_cursor: page.nextCursor } };
     },
   );
@@ -145,7 +147,7 @@ export async function eventTypeRoutes(fastify: FastifyInstance): Promise<void> {
       const { name } = request.params;
       const builtIn = operationalEventType(name);
       if (builtIn) return { data: builtIn, meta: { request_id: request.id } };
-      const row = await findEventType(sql, principalOf(request).project_id, name);
+      const row = await findEventType(sql, projectIdOf(request), name);
       if (!row) throw notFound('event type', name);
       return { data: toEventTypeOut(row), meta: { request_id: request.id } };
     },

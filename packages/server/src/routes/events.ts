@@ -18,7 +18,7 @@ import {
   type EncodedPayload,
 } from '../http/outbound-payload.js';
 import { ID_KEYSET, readPage } from '../lib/cursor.js';
-import { principalOf } from '../plugins/auth.js';
+import { principalOf, projectIdOf } from '../plugins/auth.js';
 import { refuseNul } from '../security/text.js';
 import { toEventCreateOut, toEventOut, toEventSummaryOut } from '../views/event.js';
 
@@ -93,7 +93,7 @@ export async function eventRoutes(fastify: FastifyInstance, { fanout }: { fanout
     async (request) => {
       const q = request.query;
       const filters = { eventType: q.event_type, ownerId: q.owner_id, createdAfter: q.created_after, createdBefore: q.created_before };
-      const projectId = principalOf(request).project_id;
+      const projectId = projectIdOf(request);
       const page = await readPage(q, ID_KEYSET, (keyset) => listEvents(sql, projectId, filters, keyset));
       return { data: page.rows.map(toEventSummaryOut), meta: { request_id: request.id, has_more: page.hasMore, next_cursor: page.nextCursor } };
     },
@@ -103,7 +103,7 @@ export async function eventRoutes(fastify: FastifyInstance, { fanout }: { fanout
     '/events/:id',
     { schema: { params: IdParams, response: { 200: successEnvelope(EventOut) } } },
     async (request) => {
-      const row = await findEvent(sql, principalOf(request).project_id, request.params.id);
+      const row = await findEvent(sql, projectIdOf(request), request.params.id);
       if (!row) throw notFound('event', request.params.id);
       const [payload, messages] = await Promise.all([
         renderStoredPayload(services.payloadStore, sql, row.payload_key, row.payload_format),

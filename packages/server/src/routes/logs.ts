@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { LogRecordOut, LogsQuery, PageMetaWithMore, successEnvelope } from '@hookrelay/shared';
 import { listOutboundLogs } from '../db/messages.js';
 import { ID_KEYSET, readPage } from '../lib/cursor.js';
-import { principalOf } from '../plugins/auth.js';
+import { portalOwnerOf, projectIdOf } from '../plugins/auth.js';
 import { toLogRecordOut } from '../views/message.js';
 
 /**
@@ -20,8 +20,10 @@ export async function logRoutes(fastify: FastifyInstance): Promise<void> {
     { schema: { querystring: LogsQuery, response: { 200: successEnvelope(z.array(LogRecordOut), PageMetaWithMore) } } },
     async (request) => {
       const q = request.query;
-      const projectId = principalOf(request).project_id;
+      const projectId = projectIdOf(request);
+      const ownerId = portalOwnerOf(request);
       const filters = {
+        ...(ownerId !== undefined ? { ownerId } : {}),
         ...(q.endpoint_id ? { endpointId: q.endpoint_id } : {}),
         ...(q.status ? { status: q.status } : {}),
         ...(q.start_time ? { startTime: q.start_time } : {}),

@@ -22,7 +22,7 @@ import {
 } from '../db/messages.js';
 import { AppError, endpointNotFound, notFound } from '../errors.js';
 import { encodePayload, IdempotencyKeyHeaders, idempotencyKeyOf, payloadSubmission, renderStoredPayload, withPayloadChecks } from '../http/outbound-payload.js';
-import { principalOf } from '../plugins/auth.js';
+import { principalOf, projectIdOf } from '../plugins/auth.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { sha256Hex } from '../security/crypto.js';
 import type { MessageBatcher } from '../delivery/message-batcher.js';
@@ -73,7 +73,7 @@ export async function messageRoutes(fastify: FastifyInstance, { batcher }: { bat
     '/messages/:id',
     { schema: { params: IdParams, response: { 200: successEnvelope(MessageOut) } } },
     async (request) => {
-      const row = await findOutboundMessage(sql, principalOf(request).project_id, request.params.id);
+      const row = await findOutboundMessage(sql, projectIdOf(request), request.params.id);
       if (!row) throw notFound('message', request.params.id);
       return { data: toMessageOut(row, await renderPayload(row)), meta: { request_id: request.id } };
     },
@@ -83,7 +83,7 @@ export async function messageRoutes(fastify: FastifyInstance, { batcher }: { bat
     '/messages/:id/attempts',
     { schema: { params: IdParams, response: { 200: successEnvelope(z.array(AttemptOut)) } } },
     async (request) => {
-      const row = await findOutboundMessage(sql, principalOf(request).project_id, request.params.id);
+      const row = await findOutboundMessage(sql, projectIdOf(request), request.params.id);
       if (!row) throw notFound('message', request.params.id);
       return { data: (await listAttempts(sql, row.id)).map(toAttemptOut), meta: { request_id: request.id } };
     },
@@ -93,7 +93,7 @@ export async function messageRoutes(fastify: FastifyInstance, { batcher }: { bat
     '/messages/:id/retry',
     { schema: { params: IdParams, response: { 200: successEnvelope(MessageRetryOut) } } },
     async (request) => {
-      const projectId = principalOf(request).project_id;
+      const projectId = projectIdOf(request);
       const id = request.params.id.toLowerCase();
       const status = (await sql.begin((tx) => retryOutboundMessages(tx, projectId, [id]))).get(id);
       if (status === undefined) throw notFound('message', request.params.id);

@@ -34,6 +34,7 @@ const NOWHERE: Record<FixtureKind, string> = {
   pullRejections: '01900000-0000-7000-8000-000000000007',
   eventTypes: 'nowhere.event.type',
   bulkJobs: '01900000-0000-7000-8000-000000000008',
+  portalLinks: '01900000-0000-7000-8000-000000000009',
 };
 
 const ENDPOINT_KINDS: ReadonlySet<FixtureKind> = new Set(['outbound', 'inbound', 'pulls']);
@@ -63,6 +64,7 @@ async function ownerRows(sql: Sql, projectId: string): Promise<string[]> {
     UNION ALL SELECT 'ingest_rejections ' || to_jsonb(r)::text FROM ingest_rejections r WHERE r.project_id = ${projectId}::uuid
     UNION ALL SELECT 'event_types ' || to_jsonb(ty)::text FROM event_types ty WHERE ty.project_id = ${projectId}::uuid
     UNION ALL SELECT 'bulk_jobs ' || to_jsonb(b)::text FROM bulk_jobs b WHERE b.project_id = ${projectId}::uuid
+    UNION ALL SELECT 'portal_links ' || to_jsonb(l)::text FROM portal_links l WHERE l.project_id = ${projectId}::uuid
     UNION ALL SELECT 'signing_keys ' || to_jsonb(k)::text FROM signing_keys k
       WHERE k.owner_id IN (SELECT id FROM endpoints WHERE project_id = ${projectId}::uuid
                            UNION ALL SELECT id::text FROM inbound_endpoints WHERE project_id = ${projectId}::uuid)
@@ -116,7 +118,7 @@ async function callAs(apiKey: string, route: ServedRoute, ids: string[]) {
 describe("another project's key, on every route that takes an id", () => {
   it('covers the routes of every kind of resource', () => {
     const covered = new Set(idRoutes().flatMap(kinds));
-    expect([...covered].sort()).toEqual(['bulkJobs', 'eventTypes', 'events', 'inbound', 'inboundMessages', 'inboundRejections', 'messages', 'outbound', 'pullRejections', 'pulls']);
+    expect([...covered].sort()).toEqual(['bulkJobs', 'eventTypes', 'events', 'inbound', 'inboundMessages', 'inboundRejections', 'messages', 'outbound', 'portalLinks', 'pullRejections', 'pulls']);
     expect(idRoutes().length).toBeGreaterThan(25);
   });
 
@@ -144,7 +146,8 @@ describe("another project's key, on every route that takes an id", () => {
   it("finds none of the owner's ids in lists, filters, batches and message submission", async () => {
     const ownerIds = (Object.keys(owner) as FixtureKind[]).flatMap((k) => owner[k]);
     const as = { apiKey: intruder.apiKey };
-    const lists = servedRoutes(t.app).filter((r) => r.method === 'GET' && r.path.startsWith('/v1/') && pathParams(r.path).length === 0);
+    // GET /v1/portal/session answers portal tokens only (portal.test.ts): an API key gets 404 there.
+    const lists = servedRoutes(t.app).filter((r) => r.method === 'GET' && r.path.startsWith('/v1/') && pathParams(r.path).length === 0 && r.path !== '/v1/portal/session');
     expect(lists.length).toBeGreaterThanOrEqual(6);
     const pages = [
       ...(await Promise.all(lists.map((r) => t.request('GET', r.path, as)))),

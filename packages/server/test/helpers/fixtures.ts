@@ -25,6 +25,8 @@ export interface ProjectFixtures {
   eventTypes: string[];
   /** Bulk jobs: an outbound retry (running: no worker takes it here), then a replay of the cli endpoint. */
   bulkJobs: string[];
+  /** Portal links: a read-write one and a read-only one, of two owners. */
+  portalLinks: string[];
 }
 
 export type FixtureKind = keyof ProjectFixtures;
@@ -72,6 +74,10 @@ export async function createFixtures(t: TestApp, apiKey: string): Promise<Projec
     (await data(t, apiKey, 'POST', '/v1/bulk-retries', { filter: { created_after: since, status: ['queued'] } })).id,
     (await data(t, apiKey, 'POST', `/v1/inbound-endpoints/${cli.id}/replays`, { received_after: since })).id,
   ];
+  const portalLinks = [
+    (await data(t, apiKey, 'POST', '/v1/portal-links', { owner_id: 'fixture_owner' })).id,
+    (await data(t, apiKey, 'POST', '/v1/portal-links', { owner_id: 'fixture_other', read_only: true })).id,
+  ];
   return {
     outbound: [endpoint.id, second.id],
     messages: messages.map((m) => m.message_id as string),
@@ -85,6 +91,7 @@ export async function createFixtures(t: TestApp, apiKey: string): Promise<Projec
     pullRejections,
     eventTypes,
     bulkJobs,
+    portalLinks,
   };
 }
 
@@ -99,6 +106,7 @@ const KIND_BY_SEGMENT: Record<string, FixtureKind> = {
   pull: 'pulls',
   'event-types': 'eventTypes',
   'bulk-retries': 'bulkJobs',
+  'portal-links': 'portalLinks',
 };
 
 /** The fixture kind of a route's path parameter, or undefined for a kind this table does not know yet. */
