@@ -96,7 +96,7 @@ describe('command surface', () => {
     }
   });
 
-  it('has every documented command, noun then verb (messages, logs, events and their types, pull endpoints and events, bulk jobs, completion)', async () => {
+  it('has every documented command, noun then verb (messages, logs, events and their types, pull endpoints and events, bulk jobs, portal links, completion)', async () => {
     await ensureFreshManifest(ROOT);
     const config = await Config.load({ root: ROOT });
     const ids = new Set(config.commands.map((command) => command.id));
@@ -108,6 +108,7 @@ describe('command surface', () => {
       ...['create', 'list', 'get', 'update', 'pause', 'resume', 'delete'].map((verb) => `pull:${verb}`),
       ...['list', 'get', 'ack', 'ack-batch', 'delete', 'delete-batch', 'delete-all'].map((verb) => `pull:events:${verb}`),
       ...['list', 'get', 'cancel'].map((verb) => `jobs:${verb}`),
+      ...['create', 'list', 'revoke'].map((verb) => `portal-links:${verb}`),
       'inbound:replay',
       'autocomplete',
     ];

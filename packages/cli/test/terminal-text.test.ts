@@ -16,6 +16,7 @@ import * as inboundLogs from '../src/format/inbound-logs.js';
 import * as inboundMessages from '../src/format/inbound-messages.js';
 import * as listen from '../src/format/listen.js';
 import * as messages from '../src/format/messages.js';
+import * as portalLinks from '../src/format/portal-links.js';
 import * as pull from '../src/format/pull.js';
 import * as rejections from '../src/format/rejections.js';
 import { createStyle, plainStyle, type Style } from '../src/format/style.js';
@@ -82,7 +83,7 @@ const RECORD = {
   response: { headers: [['content-type', 'text/plain']], body: Buffer.from('fine\n'), truncated: true },
   resigned: false, signed_at: TIME, resign_skipped: 'no_secret',
   provider: 'github', event: 'push', signature_header: 'x-hub-signature-256', ingest_status: 200, duplicate: false, signed_by: 'server',
-  owner_id: 'acme', event_types: ['invoice.*'], channels: ['eu'], message_count: 1, archived: false, schema: { type: 'object' }, example: { amount: 1 },
+  owner_id: 'acme', read_only: true, token: 'hrp_token', revoked_at: TIME, event_types: ['invoice.*'], channels: ['eu'], message_count: 1, archived: false, schema: { type: 'object' }, example: { amount: 1 },
   messages: [{ message_id: ID, endpoint_id: ID, status: 'pending_retry', attempt_count: 1, response_status: 500, last_error: 'HTTP 500' }],
   kind: 'outbound', matched: 3, done: 1, skipped: 1, failed: 1, finished_at: TIME,
   filter: { endpoint_id: ID, owner_id: 'acme', inbound_endpoint_id: ID, event_type: 'push', status: ['failed_permanent'], created_after: TIME, created_before: TIME, received_after: TIME, received_before: TIME },
@@ -147,6 +148,9 @@ const CASES: Record<string, Formatter> = {
   'messages.formatMessageBatchDeleted': one(messages.formatMessageBatchDeleted),
   'messages.formatLogTable': (r, s) => messages.formatLogTable([r], s, { showEndpoint: true }),
   'messages.formatLogLine': one(messages.formatLogLine),
+  'portal-links.formatPortalLinkCreated': one(portalLinks.formatPortalLinkCreated),
+  'portal-links.formatPortalLinkTable': rows(portalLinks.formatPortalLinkTable),
+  'portal-links.formatPortalLinkRevoked': one(portalLinks.formatPortalLinkRevoked),
   'pull.formatCreatedPullEndpoint': one(pull.formatCreatedPullEndpoint),
   'pull.formatPullEndpoint': one(pull.formatPullEndpoint),
   'pull.formatPullEndpointTable': rows(pull.formatPullEndpointTable),
