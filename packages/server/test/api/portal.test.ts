@@ -180,6 +180,10 @@ describe("owner A's token", () => {
       }
     }
     expectError(await as(tokenA, 'GET', `/v1/events/${evt.b}`), 404, 'NOT_FOUND');
+    // The same owner_id in another project is another customer.
+    const other = await t.createProject();
+    const res = await t.request('POST', '/v1/endpoints', { apiKey: other.apiKey, body: { url: 'https://receiver.example/hook', owner_id: A } });
+    expectError(await as(tokenA, 'GET', `/v1/endpoints/${res.body.data.id}`), 404, 'ENDPOINT_NOT_FOUND');
     const rows = await t.db.sql<{ id: string; description: string; paused: boolean; deleted_at: Date | null }>`
       SELECT id, description, paused, deleted_at FROM endpoints WHERE id IN (${ep.b}, ${ep.op})`;
     expect(rows.map((r) => [r.description, r.paused, r.deleted_at])).toEqual([['', false, null], ['', false, null]]);
