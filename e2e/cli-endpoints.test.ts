@@ -536,3 +536,21 @@ describe('login, whoami, config, logout', () => {
     expect(parseJsonOutput(again)).toEqual({ profile: 'second', logged_out: false });
   });
 });
+
+describe('portal-links', () => {
+  it("create --json hands out a token that opens the owner's session until revoke, and no log holds it", async () => {
+    const created = await runCli(['portal-links', 'create', '--owner', 'cus_e2e', '--read-only', '--expires', '30m', '--json'], { env });
+    expectSuccess(created);
+    const link = parseJsonOutput<{ id: string; url: string; token: string; owner_id: string; read_only: boolean }>(created);
+    expect(link).toMatchObject({ owner_id: 'cus_e2e', read_only: true });
+    expect(link.url).toMatch(/\/portal#token=hrp_[a-f0-9]{40}$/);
+    expect(link.url.endsWith(`#token=${link.token}`)).toBe(true);
+    const session = () => fetch(`${server.url}/v1/portal/session`, { headers: { authorization: `Bearer ${link.token}` } });
+    const open = await session();
+    expect(open.status).toBe(200);
+    expect(((await open.json()) as { data: { owner_id: string } }).data.owner_id).toBe('cus_e2e');
+    expectSuccess(await runCli(['portal-links', 'revoke', link.id], { env }));
+    expect((await session()).status).toBe(401);
+    expect(server.logs()).not.toContain(link.token);
+  });
+});
