@@ -46,6 +46,8 @@ export default defineConfig({
           root: 'e2e',
           include: E2E_PARALLEL,
           exclude,
+          // Their time goes mostly to processes they start and wait for: a third file keeps both cores busy.
+          maxWorkers: 3,
           testTimeout: 60_000,
           hookTimeout: 120_000,
           sequence: { groupOrder: 1 },
