@@ -15,6 +15,8 @@ import type { BulkJobEstimateOut, BulkJobListQuery, BulkJobOut, BulkRetryFilterI
 import type { WhoamiOut } from './schemas/whoami.js';
 import type { PortalLinkCreateIn, PortalLinkCreateOut, PortalLinkListQuery, PortalLinkOut, PortalLinkRevokeOut, PortalSessionOut } from './schemas/portal.js';
 import type { InboundSampleIn, InboundSampleOut } from './schemas/samples.js';
+import type { InboundReplayIn } from './schemas/replay.js';
+import type { EndpointMessagesMeta } from './schemas/message-search.js';
 import type {
   PullDeleteAllOut,
   PullEndpointCreateIn,
@@ -377,9 +379,9 @@ export class HookrelayClient {
      */
     listen: (id: string, query: { after?: string | null; body_encoding?: 'base64'; events?: string; path?: string } = {}) =>
       this.request<CliMessageOut[], ListenMeta>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/listen`, { query }),
-    /** The endpoint's messages, newest first; pass `meta.next_cursor` back as `cursor`. */
+    /** The endpoint's messages, newest first; pass `meta.next_cursor` back as `cursor`; `q` searches (`meta.search`). */
     messages: (id: string, query: Partial<InboundEndpointMessagesQuery> = {}, options: CallOptions = {}) =>
-      this.request<InboundEndpointMessageOut[], PageMetaWithMore>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/messages`, { query, ...options }),
+      this.request<InboundEndpointMessageOut[], EndpointMessagesMeta>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/messages`, { query, ...options }),
     /** Requests its ingest URL refused, newest first; pass `meta.next_cursor` back as `cursor`. */
     rejections: (id: string, query: Partial<RejectionsQuery> = {}) =>
       this.request<RejectionOut[], PageMetaWithMore>('GET', `/v1/inbound-endpoints/${encodeURIComponent(id)}/rejections`, { query }),
@@ -402,7 +404,9 @@ export class HookrelayClient {
     /** `body_max_bytes`: a larger body is left out (`size_bytes` tells why; `…/body` serves it). */
     get: (id: string, query: { body_encoding?: 'base64'; body_max_bytes?: number } = {}, options: CallOptions = {}) =>
       this.request<InboundMessageOut>('GET', `/v1/inbound-messages/${encodeURIComponent(id)}`, { query, ...options }),
-    replay: (id: string) => this.request<InboundReplayOut>('POST', `/v1/inbound-messages/${encodeURIComponent(id)}/replay`),
+    /** With edits (`body` or `set`, `headers`, `resign`): a new message, the edited copy (docs/api.md, Edited replays). */
+    replay: (id: string, edits?: InboundReplayIn) =>
+      this.request<InboundReplayOut>('POST', `/v1/inbound-messages/${encodeURIComponent(id)}/replay`, edits === undefined ? {} : { body: edits }),
     attempts: (id: string) => this.request<AttemptOut[]>('GET', `/v1/inbound-messages/${encodeURIComponent(id)}/attempts`),
     /**
      * `resultId` goes as the Idempotency-Key header: a report sent again under it is recorded once

@@ -34,3 +34,5 @@ export * from './schemas/inspector.js';
 export * from './schemas/rejections.js';
 export * from './rejections.js';
 export * from './casing.js';
+export * from './schemas/replay.js';
+export * from './schemas/message-search.js';

@@ -15,7 +15,9 @@ import {
   InboundLogsQuery,
   InboundMessageDeleteBatchIn,
   InboundMessageOut,
+  InboundReplayIn,
   InboundResultIn,
+  hasReplayEdits,
   ListenQuery,
   LogRecordOut,
   LogsQuery,
@@ -303,6 +305,9 @@ describe('output records', () => {
       event_type: 'push',
       provider: 'github',
       verified: ['hmac'],
+      replay_of: null,
+      edited: false,
+      signed: null,
       response_status: 500,
       response_latency_ms: 12,
       last_error: 'HTTP 500',
@@ -840,5 +845,37 @@ describe('ingest answers', () => {
     expect(outcome('')).toBeNull();
     expect(outcome('ok')).toBeNull();
     expect(outcome(JSON.stringify({ error: { code: 'GONE', message: 'gone' }, meta: { request_id: ID3 } }))).toBeNull();
+  });
+});
+
+describe('edited replays (InboundReplayIn)', () => {
+  const issues = (value: unknown) => {
+    const parsed = InboundReplayIn.safeParse(value);
+    return parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  };
+
+  it('takes body or set, headers and resign; an empty set or headers edits nothing', () => {
+    expect(issues({ set: [{ path: 'a.b', value: 1 }], headers: { 'X-A': 'one', 'X-B': null }, resign: true })).toEqual([]);
+    expect(issues({ body: 'text', headers: { 'Content-Type': 'text/plain' } })).toEqual([]);
+    expect(hasReplayEdits(InboundReplayIn.parse({ set: [], headers: {} }))).toBe(false);
+    expect(hasReplayEdits(InboundReplayIn.parse({ body: '' }))).toBe(true);
+    expect(hasReplayEdits(undefined)).toBe(false);
+  });
+
+  it('refuses body with set, resign without an edit, and the samples’ refused paths', () => {
+    expect(issues({ body: '{}', set: [{ path: 'a', value: 1 }] })).toEqual([expect.stringMatching(/^set: must not be given together with body/)]);
+    expect(issues({ resign: true, set: [] })).toEqual([expect.stringMatching(/^resign: needs an edit/)]);
+    expect(issues({ set: [{ path: 'a.__proto__.b', value: 1 }] })).toEqual([expect.stringMatching(/^set\.0\.path: "a\.__proto__\.b" names "__proto__"/)]);
+  });
+
+  it('refuses header names that are no header names, framing and connection headers, values HTTP cannot carry, a name twice', () => {
+    expect(issues({ headers: { 'X Y': '1' } })).toEqual(['headers.X Y: must be an HTTP header name']);
+    expect(issues({ headers: { 'Transfer-Encoding': 'chunked' } })).toEqual([expect.stringMatching(/^headers\.Transfer-Encoding: cannot be edited/)]);
+    expect(issues({ headers: { 'Proxy-Authorization': 'x' } })).toEqual([expect.stringMatching(/^headers\.Proxy-Authorization: cannot be edited/)]);
+    expect(issues({ headers: { 'X-A': 'a\nb' } })).toEqual(['headers.X-A: must not contain CR, LF or NUL characters']);
+    expect(issues({ headers: { 'X-A': 'é€' } })).toEqual(['headers.X-A: may contain only tabs, printable ASCII and Latin-1 characters']);
+    expect(issues({ headers: { 'X-A': 'x'.repeat(8193) } })).toEqual(['headers.X-A: must be at most 8192 characters']);
+    expect(issues({ headers: { 'X-A': '1', 'x-a': '2' } })).toEqual(['headers.x-a: is the header X-A again (names are case-insensitive)']);
+    expect(issues({ headers: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`X-${i}`, 'v'])) })).toEqual(['headers: must hold at most 50 headers (holds 51)']);
   });
 });

@@ -16,6 +16,7 @@ import {
 } from './common.js';
 import { checkEventTypeCreate, checkEventTypeUpdate, EventTypeSource, eventTypeCreateShape, eventTypeUpdateShape } from './event-type.js';
 import { batchDeleteResult, MessageDeleteBatchIn, MessageDeleteOut, MessageStatus } from './messages.js';
+import { MESSAGE_SEARCH } from './message-search.js';
 import { SampleProviderName } from './samples.js';
 import { HmacScheme, VerificationSettings } from './verification.js';
 
@@ -324,6 +325,15 @@ export type InboundAnswerOut = z.infer<typeof InboundAnswerOut>;
 export const MessageProvider = SampleProviderName.nullable();
 
 /**
+ * What a message says of being an edited copy (POST /v1/inbound-messages/{id}/replay with edits):
+ * `replay_of`, the message it copies (null for a message that arrived); `edited`, whether it is one.
+ */
+const editedCopyShape = {
+  replay_of: Uuid.nullable(),
+  edited: z.boolean(),
+};
+
+/**
  * GET /v1/inbound-messages/{id}. As in the outbound log record, absent-until-it-happens times
  * (`delivered_at`, `next_attempt_at`) are omitted and results not known yet are null. The soft-delete
  * fields appear only on deleted rows; of the two principals one is null.
@@ -348,6 +358,9 @@ export const InboundMessageOut = z.object({
   provider: MessageProvider,
   /** The verification checks that passed at ingest (`static_token`, `hmac`, `ip_allowlist`); [] when none is configured. */
   verified: z.array(z.string()),
+  ...editedCopyShape,
+  /** An edited copy: whether the server signed it (`resign`); null for every other message. */
+  signed: z.boolean().nullable(),
   response_status: z.number().int().nullable(),
   response_latency_ms: z.number().int().nonnegative().nullable(),
   last_error: z.string().nullable(),
@@ -389,6 +402,7 @@ export const InboundEndpointMessageOut = z.object({
   provider: MessageProvider,
   verified: z.array(z.string()),
   replay_count: z.number().int().nonnegative(),
+  ...editedCopyShape,
   received_at: Timestamp,
   response_status: z.number().int().nullable(),
   response_latency_ms: z.number().int().nonnegative().nullable(),
@@ -399,9 +413,11 @@ export type InboundEndpointMessageOut = z.infer<typeof InboundEndpointMessageOut
 /**
  * GET /v1/inbound-endpoints/{id}/messages: newest first. `event_type` exact or a glob (`*`);
  * `answer` the class of the message's latest answer (`none`: no HTTP answer yet);
- * `received_after` inclusive, `received_before` exclusive.
+ * `received_after` inclusive, `received_before` exclusive; `q` a text that a body or a header
+ * value holds, searched within a bounded window (MESSAGE_SEARCH).
  */
 export const InboundEndpointMessagesQuery = z.strictObject({
+  q: z.string().min(1, 'must not be empty').max(MESSAGE_SEARCH.maxTextChars, `must be at most ${MESSAGE_SEARCH.maxTextChars} characters`).optional(),
   event_type: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
   answer: AnswerClass.optional(),
   received_after: TimestampIn.optional(),
@@ -454,6 +470,14 @@ export const CliMessageOut = z.object({
   signed_at: Timestamp.optional(),
   resigned: z.literal(true).optional(),
   resign_skipped: z.enum(RESIGN_SKIPPED).optional(),
+  /**
+   * An edited copy (POST /v1/inbound-messages/{id}/replay with edits): the message it copies, and
+   * whether the server signed it (without, the original's signature headers were dropped). Absent
+   * on every other message.
+   */
+  replay_of: Uuid.optional(),
+  edited: z.literal(true).optional(),
+  signed: z.boolean().optional(),
   body: JsonValue.optional(),
   body_encoding: z.literal('base64').optional(),
   body_error: z.literal('payload_unavailable').optional(),
@@ -594,11 +618,18 @@ export const InboundResultHeaders = z.looseObject({
 });
 export type InboundResultHeaders = z.infer<typeof InboundResultHeaders>;
 
-/** POST /v1/inbound-messages/{id}/replay: queued again, `replay_count` already incremented. */
+/**
+ * POST /v1/inbound-messages/{id}/replay: queued again, `replay_count` already incremented. An
+ * edited replay answers its copy (201): `message_id` the new message, `replay_of` the one it
+ * copies, `edited` and `signed`, which only such an answer has.
+ */
 export const InboundReplayOut = z.object({
   message_id: Uuid,
   replay_count: z.number().int().nonnegative(),
   status: InboundMessageStatus,
+  replay_of: Uuid.optional(),
+  edited: z.literal(true).optional(),
+  signed: z.boolean().optional(),
 });
 export type InboundReplayOut = z.infer<typeof InboundReplayOut>;
 

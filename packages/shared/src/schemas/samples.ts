@@ -8,6 +8,29 @@ export const SampleProviderName = z.enum(SAMPLE_PROVIDERS, { message: `must be o
 const SUB_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/u;
 
 /**
+ * Edits of a JSON body, in order (`--set a.b=value`): a sample's, and an edited replay's
+ * (POST /v1/inbound-messages/{id}/replay). A path may not name an object's prototype machinery
+ * (`sampleEditPathProblem`).
+ */
+export const SampleEdits = z
+  .array(
+    z.strictObject({
+      path: z
+        .string({ message: 'must be a string' })
+        .min(1, 'must not be empty')
+        .max(200, 'must be at most 200 characters')
+        .superRefine((path, ctx) => {
+          const problem = sampleEditPathProblem(path);
+          if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+        }),
+      value: z.union([z.string().max(10_000, 'must be at most 10000 characters'), z.number(), z.boolean(), z.null()], {
+        message: 'must be a string, number, boolean or null',
+      }),
+    }),
+  )
+  .max(50, 'must hold at most 50 edits');
+
+/**
  * POST /v1/inbound-endpoints/{id}/samples: the server builds the sample (as `hookrelay trigger`
  * does), signs it with the endpoint's stored HMAC secret and ingests it at the endpoint's URL.
  */
@@ -18,24 +41,7 @@ export const InboundSampleIn = z
     /** Sub-path after the ingest URL, e.g. `/github` for a listener's path route. */
     path: z.string({ message: 'must be a string' }).max(1000, 'must be at most 1000 characters').regex(SUB_PATH, 'must start with / and hold only URL path characters').optional(),
     /** Edits of the body, in order (`--set a.b=value`). */
-    set: z
-      .array(
-        z.strictObject({
-          path: z
-            .string({ message: 'must be a string' })
-            .min(1, 'must not be empty')
-            .max(200, 'must be at most 200 characters')
-            .superRefine((path, ctx) => {
-              const problem = sampleEditPathProblem(path);
-              if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
-            }),
-          value: z.union([z.string().max(10_000, 'must be at most 10000 characters'), z.number(), z.boolean(), z.null()], {
-            message: 'must be a string, number, boolean or null',
-          }),
-        }),
-      )
-      .max(50, 'must hold at most 50 edits')
-      .optional(),
+    set: SampleEdits.optional(),
   })
   .superRefine((value, ctx) => {
     if (!isSampleEvent(value.provider as SampleProvider, value.event)) {
