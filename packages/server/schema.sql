@@ -30,6 +30,7 @@
 --   024_resign_late
 --   025_endpoint_auto_pause
 --   026_bulk_jobs
+--   027_edited_replays
 --   028_portal_links
 
 CREATE TABLE api_keys (
@@ -336,10 +337,13 @@ CREATE TABLE inbound_messages (
     deleted_by_user_id text,
     event_type text,
     verified jsonb DEFAULT '[]'::jsonb NOT NULL,
-    trace_context text
+    trace_context text,
+    replay_of uuid,
+    replay_signed boolean
 );
 ALTER TABLE inbound_messages ADD CONSTRAINT inbound_messages_check CHECK (((deleted_by_api_key_id IS NULL) OR (deleted_by_user_id IS NULL)));
 ALTER TABLE inbound_messages ADD CONSTRAINT inbound_messages_pkey PRIMARY KEY (id);
+ALTER TABLE inbound_messages ADD CONSTRAINT inbound_messages_replay_copy CHECK (((replay_of IS NULL) = (replay_signed IS NULL)));
 ALTER TABLE inbound_messages ADD CONSTRAINT inbound_messages_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'delivering'::text, 'succeeded'::text, 'pending_retry'::text, 'failed_permanent'::text])));
 CREATE INDEX inbound_messages_endpoint_id ON public.inbound_messages USING btree (inbound_endpoint_id, id);
 CREATE INDEX inbound_messages_payload_sweep ON public.inbound_messages USING btree (deleted_at) WHERE ((deleted_at IS NOT NULL) AND (payload_key IS NOT NULL));
@@ -619,7 +623,7 @@ BEGIN
     SELECT t.* FROM jsonb_to_recordset(p_items) AS t (n integer, ord integer, id uuid, endpoint_id uuid,
       project_id uuid, method text, path text, query text, content_type text, size_bytes integer, sha256 text,
       raw_headers jsonb, idempotency_key text, received_at timestamptz, body_offset integer, event_type text, verified jsonb, trace_context text,
-      payload_key text)
+      payload_key text, replay_of uuid, replay_signed boolean)
   ),
   endpoints AS MATERIALIZED (
     SELECT e.id, e.mode, e.paused, e.last_message_id,
@@ -651,10 +655,11 @@ BEGIN
   ),
   stored AS (
     INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes,
-      payload_sha256, raw_headers, payload_key, idempotency_key, received_at, updated_at, event_type, verified, trace_context)
+      payload_sha256, raw_headers, payload_key, idempotency_key, received_at, updated_at, event_type, verified, trace_context,
+      replay_of, replay_signed)
     SELECT d.final_id, d.project_id, d.endpoint_id, d.method, d.path, d.query, d.content_type, d.size_bytes,
       d.sha256, d.raw_headers, coalesce(d.payload_key, 'inbound/' || d.id), d.idempotency_key, d.received_at, d.received_at,
-      d.event_type, coalesce(d.verified, '[]'::jsonb), d.trace_context
+      d.event_type, coalesce(d.verified, '[]'::jsonb), d.trace_context, d.replay_of, d.replay_signed
     FROM decided d WHERE d.accepted
   ),
   stored_payloads AS (

@@ -5,11 +5,13 @@
 --
 -- p_items: a JSON array of the webhooks to store, each
 --   { n, ord, id, endpoint_id, project_id, method, path, query, content_type, size_bytes, sha256,
---     raw_headers, idempotency_key, received_at, body_offset, event_type, verified, trace_context }
+--     raw_headers, idempotency_key, received_at, body_offset, event_type, verified, trace_context,
+--     payload_key, replay_of, replay_signed }
 -- n: 0, 1, 2, … in array order; ord: the caller's own reference, returned as given; id: proposed by
 -- the caller, growing per endpoint in arrival order; at most one item per (endpoint, idempotency
 -- key); event_type (text or null), verified (a JSON array of check names) and trace_context (the
--- W3C traceparent of the request's span) may be absent, as processes of older versions send none.
+-- W3C traceparent of the request's span) may be absent, as processes of older versions send none;
+-- so may replay_of and replay_signed, which only an edited replay's copy has (both, or neither).
 -- payload_key, when given, names a body already written to the blob store (src/storage/blob-store.ts),
 -- whose pending upload the commit ends; otherwise the payload key is `inbound/<proposed id>`. p_bodies:
 -- the other bodies concatenated (item bytes at body_offset, size_bytes long), or NULL when the
@@ -41,7 +43,7 @@ BEGIN
     SELECT t.* FROM jsonb_to_recordset(p_items) AS t (n integer, ord integer, id uuid, endpoint_id uuid,
       project_id uuid, method text, path text, query text, content_type text, size_bytes integer, sha256 text,
       raw_headers jsonb, idempotency_key text, received_at timestamptz, body_offset integer, event_type text, verified jsonb, trace_context text,
-      payload_key text)
+      payload_key text, replay_of uuid, replay_signed boolean)
   ),
   endpoints AS MATERIALIZED (
     SELECT e.id, e.mode, e.paused, e.last_message_id,
@@ -73,10 +75,11 @@ BEGIN
   ),
   stored AS (
     INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes,
-      payload_sha256, raw_headers, payload_key, idempotency_key, received_at, updated_at, event_type, verified, trace_context)
+      payload_sha256, raw_headers, payload_key, idempotency_key, received_at, updated_at, event_type, verified, trace_context,
+      replay_of, replay_signed)
     SELECT d.final_id, d.project_id, d.endpoint_id, d.method, d.path, d.query, d.content_type, d.size_bytes,
       d.sha256, d.raw_headers, coalesce(d.payload_key, 'inbound/' || d.id), d.idempotency_key, d.received_at, d.received_at,
-      d.event_type, coalesce(d.verified, '[]'::jsonb), d.trace_context
+      d.event_type, coalesce(d.verified, '[]'::jsonb), d.trace_context, d.replay_of, d.replay_signed
     FROM decided d WHERE d.accepted
   ),
   stored_payloads AS (

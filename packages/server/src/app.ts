@@ -236,7 +236,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     await v1.register(endpointRoutes);
     await v1.register(inboundEndpointRoutes);
     await v1.register(inboundSampleRoutes);
-    await v1.register(inboundMessageRoutes);
+    await v1.register(inboundMessageRoutes, { batcher: ingest?.inbound ?? null });
     await v1.register(listenRoutes, { streams: api.streams, results: api.results, connections: api.connections });
     await v1.register(messageRoutes, { batcher: api.messages });
     await v1.register(eventRoutes, { fanout: api.events });

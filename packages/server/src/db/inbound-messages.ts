@@ -38,13 +38,18 @@ export interface InboundMessageRow {
   deleted_by_user_id: string | null;
   /** The `traceparent` of the span of the request that brought it (docs/operating.md, Tracing). */
   trace_context: string | null;
+  /** An edited replay's copy: the message it copies (null for a webhook that arrived). */
+  replay_of: string | null;
+  /** An edited replay's copy: whether the server signed it; null exactly when `replay_of` is. */
+  replay_signed: boolean | null;
 }
 
 const COLUMNS = (sql: Sql) => sql.fragment`
   m.id, m.project_id, m.inbound_endpoint_id, m.status, m.attempt_count, m.replay_count, m.method, m.path, m.query,
   m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key, m.idempotency_key, m.event_type, m.verified, m.response_status,
   m.response_latency_ms, m.last_error, m.first_attempt_at, m.next_attempt_at, m.queue_wait_ms, m.total_delivery_ms,
-  m.received_at, m.updated_at, m.delivered_at, m.failed_at, m.deleted_at, m.deleted_by_api_key_id, m.deleted_by_user_id, m.trace_context`;
+  m.received_at, m.updated_at, m.delivered_at, m.failed_at, m.deleted_at, m.deleted_by_api_key_id, m.deleted_by_user_id, m.trace_context,
+  m.replay_of, m.replay_signed`;
 
 /** A message of the project, deleted ones included (they answer their metadata). */
 export async function findInboundMessage(sql: Sql, projectId: string, id: string): Promise<InboundMessageRow | undefined> {
@@ -87,6 +92,8 @@ export type ListenMessageRow = Pick<
   | 'event_type'
   | 'trace_context'
   | 'verified'
+  | 'replay_of'
+  | 'replay_signed'
 >;
 
 /** A listen row with its payload bytes: null when it has no key, or no payload under its key. */
@@ -112,12 +119,12 @@ export async function listInboundMessagesWithPayloadAfter(
   // first always): only their payloads are read. `scanned` tells a page cut by bytes from the end.
   const rows = await sql<ListenMessageWithPayloadRow & { scanned: number }>`
     SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
-           m.received_at, m.event_type, m.trace_context, m.verified, p.data AS payload, m.scanned
+           m.received_at, m.event_type, m.trace_context, m.verified, m.replay_of, m.replay_signed, p.data AS payload, m.scanned
     FROM (
       SELECT h.*, sum(h.inline_bytes) OVER (ORDER BY h.id) - h.inline_bytes AS bytes_before, count(*) OVER ()::int AS scanned
       FROM (
         SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
-               m.received_at, m.event_type, m.trace_context, m.verified,
+               m.received_at, m.event_type, m.trace_context, m.verified, m.replay_of, m.replay_signed,
                CASE WHEN m.size_bytes > ${maxInlineBytes} THEN 0 ELSE m.size_bytes END AS inline_bytes
         FROM inbound_messages m
         WHERE m.inbound_endpoint_id = ${endpointId} ${after} AND m.deleted_at IS NULL
@@ -160,7 +167,7 @@ export async function listInboundMessagesByIds(
       : sql.fragment`CASE WHEN m.size_bytes <= ${maxInlineBytes} THEN (SELECT p.data FROM payloads p WHERE p.key = m.payload_key) END`;
   return sql<ListenMessageWithPayloadRow>`
     SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.payload_key,
-           m.received_at, m.event_type, m.trace_context, m.verified, ${payload} AS payload
+           m.received_at, m.event_type, m.trace_context, m.verified, m.replay_of, m.replay_signed, ${payload} AS payload
     FROM inbound_messages m
     WHERE m.inbound_endpoint_id = ${endpointId} AND m.id = ANY (${ids as string[]}::uuid[]) AND m.deleted_at IS NULL
     ORDER BY m.id`;
@@ -213,6 +220,7 @@ export type EndpointMessageRow = Pick<
   | 'response_status'
   | 'response_latency_ms'
   | 'raw_headers'
+  | 'replay_of'
 >;
 
 export interface EndpointMessageFilters {
@@ -226,7 +234,7 @@ export interface EndpointMessageFilters {
 
 const ENDPOINT_MESSAGE_COLUMNS = (sql: Sql) => sql.fragment`
   m.id, m.inbound_endpoint_id, m.status, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256,
-  m.event_type, m.verified, m.replay_count, m.received_at, m.response_status, m.response_latency_ms, m.raw_headers`;
+  m.event_type, m.verified, m.replay_count, m.received_at, m.response_status, m.response_latency_ms, m.raw_headers, m.replay_of`;
 
 const ID_BOUND_MARGIN_MS = 60_000;
 

@@ -70,6 +70,10 @@ export interface IngestBatchItem {
   trace_context: string | null;
   /** A body already in the blob store: its key, and the commit ends its pending upload. Null: inline. */
   payload_key: string | null;
+  /** An edited replay's copy: the message it copies (null for a webhook that arrived). */
+  replay_of: string | null;
+  /** An edited replay's copy: whether the server signed it; null exactly when `replay_of` is. */
+  replay_signed: boolean | null;
 }
 
 /** `previous_last_id`: the endpoint's last committed id before this call. */
@@ -159,11 +163,11 @@ export async function storeInboundOne(sql: Sql, item: IngestBatchItem, body: Buf
     ),
     stored AS (
       INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, query, content_type, size_bytes,
-        payload_sha256, raw_headers, payload_key, received_at, updated_at, event_type, verified, trace_context)
+        payload_sha256, raw_headers, payload_key, received_at, updated_at, event_type, verified, trace_context, replay_of, replay_signed)
       SELECT p.final_id, ${item.project_id}::uuid, p.endpoint_id, ${item.method}::text, ${item.path}::text, ${item.query}::text,
              ${item.content_type}::text, ${item.size_bytes}::integer, ${item.sha256}::text, ${item.raw_headers as unknown as object}::jsonb,
              coalesce(${item.payload_key}::text, 'inbound/' || ${item.id}::text), r.at, r.at, ${item.event_type ?? null}::text, coalesce(${item.verified as unknown as object}::jsonb, '[]'),
-             ${item.trace_context}::text
+             ${item.trace_context}::text, ${item.replay_of}::uuid, ${item.replay_signed}::boolean
       FROM placed p, (SELECT ${receivedAt}::text::timestamptz AS at) AS r
     ),
     stored_payload AS (

@@ -45,6 +45,8 @@ export interface IngestItem {
   signing?: SenderSigning | null;
   /** The `traceparent` of the request's span, stored with the message (null: tracing off). */
   traceContext: string | null;
+  /** An edited replay's copy (http/edited-replay.ts): the message it copies, and whether the server signed it. */
+  copyOf?: { messageId: string; signed: boolean } | undefined;
 }
 
 export type IngestOutcome =
@@ -206,6 +208,8 @@ export class IngestBatcher {
         verified: item.verified,
         trace_context: item.traceContext,
         payload_key: item.streamed?.key ?? null,
+        replay_of: item.copyOf?.messageId ?? null,
+        replay_signed: item.copyOf?.signed ?? null,
       };
       if (item.streamed === null) offset += item.body.length;
       return row;

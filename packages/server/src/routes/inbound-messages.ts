@@ -14,6 +14,8 @@ import {
   InboundMessageDeleteBatchOut,
   InboundMessageDeleteOut,
   InboundMessageOut,
+  hasReplayEdits,
+  InboundReplayIn,
   InboundReplayOut,
   PageMetaWithMore,
   successEnvelope,
@@ -38,12 +40,16 @@ import { refuseNul } from '../security/text.js';
 import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { listAttempts } from '../db/messages.js';
 import { loadInboundAnswers } from '../http/inbound-answers.js';
+import { storeEditedCopy } from '../http/edited-replay.js';
+import type { IngestBatcher } from '../ingest/batcher.js';
 import { toAttemptOut } from '../views/attempt.js';
 import { toInboundEndpointMessageOut } from '../views/endpoint-message.js';
 import { toInboundAnswerSummaryOut } from '../views/inbound-answer.js';
 import { toInboundLogRecordOut, toInboundMessageOut } from '../views/inbound-message.js';
 
 const EndpointMessagesQuery = refuseNul(InboundEndpointMessagesQuery);
+/** The new body is webhook content: it may hold NUL, as a received body may. */
+const ReplayBody = refuseNul(InboundReplayIn, ['body']);
 
 /** `body_max_bytes`: a larger body is left out of the answer (its bytes come from GET …/body). */
 const MessageGetQuery = z.strictObject({
@@ -67,10 +73,15 @@ function bodyFileName(id: string, contentType: string): string {
   return `${id}.${extension}`;
 }
 
-export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<void> {
+/**
+ * `batcher`: the process's ingest writer, which stores edited replays' copies (null without the
+ * ingest role).
+ */
+export async function inboundMessageRoutes(fastify: FastifyInstance, { batcher }: { batcher: IngestBatcher | null }): Promise<void> {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { services } = fastify;
   const { sql } = services.db;
+  const edited = { sql, config: services.config, payloadStore: services.payloadStore, secretBox: services.secretBox, batcher };
 
   app.get(
     '/inbound-messages/:id',
@@ -186,9 +197,17 @@ export async function inboundMessageRoutes(fastify: FastifyInstance): Promise<vo
 
   app.post(
     '/inbound-messages/:id/replay',
-    { schema: { params: IdParams, response: { 200: successEnvelope(InboundReplayOut) } } },
-    async (request) => {
+    // A POST without a body (a replay as it came) reaches validation as null.
+    { schema: { params: IdParams, body: ReplayBody.nullish(), response: { 200: successEnvelope(InboundReplayOut), 201: successEnvelope(InboundReplayOut) } } },
+    async (request, reply) => {
       const projectId = principalOf(request).project_id;
+      // With edits: a new message, the edited copy (http/edited-replay.ts).
+      const edits = request.body ?? undefined;
+      if (hasReplayEdits(edits)) {
+        const copy = await storeEditedCopy(edited, projectId, request.params.id, edits!);
+        reply.status(201);
+        return { data: copy, meta: { request_id: request.id } };
+      }
       // forward mode: a new delivery.
       const [row] = await sql.begin((tx) => replayInboundMessages(tx, projectId, [request.params.id]));
       if (!row) throw notFound('inbound message', request.params.id);

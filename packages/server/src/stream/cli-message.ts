@@ -90,6 +90,7 @@ export function toCliMessage(
     query: row.query,
     event_type: row.event_type,
     ...signatureFields(signature),
+    ...(row.replay_of === null ? {} : { replay_of: row.replay_of, edited: true, signed: row.replay_signed === true }),
     ...body,
   } as CliMessageOut;
 }

@@ -19,6 +19,8 @@ export function committedRow(id: string, item: IngestItem, frame?: string): Comm
     event_type: item.eventType,
     trace_context: item.traceContext,
     verified: [...item.verified],
+    replay_of: item.copyOf?.messageId ?? null,
+    replay_signed: item.copyOf?.signed ?? null,
     payload: item.body,
     signing: item.signing ?? null,
     frame,

@@ -22,6 +22,8 @@ export function toInboundEndpointMessageOut(row: EndpointMessageRow, answers: In
     provider: detectProvider(row.raw_headers),
     verified: row.verified,
     replay_count: row.replay_count,
+    replay_of: row.replay_of,
+    edited: row.replay_of !== null,
     received_at: row.received_at.toISOString(),
     response_status: row.response_status,
     response_latency_ms: row.response_latency_ms,

@@ -300,7 +300,7 @@ function hostileBodyArb(operation: OpenApiOperation | undefined, method: string)
       {
         weight: 3,
         arbitrary: fc.tuple(valid, fc.constantFrom(...(nestable.length > 0 ? nestable : fields.length > 0 ? fields : ['x'])), deepJson).map(([body, field, deep]) => {
-          const required = Object.fromEntries(Object.entries(body as object).filter(([k]) => schema.required?.includes(k)));
+          const required = Object.fromEntries(Object.entries((body ?? {}) as object).filter(([k]) => schema.required?.includes(k)));
           return { payload: JSON.stringify({ ...required, [field]: '§' }).replace('"§"', deep), contentType: 'application/json' };
         }),
       },

@@ -68,7 +68,7 @@ async function ingest(token: string, count: number): Promise<string[]> {
 /** The stored messages as the ingest path would hand them over after its commit. */
 async function committedRows(ids: readonly string[]): Promise<CommittedInboundMessage[]> {
   const rows = await t.db.sql<CommittedInboundMessage>`
-    SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.received_at, p.data AS payload
+    SELECT m.id, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256, m.raw_headers, m.received_at, m.replay_of, m.replay_signed, p.data AS payload
     FROM inbound_messages m JOIN payloads p ON p.key = m.payload_key
     WHERE m.id = ANY(${[...ids]}::uuid[]) ORDER BY m.id`;
   return rows;

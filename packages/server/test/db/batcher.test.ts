@@ -286,6 +286,8 @@ describe('storeInboundOne from several connections at once', () => {
             verified: [],
             trace_context: null,
             payload_key: null,
+            replay_of: null,
+            replay_signed: null,
           },
           body,
           'cli',
@@ -349,17 +351,35 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
     verified: ['hmac'],
     trace_context: TRACE_CONTEXT,
     payload_key: null,
+    replay_of: null,
+    replay_signed: null,
   });
 
   /**
    * Stores `id` for `endpointId`, alone or followed by a webhook to another live endpoint; `previous`
-   * sends the item as a process of an earlier version does (no event_type, verified or trace_context).
+   * sends the item as a process of an earlier version does (no event_type, verified or trace_context);
+   * `copyOf` makes it an edited replay's copy.
    */
-  async function store(shape: string, endpointId: string, id: string, withBodies = true, previous = false): Promise<IngestBatchResultRow> {
+  async function store(
+    shape: string,
+    endpointId: string,
+    id: string,
+    withBodies = true,
+    previous = false,
+    copyOf?: Pick<IngestBatchItem, 'replay_of' | 'replay_signed'>,
+  ): Promise<IngestBatchResultRow> {
     const body = Buffer.from('a=1&b=%20two');
-    const items = [batchItem(0, endpointId, id, body, 0)];
+    const items = [{ ...batchItem(0, endpointId, id, body, 0), ...copyOf }];
     if (previous) {
-      const { event_type: _eventType, verified: _verified, trace_context: _traceContext, payload_key: _payloadKey, ...older } = items[0]!;
+      const {
+        event_type: _eventType,
+        verified: _verified,
+        trace_context: _traceContext,
+        payload_key: _payloadKey,
+        replay_of: _replayOf,
+        replay_signed: _replaySigned,
+        ...older
+      } = items[0]!;
       items[0] = older as IngestBatchItem;
     }
     let bodies = body;
@@ -389,7 +409,7 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
       expect(await store(shape, endpointId, second)).toMatchObject({ outcome: 'stored', message_id: second, previous_last_id: first });
       const [row] = await db.sql<Record<string, unknown>>`
         SELECT project_id, inbound_endpoint_id, status, method, path, query, content_type, size_bytes, payload_sha256, raw_headers,
-               payload_key, idempotency_key, received_at, updated_at, event_type, verified, trace_context
+               payload_key, idempotency_key, received_at, updated_at, event_type, verified, trace_context, replay_of, replay_signed
         FROM inbound_messages WHERE id = ${second}`;
       expect(await db.sql`SELECT 1 FROM delivery_jobs WHERE message_id IN (${first}, ${second})`).toHaveLength(0);
       const received = new Date('2026-11-22T10:00:00.123Z');
@@ -411,6 +431,8 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
         event_type: 'order.created',
         verified: ['hmac'],
         trace_context: TRACE_CONTEXT,
+        replay_of: null,
+        replay_signed: null,
       });
       const [payload] = await db.sql<{ data: Uint8Array }>`SELECT data FROM payloads WHERE key = ${`inbound/${second}`}`;
       expect(Buffer.from(payload!.data).toString()).toBe('a=1&b=%20two');
@@ -423,6 +445,21 @@ describe('hookrelay_store_inbound_batch: one webhook alone answers and stores as
       expect(await store(shape, endpointId, id, true, true)).toMatchObject({ outcome: 'stored', message_id: id });
       const [row] = await db.sql<{ event_type: string | null; verified: string[]; trace_context: string | null }>`SELECT event_type, verified, trace_context FROM inbound_messages WHERE id = ${id}`;
       expect(row).toEqual({ event_type: null, verified: [], trace_context: null });
+    });
+
+    it('stores an edited replay’s copy with the message it copies and whether the server signed it', async () => {
+      const endpointId = await endpoint();
+      const [original, signed, unsigned] = [newUuidv7(), newUuidv7(), newUuidv7()];
+      await store(shape, endpointId, original);
+      await store(shape, endpointId, signed, true, false, { replay_of: original, replay_signed: true });
+      await store(shape, endpointId, unsigned, true, false, { replay_of: original, replay_signed: false });
+      const rows = await db.sql<{ id: string; replay_of: string | null; replay_signed: boolean | null }>`
+        SELECT id, replay_of, replay_signed FROM inbound_messages WHERE inbound_endpoint_id = ${endpointId} ORDER BY id`;
+      expect(rows).toEqual([
+        { id: original, replay_of: null, replay_signed: null },
+        { id: signed, replay_of: original, replay_signed: true },
+        { id: unsigned, replay_of: original, replay_signed: false },
+      ]);
     });
 
     it('places it right after a later id another process committed, keeping the payload key of the proposed id', async () => {
