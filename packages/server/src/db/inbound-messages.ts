@@ -1,5 +1,5 @@
 import { newUuidv7 as newAttemptId, uuidv7AtTime } from '@hookrelay/shared';
-import type { Sql } from './database.js';
+import type { Sql, SqlFragment } from './database.js';
 import { isUniqueViolation } from './errors.js';
 import { newestFirstById, timeWindow } from './keyset.js';
 import { claimDeletedPayloads, clearPayloadKeys, softDeleteMessages, type SoftDeleteResult } from './soft-delete.js';
@@ -232,7 +232,7 @@ export interface EndpointMessageFilters {
   receivedBefore?: string;
 }
 
-const ENDPOINT_MESSAGE_COLUMNS = (sql: Sql) => sql.fragment`
+export const ENDPOINT_MESSAGE_COLUMNS = (sql: Sql) => sql.fragment`
   m.id, m.inbound_endpoint_id, m.status, m.method, m.path, m.query, m.content_type, m.size_bytes, m.payload_sha256,
   m.event_type, m.verified, m.replay_count, m.received_at, m.response_status, m.response_latency_ms, m.raw_headers, m.replay_of`;
 
@@ -246,16 +246,10 @@ const ANSWER_CONDITIONS = {
 } as const;
 
 /**
- * An endpoint's live messages, newest first, keyset on the id: a backward range scan of the
- * (inbound_endpoint_id, id) index that stops after the page, with the filters checked on the rows
- * it passes.
+ * The conditions of the endpoint message list: the endpoint's live messages that pass `filters`,
+ * the window's start also as a bound of the id (which ends a backward scan there).
  */
-export async function listEndpointMessages(
-  sql: Sql,
-  endpointId: string,
-  filters: EndpointMessageFilters,
-  page: { limit: number; beforeId?: string },
-): Promise<EndpointMessageRow[]> {
+export function endpointMessageConditions(sql: Sql, endpointId: string, filters: EndpointMessageFilters): SqlFragment[] {
   const where = [sql.fragment`m.inbound_endpoint_id = ${endpointId}::uuid`, sql.fragment`m.deleted_at IS NULL`];
   if (filters.eventType !== undefined) {
     const glob = filters.eventType;
@@ -271,6 +265,21 @@ export async function listEndpointMessages(
     const from = Date.parse(filters.receivedAfter) - ID_BOUND_MARGIN_MS;
     if (from > 0) where.push(sql.fragment`m.id >= ${uuidv7AtTime(from)}::uuid`);
   }
+  return where;
+}
+
+/**
+ * An endpoint's live messages, newest first, keyset on the id: a backward range scan of the
+ * (inbound_endpoint_id, id) index that stops after the page, with the filters checked on the rows
+ * it passes.
+ */
+export async function listEndpointMessages(
+  sql: Sql,
+  endpointId: string,
+  filters: EndpointMessageFilters,
+  page: { limit: number; beforeId?: string },
+): Promise<EndpointMessageRow[]> {
+  const where = endpointMessageConditions(sql, endpointId, filters);
   return sql<EndpointMessageRow>`
     SELECT ${ENDPOINT_MESSAGE_COLUMNS(sql)}
     FROM inbound_messages m

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
   AttemptOut,
+  EndpointMessagesMeta,
   IdParams,
   InboundAnswerSummaryOut,
   InboundEndpointMessageOut,
@@ -27,6 +28,7 @@ import {
   listInboundAnswers,
   listInboundLogs,
   softDeleteInboundMessages,
+  type EndpointMessageRow,
 } from '../db/inbound-messages.js';
 import { INBOUND_REPLAY_CHANNEL, replayNotice } from '../db/channels.js';
 import { replayInboundMessages } from '../delivery/redeliver.js';
@@ -41,6 +43,7 @@ import { batchDeleteResult, uniqueIds } from '../lib/batch-delete.js';
 import { listAttempts } from '../db/messages.js';
 import { loadInboundAnswers } from '../http/inbound-answers.js';
 import { storeEditedCopy } from '../http/edited-replay.js';
+import { searchMessages } from '../http/message-search.js';
 import type { IngestBatcher } from '../ingest/batcher.js';
 import { toAttemptOut } from '../views/attempt.js';
 import { toInboundEndpointMessageOut } from '../views/endpoint-message.js';
@@ -140,7 +143,7 @@ export async function inboundMessageRoutes(fastify: FastifyInstance, { batcher }
       schema: {
         params: IdParams,
         querystring: EndpointMessagesQuery,
-        response: { 200: successEnvelope(z.array(InboundEndpointMessageOut), PageMetaWithMore) },
+        response: { 200: successEnvelope(z.array(InboundEndpointMessageOut), EndpointMessagesMeta) },
       },
     },
     async (request) => {
@@ -153,7 +156,13 @@ export async function inboundMessageRoutes(fastify: FastifyInstance, { batcher }
         ...(q.received_after ? { receivedAfter: q.received_after } : {}),
         ...(q.received_before ? { receivedBefore: q.received_before } : {}),
       };
-      const page = await readPage(q, ID_KEYSET, (keyset) => listEndpointMessages(sql, endpoint.id, filters, keyset));
+      let page: { rows: EndpointMessageRow[]; meta: Omit<EndpointMessagesMeta, 'request_id'> };
+      if (q.q !== undefined) {
+        page = await searchMessages(sql, services.payloadStore, endpoint.id, { ...q, q: q.q }, filters, Date.now());
+      } else {
+        const listed = await readPage(q, ID_KEYSET, (keyset) => listEndpointMessages(sql, endpoint.id, filters, keyset));
+        page = { rows: listed.rows, meta: { has_more: listed.hasMore, next_cursor: listed.nextCursor } };
+      }
       const answers = new Map<string, InboundAnswerSummaryOut[]>();
       for (const answer of await listInboundAnswers(sql, page.rows.map((r) => r.id), false)) {
         const list = answers.get(answer.message_id) ?? [];
@@ -162,7 +171,7 @@ export async function inboundMessageRoutes(fastify: FastifyInstance, { batcher }
       }
       return {
         data: page.rows.map((row) => toInboundEndpointMessageOut(row, answers.get(row.id) ?? [])),
-        meta: { request_id: request.id, has_more: page.hasMore, next_cursor: page.nextCursor },
+        meta: { request_id: request.id, ...page.meta },
       };
     },
   );
