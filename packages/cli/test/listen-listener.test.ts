@@ -830,6 +830,28 @@ describe('Listener: what arrived', () => {
     // A message the server did not re-sign reports no `resigned`, which a server that does not re-sign would refuse.
     expect(server.postedResults[1]).not.toHaveProperty('resigned');
   });
+
+  it('hands the output an edited copy as edited, signed or not; any other message without either', async () => {
+    const { server, events, stop, make } = setup({ mode: 'poll' });
+    const [start] = server.add(1);
+    server.extra = { replay_of: start!, edited: true, signed: false };
+    const running = make({ startCursor: start! }).run(stop.signal);
+    server.add(1);
+    await until(() => server.postedResults.length === 1, 'the unsigned copy');
+    server.extra = { replay_of: start!, edited: true, signed: true };
+    server.add(1);
+    await until(() => server.postedResults.length === 2, 'the signed copy');
+    server.extra = {};
+    server.add(1);
+    await until(() => server.postedResults.length === 3, 'a message that arrived');
+    stop.abort();
+    await running;
+    expect(events.deliveries.map(({ edited, signed }) => ({ edited, signed }))).toEqual([
+      { edited: true, signed: false },
+      { edited: true, signed: true },
+      { edited: undefined, signed: undefined },
+    ]);
+  });
 });
 
 describe('Listener: results until the server acknowledges them', () => {

@@ -2,7 +2,6 @@ import { isUuid } from '@hookrelay/shared/ids';
 import {
   applySampleEdits,
   isSampleEvent,
-  parseSampleEdit,
   randomSampleContext,
   SAMPLE_EVENTS,
   SAMPLE_PROVIDERS,
@@ -17,6 +16,7 @@ import { BaseCommand } from '../base-command.js';
 import { runningDevEndpoint } from '../dev/running.js';
 import { CliErrorCode, CliFailure, usageFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
+import { editsFromFlags } from '../flags/edits.js';
 import { formatSampleList, formatSampleSent, type SampleListRow, type TriggerResult } from '../format/trigger.js';
 
 /** Sub-path characters an ingest URL carries as they are. */
@@ -95,14 +95,7 @@ While \`hookrelay dev\` runs (and its server is the one in use), ENDPOINT-ID may
     const endpointId = id === undefined ? this.devEndpoint(known) : id.toLowerCase();
     if (!isUuid(endpointId)) throw usageFailure(`"${id}" is not an inbound endpoint id`, 'Inbound endpoint ids are UUIDs, such as 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70.');
     if (!isSampleEvent(known, event)) throw usageFailure(`no sample of ${provider} "${event}"`, `${provider} has: ${SAMPLE_EVENTS[known].join(', ')}.`);
-    const edits: SampleEdit[] = [];
-    for (const text of this.flags.set ?? []) {
-      try {
-        edits.push(parseSampleEdit(text));
-      } catch (error) {
-        throw usageFailure(`--set: ${(error as Error).message}`);
-      }
-    }
+    const edits = editsFromFlags(this.flags.set);
     const path = this.flags.path;
     if (!SUB_PATH.test(path)) throw usageFailure(`--path: "${path}" must start with / and hold only URL path characters`);
     return { endpointId, provider: known, event, edits, path };

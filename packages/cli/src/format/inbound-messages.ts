@@ -1,8 +1,16 @@
-import type { InboundMessageDeleteBatchOut, InboundMessageDeleteOut, InboundMessageOut, InboundReplayOut } from '@hookrelay/shared';
+import type {
+  InboundEndpointMessageOut,
+  InboundMessageDeleteBatchOut,
+  InboundMessageDeleteOut,
+  InboundMessageOut,
+  InboundReplayOut,
+  MessageSearchMeta,
+} from '@hookrelay/shared';
 import { INLINE_BODY_MAX_BYTES } from '@hookrelay/shared/constants';
 import { formatKeyValues } from './key-value.js';
 import type { Style } from './style.js';
-import { terminalSafe, terminalText } from './text.js';
+import { formatTable } from './table.js';
+import { terminalSafe, terminalText, truncate } from './text.js';
 import { formatTimestamp } from './time.js';
 
 const BODY_PREVIEW_CHARS = 4096;
@@ -96,8 +104,13 @@ export function formatInboundMessage(message: InboundMessageOut, style: Style, n
   return [details, '', style.bold('Headers'), ...(headers.length > 0 ? headers : [style.dim('  (none)')]), '', style.bold('Body'), formatMessageBody(message, style, omittedAbove)].join('\n');
 }
 
-export function formatReplay(replay: InboundReplayOut, style: Style): string {
+/** A replay's answer; `asked`: the message the replay was asked for (an edited copy's answer names the copy). */
+export function formatReplay(replay: InboundReplayOut, style: Style, asked: string = replay.message_id): string {
   replay = terminalSafe(replay);
+  if (replay.edited === true) {
+    const signature = replay.signed === true ? "signed by the server with the endpoint's secret" : "unsigned: the original's signature headers were dropped";
+    return `${style.green('Replayed')} ${terminalText(replay.replay_of ?? asked)} as an edited copy, message ${style.bold(replay.message_id)} (${signature}): status ${formatMessageStatus(replay.status, style)}. Connected listeners receive it now; a forward-mode endpoint delivers it.`;
+  }
   return `${style.green('Replayed')} ${replay.message_id} (replay ${replay.replay_count}): status ${formatMessageStatus(replay.status, style)}. Connected listeners receive it again now; a forward-mode endpoint delivers it again.`;
 }
 
@@ -117,5 +130,38 @@ export function formatBatchDeleteResult(result: InboundMessageDeleteBatchOut, st
   lines.push(
     `${result.deleted_count} deleted, ${result.already_deleted_count} already deleted, ${result.not_found_count} not found`,
   );
+  return lines.join('\n');
+}
+
+const REQUEST_COLUMN_MAX = 50;
+
+/** An endpoint's messages as a table, newest first; the NOTE column only when a row is an edited copy. */
+export function formatEndpointMessageTable(rows: readonly InboundEndpointMessageOut[], style: Style): string {
+  rows = terminalSafe(rows);
+  const notes = rows.some((row) => row.edited === true);
+  return formatTable<InboundEndpointMessageOut>(
+    [
+      { header: 'RECEIVED', value: (r) => r.received_at },
+      { header: 'MESSAGE', value: (r) => r.message_id },
+      { header: 'REQUEST', value: (r) => truncate(`${r.method} ${r.path}${r.query === '' ? '' : `?${r.query}`}`, REQUEST_COLUMN_MAX) },
+      { header: 'EVENT', value: (r) => [r.provider, r.event_type].filter((part) => part !== null).join(' ') || '-' },
+      { header: 'STATUS', value: (r) => r.status, color: (text, _r, s) => formatMessageStatus(text, s) },
+      { header: 'RESPONSE', value: (r) => (r.response_status === null ? '-' : String(r.response_status)) },
+      { header: 'SIZE', value: (r) => `${r.size_bytes} B` },
+      ...(notes ? [{ header: 'NOTE', value: (r: InboundEndpointMessageOut) => (r.edited === true && r.replay_of !== null ? `edited copy of ${r.replay_of}` : '') }] : []),
+    ],
+    rows,
+    style,
+  );
+}
+
+/** What a search read, for stderr: the text, the window, which bodies, and whether it stopped at its scan limit. */
+export function formatSearchNote(search: MessageSearchMeta, style: Style): string {
+  search = terminalSafe(search);
+  const bodies = search.bodies === 'inline' ? 'header values and the bodies stored in the database (not those above 256 KiB)' : 'header values only (the bodies are in an object store)';
+  const lines = [style.dim(`searched ${JSON.stringify(search.q)} in messages received from ${search.received_after} to ${search.received_before}: ${bodies}`)];
+  if (search.scan_limit_reached) {
+    lines.push(style.yellow(`the search stopped after ${search.scan_limit.toLocaleString('en')} messages; the next page goes on from there`));
+  }
   return lines.join('\n');
 }

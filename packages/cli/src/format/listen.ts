@@ -32,6 +32,10 @@ export interface DeliveryRecord {
   signed_at?: string | undefined;
   /** Why a late message went with the sender's signature (`no_secret`, `disabled`, `unverified`). */
   resign_skipped?: string | undefined;
+  /** An edited replay's copy (`inbound messages replay --set/--header/--body`); absent for any other message. */
+  edited?: boolean | undefined;
+  /** Of an edited copy: whether the server signed it (--resign); unsigned, it carries none of the original's signatures. */
+  signed?: boolean | undefined;
 }
 
 /** What the app answered besides its status (`--capture-response-bytes`). */
@@ -85,8 +89,8 @@ function lateness(record: DeliveryRecord, at: Date): string | null {
 
 /**
  * One delivery, one line: time, method, path and query, the provider and event type, the app's
- * status, latency, message id; then what is unusual about it (a replay, several attempts, a
- * re-signed or late signature, the error).
+ * status, latency, message id; then what is unusual about it (a replay, an edited copy and
+ * whether the server signed it, several attempts, a re-signed or late signature, the error).
  * `12:01:02  POST /stripe  stripe invoice.paid  200  12 ms  0190b2c4-… (re-signed, 12 min late)`
  */
 export function formatDeliveryLine(record: DeliveryRecord, style: Style, at: Date, showTarget = false): string {
@@ -105,6 +109,7 @@ export function formatDeliveryLine(record: DeliveryRecord, style: Style, at: Dat
   if (showTarget && record.target !== null) line += `  ${style.dim(`→ ${record.target}`)}`;
   const notes: string[] = [];
   if (record.replay) notes.push('replay');
+  if (record.edited === true) notes.push(record.signed === true ? 'edited' : 'edited, unsigned');
   if (record.attempt > 1) notes.push(`attempt ${record.attempt}`);
   const late = lateness(record, at);
   if (record.resigned) notes.push(late === null ? 're-signed' : `re-signed, ${late} late`);
@@ -171,7 +176,7 @@ export function formatResponseLines(record: DeliveryRecord, style: Style): strin
   return lines;
 }
 
-/** The `--json` line of a delivery: exactly these fields, in this order. */
+/** The `--json` line of a delivery: exactly these fields, in this order (`edited` and `signed` only for an edited copy). */
 export interface DeliveryJson {
   message_id: string;
   cursor: string | null;
@@ -188,6 +193,9 @@ export interface DeliveryJson {
   event_type: string | null;
   /** The server re-signed it for this delivery (docs/cli.md, Late signatures). */
   resigned: boolean;
+  /** An edited replay's copy, and whether the server signed it: only on such a copy's line. */
+  edited?: true;
+  signed?: boolean;
   response_headers: [string, string][];
   /** Base64 of the first bytes of the answer's body; null when there was no answer or capture is off. */
   response_body: string | null;
@@ -208,6 +216,7 @@ export function deliveryJson(record: DeliveryRecord): DeliveryJson {
     provider: record.provider,
     event_type: record.event_type,
     resigned: record.resigned,
+    ...(record.edited === true ? { edited: true as const, signed: record.signed === true } : {}),
     response_headers: record.response?.headers ?? [],
     response_body: record.response === undefined ? null : record.response.body.toString('base64'),
     response_body_truncated: record.response?.truncated ?? false,

@@ -263,6 +263,7 @@ export class Listener {
         resigned: item.message.resigned === true,
         signed_at: item.message.signed_at,
         resign_skipped: item.message.resign_skipped,
+        ...(item.message.edited === true ? { edited: true, signed: item.message.signed === true } : {}),
       });
       if (item.kind === 'sequence' && this.catchUp !== null && item.id <= this.catchUp.target) {
         this.catchUp.count += 1;
