@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseJsonOutput, runCli } from './helpers/cli.js';
 import { testResources } from './helpers/fixture.js';
 import { startHttpsReceiver, type HttpsReceiver } from './helpers/https-receiver.js';
 import { api, createCliEndpoint, sendWebhook, until, type ListenProcess, type ReceivedRequest } from './helpers/listen.js';
@@ -14,7 +15,8 @@ import { startServer, type RunningServer } from './helpers/server.js';
  * before it is delivered (a backlog, a replay; the endpoint's tolerance widened so that ingest took
  * it) is re-signed by the server with the endpoint's secret, and the provider's own library at the
  * app accepts it — through the built CLI's `listen`, a replay, and forward mode. The listen lines
- * say what arrived and what became of its signature.
+ * say what arrived and what became of its signature. An edited replay's copy reaches the running
+ * listener too, signed by the server (`--resign`) or without the original's signature.
  */
 
 let server: RunningServer;
@@ -213,5 +215,44 @@ describe('forward mode: a late event reaches the receiver re-signed', () => {
     expect(attempts).toEqual([expect.objectContaining({ response_status: 200, resigned: true }), expect.objectContaining({ response_status: 200, resigned: true })]);
     const stored = await api<{ raw_headers: [string, string][] }>(server.url, server.apiKey, 'GET', `/v1/inbound-messages/${messageId}`);
     expect(headerOf({ headers: stored.raw_headers }, 'stripe-signature')).toBe(sent[1]![1]);
+  });
+});
+
+describe('listen: an edited replay', () => {
+  it('reaches the running listener: re-signed, the app’s Stripe check takes the edited body; unsigned, the line says so', { timeout: 60_000 }, async () => {
+    const { secret } = PROVIDERS[0]!;
+    const app = await checkingApp('stripe', secret);
+    const endpoint = await createCliEndpoint(server.url, server.apiKey, { verify_hmac: true, hmac_scheme: 'stripe', hmac_secret: secret });
+    const cli = listen([endpoint.id, '--forward-to', String(app.port)], await configDir());
+    await cli.waitForStderr(/connected \(websocket\)/u);
+    const body = Buffer.from('{"id":"evt_edit","object":"event","type":"invoice.paid","data":{"object":{"amount_paid":100}}}');
+    const { messageId } = await sendWebhook(server.url, endpoint.token, {
+      body,
+      headers: [
+        ['Content-Type', 'application/json'],
+        ['Stripe-Signature', new Stripe('sk_test_unused').webhooks.generateTestHeaderString({ payload: body.toString('utf8'), secret })],
+      ],
+    });
+    await app.waitFor(1);
+
+    type Copy = { message_id: string; replay_of: string; edited: boolean; signed: boolean };
+    const signed = await runCli(['inbound', 'messages', 'replay', messageId, '--set', 'data.object.amount_paid=5000', '--resign', '--json'], { env });
+    expect(signed.code, signed.stderr).toBe(0);
+    const copy = parseJsonOutput<Copy>(signed);
+    expect(copy).toMatchObject({ replay_of: messageId, edited: true, signed: true });
+    await app.waitFor(2);
+    expect(JSON.parse(app.requests[1]!.body.toString('utf8')).data.object.amount_paid).toBe(5000);
+    expect(await PROVIDER_CHECKS.stripe!(app.requests[1]!, secret)).toBe(true);
+    await cli.waitForStderr(new RegExp(`POST /  stripe invoice\\.paid  200  \\d+ ms  ${copy.message_id} \\(edited\\)$`, 'mu'));
+
+    const unsigned = await runCli(['inbound', 'messages', 'replay', messageId, '--header', 'X-Edited: yes', '--json'], { env });
+    expect(unsigned.code, unsigned.stderr).toBe(0);
+    const bare = parseJsonOutput<Copy>(unsigned);
+    await app.waitFor(3);
+    expect(headerOf(app.requests[2]!, 'x-edited')).toBe('yes');
+    expect(headerOf(app.requests[2]!, 'stripe-signature')).toBe('');
+    // Without its signature the app refuses it, as it should.
+    await cli.waitForStderr(new RegExp(`POST /  invoice\\.paid  400  \\d+ ms  ${bare.message_id} \\(edited, unsigned\\)$`, 'mu'));
+    expect(await cli.stop()).toBe(0);
   });
 });
