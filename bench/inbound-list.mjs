@@ -9,38 +9,24 @@
 //
 // Prints the mean time of each query over --repeat runs (after one warm-up run). Exit 1 on a
 // failure or a page of the wrong length.
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { performance } from 'node:perf_hooks';
-import { startPgCluster } from '@hookrelay/server/testing';
+import { insertBenchEndpoints, loadBuilt, meanOf, onMigratedPostgres } from './lib.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const load = (file) => import(pathToFileURL(path.join(root, file)).href);
 const { values: args } = parseArgs({ options: { messages: { type: 'string', default: '100000' }, repeat: { type: 'string', default: '20' } } });
 const MESSAGES = Number(args.messages);
 const REPEAT = Number(args.repeat);
 
-const { openPostgres } = await load('packages/server/dist/db/database.js');
-const { migrate } = await load('packages/server/dist/db/migrate.js');
-const { listEndpointMessages } = await load('packages/server/dist/db/inbound-messages.js');
-const { countInboundEndpointActivity } = await load('packages/server/dist/db/inbound-endpoints.js');
-const { uuidv7AtTime } = await load('packages/shared/dist/index.js');
+const { listEndpointMessages } = await loadBuilt('packages/server/dist/db/inbound-messages.js');
+const { countInboundEndpointActivity } = await loadBuilt('packages/server/dist/db/inbound-endpoints.js');
+const { uuidv7AtTime } = await loadBuilt('packages/shared/dist/index.js');
 
-const cluster = await startPgCluster(process.env);
-const db = openPostgres({ url: cluster.url, poolSize: 2 });
-let failed = false;
-try {
-  await migrate(db);
-  const { sql } = db;
-  const PROJECT = '01a20000-0000-7000-8000-000000000001';
-  const ENDPOINTS = ['01a20000-0000-7000-8000-0000000000e1', '01a20000-0000-7000-8000-0000000000e2'];
+await onMigratedPostgres(async (sql) => {
+  let failed = false;
+  const { project: PROJECT, endpoints: ENDPOINTS } = await insertBenchEndpoints(sql);
   const [E] = ENDPOINTS;
-  await sql`INSERT INTO projects (id, name) VALUES (${PROJECT}, 'bench')`;
   const start = Date.now() - 30 * 86_400_000;
   const step = Math.floor((30 * 86_400_000) / MESSAGES);
   for (const [i, endpoint] of ENDPOINTS.entries()) {
-    await sql`INSERT INTO inbound_endpoints (id, project_id, name, mode, secret_token_encrypted, secret_token_hash) VALUES (${endpoint}, ${PROJECT}, 'bench', 'cli', 'x', ${endpoint})`;
     // Ids carry the received_at millisecond, as ingestion makes them; one message in 1,000 is 'rare'.
     await sql.execScript(`
       INSERT INTO inbound_messages (id, project_id, inbound_endpoint_id, method, path, content_type, size_bytes, payload_sha256,
@@ -67,26 +53,17 @@ try {
   ];
   process.stdout.write(`${MESSAGES.toLocaleString('en')} messages on the endpoint (and as many on another), mean of ${REPEAT} runs\n`);
   const time = async (label, run, expected) => {
-    await run();
-    const t0 = performance.now();
-    let result;
-    for (let i = 0; i < REPEAT; i++) result = await run();
+    const { ms, result } = await meanOf(run, REPEAT);
     const length = Array.isArray(result) ? result.length : result.size;
     if (expected !== undefined && length !== expected) {
       failed = true;
       process.stderr.write(`bench: ${label}: ${length} rows, expected ${expected}\n`);
     }
-    process.stdout.write(`${label.padEnd(52)} ${((performance.now() - t0) / REPEAT).toFixed(2).padStart(8)} ms\n`);
+    process.stdout.write(`${label.padEnd(52)} ${ms.toFixed(2).padStart(8)} ms\n`);
   };
   for (const [label, filters, page, expected] of scenarios) {
     await time(label, () => listEndpointMessages(sql, E, filters, { limit: 51, ...page }), expected);
   }
   await time('connected_listeners and messages_24h, 2 endpoints', () => countInboundEndpointActivity(sql, ENDPOINTS, uuidv7AtTime(Date.now() - 86_400_000), 90), 2);
-} catch (error) {
-  failed = true;
-  process.stderr.write(`bench: ${error instanceof Error ? error.stack : error}\n`);
-} finally {
-  await db.close();
-  cluster.stop();
-}
-process.exit(failed ? 1 : 0);
+  return !failed;
+});

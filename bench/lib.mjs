@@ -1,6 +1,7 @@
 // Shared helpers of the benchmarks in bench/ (plain ESM, no build step): bounded waits, child
 // processes that are always cleaned up, CPU accounting from /proc, a durable throwaway PostgreSQL,
-// the real server process, and a summary of V8 CPU profiles.
+// a migrated one for the benchmarks of single queries, the real server process, and a summary of
+// V8 CPU profiles.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -8,7 +9,7 @@ import https from 'node:https';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
@@ -264,6 +265,55 @@ export async function startDurablePg() {
   if (settings.fsync !== 'on' || settings.sync !== 'on') throw new Error(`PostgreSQL is not durable: fsync=${settings.fsync} synchronous_commit=${settings.sync}`);
   const version = /PostgreSQL [\d.]+/.exec(settings.version)?.[0] ?? settings.version;
   return { pg, postmasterPid, stats, settings, version };
+}
+
+/** A module of the built packages, by its path from the repository root (`packages/server/dist/db/migrate.js`). */
+export const loadBuilt = (file) => import(pathToFileURL(path.join(root, file)).href);
+
+/**
+ * The database of a benchmark of single queries (bench/inbound-list.mjs, bench/search.mjs): a
+ * throwaway PostgreSQL cluster, migrated, its `sql` (a pool of 2) handed to `run`; both are closed
+ * after it, and the process exits 1 when `run` throws or answers false (a wrong result), else 0.
+ */
+export async function onMigratedPostgres(run) {
+  const { openPostgres } = await loadBuilt('packages/server/dist/db/database.js');
+  const { migrate } = await loadBuilt('packages/server/dist/db/migrate.js');
+  const cluster = await startPgCluster(process.env);
+  const db = openPostgres({ url: cluster.url, poolSize: 2 });
+  let ok = false;
+  try {
+    await migrate(db);
+    ok = (await run(db.sql)) !== false;
+  } catch (error) {
+    process.stderr.write(`bench: ${error instanceof Error ? error.stack : error}\n`);
+  } finally {
+    await db.close();
+    cluster.stop();
+  }
+  process.exit(ok ? 0 : 1);
+}
+
+/**
+ * The project and the two cli-mode inbound endpoints that a benchmark of single queries fills with
+ * messages (the second one so that the index holds more than the endpoint's own).
+ */
+export async function insertBenchEndpoints(sql) {
+  const project = '01a20000-0000-7000-8000-000000000001';
+  const endpoints = ['01a20000-0000-7000-8000-0000000000e1', '01a20000-0000-7000-8000-0000000000e2'];
+  await sql`INSERT INTO projects (id, name) VALUES (${project}, 'bench')`;
+  for (const endpoint of endpoints) {
+    await sql`INSERT INTO inbound_endpoints (id, project_id, name, mode, secret_token_encrypted, secret_token_hash) VALUES (${endpoint}, ${project}, 'bench', 'cli', 'x', ${endpoint})`;
+  }
+  return { project, endpoints };
+}
+
+/** The mean milliseconds of `run` over `repeat` calls after one warm-up call, and what the last one answered. */
+export async function meanOf(run, repeat) {
+  await run();
+  const t0 = performance.now();
+  let result;
+  for (let i = 0; i < repeat; i++) result = await run();
+  return { ms: (performance.now() - t0) / repeat, result };
 }
 
 /** The cluster's URL over its Unix socket instead of TCP (libpq's `?host=<directory>`). */

@@ -12,38 +12,24 @@
 // Prints the mean time of each search over --repeat runs (after one warm-up run), and whether the
 // slowest one answers within the target (1 s at 100,000 messages). Exit 1 on a failure or a page of
 // the wrong length.
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { performance } from 'node:perf_hooks';
-import { startPgCluster } from '@hookrelay/server/testing';
+import { insertBenchEndpoints, loadBuilt, meanOf, onMigratedPostgres } from './lib.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const load = (file) => import(pathToFileURL(path.join(root, file)).href);
 const { values: args } = parseArgs({ options: { messages: { type: 'string', default: '100000' }, repeat: { type: 'string', default: '5' } } });
 const MESSAGES = Number(args.messages);
 const REPEAT = Number(args.repeat);
 const TARGET_MS = 1000;
 
-const { openPostgres } = await load('packages/server/dist/db/database.js');
-const { migrate } = await load('packages/server/dist/db/migrate.js');
-const { searchMessages } = await load('packages/server/dist/http/message-search.js');
+const { searchMessages } = await loadBuilt('packages/server/dist/http/message-search.js');
 
-const cluster = await startPgCluster(process.env);
-const db = openPostgres({ url: cluster.url, poolSize: 2 });
-let failed = false;
-try {
-  await migrate(db);
-  const { sql } = db;
-  const PROJECT = '01a20000-0000-7000-8000-000000000001';
-  const ENDPOINTS = ['01a20000-0000-7000-8000-0000000000e1', '01a20000-0000-7000-8000-0000000000e2'];
+await onMigratedPostgres(async (sql) => {
+  let failed = false;
+  const { project: PROJECT, endpoints: ENDPOINTS } = await insertBenchEndpoints(sql);
   const [E] = ENDPOINTS;
-  await sql`INSERT INTO projects (id, name) VALUES (${PROJECT}, 'bench')`;
   const now = Date.now();
   const start = now - 23 * 3_600_000;
   const step = Math.max(1, Math.floor((23 * 3_600_000) / MESSAGES));
   for (const [i, endpoint] of ENDPOINTS.entries()) {
-    await sql`INSERT INTO inbound_endpoints (id, project_id, name, mode, secret_token_encrypted, secret_token_hash) VALUES (${endpoint}, ${PROJECT}, 'bench', 'cli', 'x', ${endpoint})`;
     // Ids carry the received_at millisecond, as ingestion makes them. Bodies differ from message to
     // message (an md5 of its number, repeated), as real ones do; 1 in 10 holds "body-needle", 1 in
     // 1,000 has a header "header-needle".
@@ -85,12 +71,7 @@ try {
   process.stdout.write(`${MESSAGES.toLocaleString('en')} messages on the endpoint (and as many on another), mean of ${REPEAT} runs\n`);
   let slowest = 0;
   for (const [label, query, filters, expected] of scenarios) {
-    const run = () => searchMessages(sql, store, E, { limit: 50, ...query }, filters, Date.now());
-    await run();
-    const t0 = performance.now();
-    let result;
-    for (let i = 0; i < REPEAT; i++) result = await run();
-    const ms = (performance.now() - t0) / REPEAT;
+    const { ms, result } = await meanOf(() => searchMessages(sql, store, E, { limit: 50, ...query }, filters, Date.now()), REPEAT);
     slowest = Math.max(slowest, ms);
     if (result.rows.length !== expected) {
       failed = true;
@@ -99,11 +80,5 @@ try {
     process.stdout.write(`${label.padEnd(44)} ${ms.toFixed(1).padStart(8)} ms  (scan limit reached: ${result.meta.search.scan_limit_reached})\n`);
   }
   process.stdout.write(`target ≤ ${TARGET_MS} ms for the slowest search: ${slowest <= TARGET_MS ? 'met' : 'NOT met'} (${slowest.toFixed(1)} ms)\n`);
-} catch (error) {
-  failed = true;
-  process.stderr.write(`bench: ${error instanceof Error ? error.stack : error}\n`);
-} finally {
-  await db.close();
-  cluster.stop();
-}
-process.exit(failed ? 1 : 0);
+  return !failed;
+});

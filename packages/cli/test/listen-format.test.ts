@@ -41,6 +41,16 @@ describe('listen output', () => {
     expect(line).toBe('09:05:07  POST /github/push?x=1  ERR  12 ms  0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 (replay, attempt 3)  connect ECONNREFUSED');
   });
 
+  it('notes an edited replay’s copy, and whether the server signed it', () => {
+    expect(formatDeliveryLine({ ...record, edited: true, signed: false }, plainStyle, at)).toBe('09:05:07  POST /github/push?x=1  200  12 ms  0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 (edited, unsigned)');
+    expect(formatDeliveryLine({ ...record, edited: true, signed: true, attempt: 2 }, plainStyle, at)).toBe('09:05:07  POST /github/push?x=1  200  12 ms  0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 (edited, attempt 2)');
+  });
+
+  it('--json has edited and signed on an edited copy’s line only', () => {
+    expect(deliveryJson({ ...record, edited: true, signed: false })).toMatchObject({ edited: true, signed: false });
+    expect(Object.keys(deliveryJson({ ...record, edited: true, signed: true }))).toEqual(expect.arrayContaining(['edited', 'signed']));
+  });
+
   it('--json has exactly the documented fields', () => {
     expect(Object.keys(deliveryJson(record))).toEqual([
       'message_id',

@@ -2,11 +2,9 @@ import type { InboundEndpointMessageOut, MessageSearchMeta } from '@hookrelay/sh
 import { describe, expect, it } from 'vitest';
 import { editsFromFlags, replayEditsFromFlags } from '../src/flags/edits.js';
 import { messageListArgs, messageListFilters } from '../src/flags/message-list.js';
-import { deliveryJson, formatDeliveryLine } from '../src/format/listen.js';
 import { formatEndpointMessageTable, formatReplay, formatSearchNote } from '../src/format/inbound-messages.js';
 import { plainStyle } from '../src/format/style.js';
 import { parseReplayHeaderFlag, replayHeadersFromFlags } from '../src/headers.js';
-import type { DeliveryRecord } from '../src/listen/ports.js';
 import type { MessageInputSource } from '../src/message-input.js';
 import { usageError } from './usage-failure.js';
 
@@ -74,39 +72,6 @@ describe('inbound messages replay: the edits', () => {
     expect(formatReplay({ message_id: ORIGINAL, replay_count: 2, status: 'queued' }, plainStyle)).toBe(
       `Replayed ${ORIGINAL} (replay 2): status queued. Connected listeners receive it again now; a forward-mode endpoint delivers it again.`,
     );
-  });
-});
-
-describe('listen and dev: an edited copy', () => {
-  const record: DeliveryRecord = {
-    message_id: COPY,
-    cursor: COPY,
-    method: 'POST',
-    path: '/',
-    query: '',
-    status: 200,
-    latency_ms: 4,
-    attempt: 1,
-    error: null,
-    replay: false,
-    target: 'http://localhost:3000',
-    provider: 'stripe',
-    event_type: 'invoice.paid',
-    resigned: false,
-  };
-  const at = new Date(2026, 4, 1, 9, 5, 7);
-
-  it('the line says edited, and unsigned when the server did not sign it', () => {
-    expect(formatDeliveryLine({ ...record, edited: true, signed: false }, plainStyle, at)).toBe(`09:05:07  POST /  stripe invoice.paid  200  4 ms  ${COPY} (edited, unsigned)`);
-    expect(formatDeliveryLine({ ...record, edited: true, signed: true }, plainStyle, at)).toBe(`09:05:07  POST /  stripe invoice.paid  200  4 ms  ${COPY} (edited)`);
-    expect(formatDeliveryLine(record, plainStyle, at)).toBe(`09:05:07  POST /  stripe invoice.paid  200  4 ms  ${COPY}`);
-  });
-
-  it('--json has edited and signed on an edited copy’s line only', () => {
-    expect(deliveryJson({ ...record, edited: true, signed: false })).toMatchObject({ edited: true, signed: false });
-    const plain = deliveryJson(record);
-    expect(plain).not.toHaveProperty('edited');
-    expect(plain).not.toHaveProperty('signed');
   });
 });
 
