@@ -71,7 +71,7 @@ await onMigratedPostgres(async (sql) => {
   process.stdout.write(`${MESSAGES.toLocaleString('en')} messages on the endpoint (and as many on another), mean of ${REPEAT} runs\n`);
   let slowest = 0;
   for (const [label, query, filters, expected] of scenarios) {
-    const { ms, result } = await meanOf(() => searchMessages(sql, store, E, { limit: 50, ...query }, filters, Date.now()), REPEAT);
+    const { ms, result } = await meanOf(() => searchMessages({ sql, backend: 'postgres' }, store, E, { limit: 50, ...query }, filters, Date.now()), REPEAT);
     slowest = Math.max(slowest, ms);
     if (result.rows.length !== expected) {
       failed = true;

@@ -16,6 +16,12 @@ export interface MessageSearch {
   bodies: boolean;
   /** The most messages the scan reads. */
   scanLimit: number;
+  /**
+   * Plan each chunk for its own bounds (PostgreSQL, whose prepared statements would come to a
+   * generic plan). PGlite plans every statement anew, and a transaction there would hold its one
+   * connection, and every request of the process, for the whole search.
+   */
+  planEachChunk: boolean;
 }
 
 export interface SearchPage {
@@ -61,6 +67,7 @@ export async function searchEndpointMessages(
   // Each chunk's statement is the same but for its bounds: planned again for them every time, as a
   // prepared statement's plan made for no bounds in particular could read the endpoint's messages
   // whole, and sort them, at every chunk.
+  if (!search.planEachChunk) return readChunks(sql, where, inHeaders, inBody, search.scanLimit, page);
   return sql.begin(async (tx) => {
     await tx`SET LOCAL plan_cache_mode = force_custom_plan`;
     return readChunks(tx, where, inHeaders, inBody, search.scanLimit, page);

@@ -1,5 +1,5 @@
 import { MESSAGE_SEARCH, type InboundEndpointMessagesQuery, type MessageSearchMeta } from '@hookrelay/shared';
-import type { Sql } from '../db/database.js';
+import type { Database } from '../db/database.js';
 import type { EndpointMessageFilters, EndpointMessageRow } from '../db/inbound-messages.js';
 import { searchEndpointMessages } from '../db/message-search.js';
 import { invalidRequest } from '../errors.js';
@@ -33,7 +33,7 @@ export interface SearchResult {
  * read when the scan stopped at its limit.
  */
 export async function searchMessages(
-  sql: Sql,
+  db: Pick<Database, 'sql' | 'backend'>,
   payloadStore: PayloadStore,
   endpointId: string,
   query: InboundEndpointMessagesQuery & { q: string },
@@ -44,10 +44,10 @@ export async function searchMessages(
   const bodies = payloadStore.kind === 'database';
   const beforeId = query.cursor === undefined ? undefined : decodeCursor(query.cursor, IdCursor).i;
   const page = await searchEndpointMessages(
-    sql,
+    db.sql,
     endpointId,
     { ...filters, receivedAfter: from, receivedBefore: to },
-    { text: query.q, bodies, scanLimit: MESSAGE_SEARCH.scanLimit },
+    { text: query.q, bodies, scanLimit: MESSAGE_SEARCH.scanLimit, planEachChunk: db.backend === 'postgres' },
     { limit: query.limit, beforeId },
   );
   return {

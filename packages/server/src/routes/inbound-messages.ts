@@ -158,7 +158,7 @@ export async function inboundMessageRoutes(fastify: FastifyInstance, { batcher }
       };
       let page: { rows: EndpointMessageRow[]; meta: Omit<EndpointMessagesMeta, 'request_id'> };
       if (q.q !== undefined) {
-        page = await searchMessages(sql, services.payloadStore, endpoint.id, { ...q, q: q.q }, filters, Date.now());
+        page = await searchMessages(services.db, services.payloadStore, endpoint.id, { ...q, q: q.q }, filters, Date.now());
       } else {
         const listed = await readPage(q, ID_KEYSET, (keyset) => listEndpointMessages(sql, endpoint.id, filters, keyset));
         page = { rows: listed.rows, meta: { has_more: listed.hasMore, next_cursor: listed.nextCursor } };

@@ -134,7 +134,7 @@ describe('the scan limit', () => {
     for (let i = 0; i < 7; i++) sent.push(await ingest(token, i % 3 === 0 ? '{"hit":true}' : '{"miss":true}'));
     const newest = [...sent].reverse();
     const window = { receivedAfter: new Date(Date.now() - DAY).toISOString(), receivedBefore: new Date(Date.now() + 1000).toISOString() };
-    const options = { text: '"hit"', bodies: true, scanLimit: 3 };
+    const options = { text: '"hit"', bodies: true, scanLimit: 3, planEachChunk: t.db.backend === 'postgres' };
     // Newest first: sent[6] (hit), sent[5], sent[4]: the scan stops at its third message.
     const first = await searchEndpointMessages(t.db.sql, id, window, options, { limit: 10 });
     expect(first.rows.map((r) => r.id)).toEqual([sent[6]]);
