@@ -45,3 +45,22 @@ export const INLINE_BODY_MAX_BYTES = 256 * 1024;
 
 /** How long a portal link authenticates unless its create says otherwise, and the longest it may, in minutes (docs/api.md, Portal links). */
 export const PORTAL_LINK_LIMITS = { defaultMinutes: 60, maxMinutes: 1440 } as const;
+
+/** The class of a message's latest answer, as the endpoint message list filters it (`none`: no HTTP answer yet). */
+export const ANSWER_CLASSES = ['2xx', '4xx', '5xx', 'none'] as const;
+
+/**
+ * The search of an endpoint's messages (`GET /v1/inbound-endpoints/{id}/messages?q=…`, docs/api.md,
+ * Searching what arrived): a substring of a body or of a header value, within a window of receipt
+ * times that bounds what is read.
+ */
+export const MESSAGE_SEARCH = {
+  /** The window when neither bound is given: the last day. */
+  defaultWindowMs: 24 * 60 * 60 * 1000,
+  /** The longest window a search takes. */
+  maxWindowMs: 7 * 24 * 60 * 60 * 1000,
+  /** The most messages one request reads; the page then ends there and `next_cursor` goes on. */
+  scanLimit: 100_000,
+  /** The longest text searched for. */
+  maxTextChars: 256,
+} as const;

@@ -1,4 +1,5 @@
-import { parseSampleEdit, type InboundReplayIn, type SampleEdit } from '@hookrelay/shared';
+import type { InboundReplayIn } from '@hookrelay/shared';
+import { parseSampleEdit, type SampleEdit } from '@hookrelay/shared/samples';
 import { usageFailure } from '../errors.js';
 import { replayHeadersFromFlags } from '../headers.js';
 import { processInputSource, readFlagText, type MessageInputSource } from '../message-input.js';

@@ -1,4 +1,5 @@
-import { MESSAGE_SEARCH, type InboundEndpointMessagesQuery } from '@hookrelay/shared';
+import type { InboundEndpointMessagesQuery } from '@hookrelay/shared';
+import { MESSAGE_SEARCH } from '@hookrelay/shared/constants';
 import { usageFailure } from '../errors.js';
 import { parseTimeFlag } from './time.js';
 

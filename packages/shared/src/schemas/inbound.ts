@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { INBOUND_MODES, SCHEMES_WITHOUT_PRESET_HEADER } from '../constants.js';
+import { ANSWER_CLASSES, INBOUND_MODES, MESSAGE_SEARCH, SCHEMES_WITHOUT_PRESET_HEADER } from '../constants.js';
 import {
   Cursor,
   HeaderName,
@@ -16,12 +16,11 @@ import {
 } from './common.js';
 import { checkEventTypeCreate, checkEventTypeUpdate, EventTypeSource, eventTypeCreateShape, eventTypeUpdateShape } from './event-type.js';
 import { batchDeleteResult, MessageDeleteBatchIn, MessageDeleteOut, MessageStatus } from './messages.js';
-import { MESSAGE_SEARCH } from './message-search.js';
 import { SampleProviderName } from './samples.js';
 import { HmacScheme, VerificationSettings } from './verification.js';
 
 // Defined without zod in constants.ts, for clients that only name them; exported here too, beside their schemas.
-export { INBOUND_MODES, INLINE_BODY_MAX_BYTES, LISTEN_PAGE_MAX_BODY_BYTES, LISTEN_PAGE_SIZE, SCHEMES_WITHOUT_PRESET_HEADER } from '../constants.js';
+export { ANSWER_CLASSES, INBOUND_MODES, INLINE_BODY_MAX_BYTES, LISTEN_PAGE_MAX_BODY_BYTES, LISTEN_PAGE_SIZE, SCHEMES_WITHOUT_PRESET_HEADER } from '../constants.js';
 
 export const InboundMode = z.enum(INBOUND_MODES, { message: 'must be forward or cli' });
 export type InboundMode = z.infer<typeof InboundMode>;
@@ -291,7 +290,6 @@ export const InboundMessageStatus = MessageStatus;
 export type InboundMessageStatus = MessageStatus;
 
 /** The class of a message's latest answer, as the endpoint message list filters it. */
-export const ANSWER_CLASSES = ['2xx', '4xx', '5xx', 'none'] as const;
 export const AnswerClass = z.enum(ANSWER_CLASSES, { message: `must be one of ${ANSWER_CLASSES.join(', ')}` });
 export type AnswerClass = z.infer<typeof AnswerClass>;
 

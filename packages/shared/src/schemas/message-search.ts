@@ -2,21 +2,8 @@ import { z } from 'zod';
 import { PageMetaWithMore } from '../envelope.js';
 import { Timestamp } from './common.js';
 
-/**
- * The search of an endpoint's messages (`GET /v1/inbound-endpoints/{id}/messages?q=…`, docs/api.md,
- * Searching what arrived): a substring of a body or of a header value, within a window of receipt
- * times that bounds what is read.
- */
-export const MESSAGE_SEARCH = {
-  /** The window when neither bound is given: the last day. */
-  defaultWindowMs: 24 * 60 * 60 * 1000,
-  /** The longest window a search takes. */
-  maxWindowMs: 7 * 24 * 60 * 60 * 1000,
-  /** The most messages one request reads; the page then ends there and `next_cursor` goes on. */
-  scanLimit: 100_000,
-  /** The longest text searched for. */
-  maxTextChars: 256,
-} as const;
+// Defined without zod in constants.ts, for clients that only name it; exported here too, beside its schemas.
+export { MESSAGE_SEARCH } from '../constants.js';
 
 /**
  * What a search read: the window (as resolved from the defaults), whether it stopped at the scan

@@ -1,4 +1,6 @@
-import { ANSWER_CLASSES, isUuid, MESSAGE_SEARCH, type InboundEndpointMessageOut, type InboundEndpointMessagesQuery, type MessageSearchMeta } from '@hookrelay/shared';
+import type { InboundEndpointMessageOut, InboundEndpointMessagesQuery, MessageSearchMeta } from '@hookrelay/shared';
+import { ANSWER_CLASSES, MESSAGE_SEARCH } from '@hookrelay/shared/constants';
+import { isUuid } from '@hookrelay/shared/ids';
 import { Args, Flags } from '@oclif/core';
 import { usageFailure } from '../../../errors.js';
 import { messageListArgs, messageListFilters, type MessageListFilters } from '../../../flags/message-list.js';
