@@ -58,6 +58,8 @@ export async function searchEndpointMessages(
 ): Promise<SearchPage> {
   const where = endpointMessageConditions(sql, endpointId, filters);
   const until = Date.parse(filters.receivedBefore) + ID_AFTER_RECEIPT_MARGIN_MS;
+  // A window that ends before the first id there can be holds nothing.
+  if (until <= 0) return { rows: [], hasMore: false, continueBelow: null, scanLimitReached: false };
   if (until < 0xffff_ffff_ffff) where.push(sql.fragment`m.id < ${uuidv7AtTime(until)}::uuid`);
   const inHeaders = sql.fragment`EXISTS (SELECT 1 FROM jsonb_array_elements(c.raw_headers) h WHERE strpos(h->>1, ${search.text}::text) > 0)`;
   // A scalar subquery: one probe of the payloads' primary key per message, never a scan of them all.

@@ -89,6 +89,10 @@ describe('q: what a body or a header value holds', () => {
     const longer = new Date(Date.parse(until) - 7 * DAY - 1).toISOString();
     expectError(await search(id, { q: 'window', received_after: longer, received_before: until }), 400, 'INVALID_REQUEST', 'query.received_after: must be at most 7 days before received_before');
     expectError(await search(id, { q: 'window', received_after: new Date(Date.now() - 8 * DAY).toISOString() }), 400, 'INVALID_REQUEST', 'query.received_after');
+    // A window before the first id there can be (1970) holds nothing.
+    const early = await search(id, { q: 'window', received_before: '1969-12-31T23:54:59.999Z' });
+    expect(early.status, early.raw).toBe(200);
+    expect(ids(early)).toEqual([]);
     // Without q a window of any length lists as before.
     expect((await search(id, { received_after: new Date(Date.now() - 30 * DAY).toISOString() })).status).toBe(200);
   });
