@@ -144,7 +144,11 @@ export async function lockIdempotencyKeys(sql: Sql, keys: readonly { projectId: 
  * The CTEs that queue deliveries of the messages a `chosen` CTE (`id`, `endpoint_id`, `leased`) names:
  * `jobs`, due now (the leased ones leased to `lease`'s worker); `woken`, one NOTIFY (payload
  * `origin`) when any job waits for a claim; `leased_endpoints`, the delivery settings of the leased
- * messages' endpoints. The statement must read `woken` (`notifiedRows`) for its NOTIFY to be sent.
+ * messages' endpoints, one row per endpoint. The statement must read `woken` (`notifiedRows`) for
+ * its NOTIFY to be sent, and returns `leased_endpoints` as rows of their own, which
+ * `withLeasedEndpoints` gives to the messages: joined to `chosen` in SQL, a plan cached for a
+ * batch of a few rows compares every message with every endpoint, a million times for a fan-out to
+ * a thousand endpoints.
  */
 export function queueDeliveries(sql: Sql, lease: EnqueueLease | undefined, origin: string): SqlFragment {
   return sql.fragment`jobs AS (
@@ -162,8 +166,30 @@ export function queueDeliveries(sql: Sql, lease: EnqueueLease | undefined, origi
       SELECT e.id, e.url, e.headers,
              coalesce((SELECT json_agg(k.secret_encrypted ORDER BY k.created_at DESC, k.id DESC) FROM signing_keys k
                        WHERE k.owner_id = e.id AND (k.expires_at IS NULL OR k.expires_at > now())), '[]'::json) AS secrets
-      FROM endpoints e WHERE e.id IN (SELECT endpoint_id FROM chosen WHERE leased)
+      FROM (SELECT DISTINCT endpoint_id FROM chosen WHERE leased) AS l
+      -- OFFSET 0: a primary-key lookup per endpoint, whatever the planner estimates of chosen.
+      CROSS JOIN LATERAL (SELECT e.id, e.url, e.headers FROM endpoints e WHERE e.id = l.endpoint_id OFFSET 0) AS e
     )`;
+}
+
+/** A row of `leased_endpoints`, as the statement returns it. */
+export interface LeasedEndpointRow {
+  endpoint_id: string;
+  url: string;
+  headers: Record<string, string>;
+  secrets: string[];
+}
+
+/** Gives each leased message its endpoint's delivery settings from the statement's `leased_endpoints` rows. */
+export function withLeasedEndpoints<T extends LeaseAtInsert & { endpoint_id: string }>(messages: T[], endpoints: readonly LeasedEndpointRow[]): T[] {
+  const byId = new Map(endpoints.map((e) => [e.endpoint_id, e]));
+  for (const m of messages) {
+    const endpoint = m.leased ? byId.get(m.endpoint_id) : undefined;
+    m.url = endpoint?.url ?? null;
+    m.headers = endpoint?.headers ?? null;
+    m.secrets = endpoint?.secrets ?? null;
+  }
+  return messages;
 }
 
 /** A FROM item that reads `woken` and yields no row: a UNION ALL branch that makes the NOTIFY part of the statement. */
@@ -186,7 +212,9 @@ export async function enqueueOutboundMessages(
 ): Promise<EnqueueResult> {
   const column = <T>(pick: (s: OutboundSubmission) => T) => submissions.map(pick);
   const lease = options.lease;
-  const rows = await sql<(EnqueuedMessage & { source: 'stored' }) | (IdempotencyHolder & { source: 'held' })>`
+  const rows = await sql<
+    (EnqueuedMessage & { source: 'stored'; endpoint_id: string }) | (IdempotencyHolder & { source: 'held' }) | (LeasedEndpointRow & { source: 'endpoint' })
+  >`
     WITH input AS (
       SELECT x.position::int - 1 AS position, x.id, x.project_id, x.endpoint_id, x.event_type, x.idempotency_key, x.request_sha256,
              x.payload_format, x.content_type, x.size_bytes, x.payload_sha256, x.payload_key, x.created_at, x.payload
@@ -209,11 +237,11 @@ export async function enqueueOutboundMessages(
       SELECT i.*, (NOT e.paused AND e.rate_limit_rps = 0) AS direct,
              row_number() OVER (PARTITION BY i.project_id, i.idempotency_key ORDER BY i.position) AS key_rank
       FROM input i
-      -- LATERAL: one primary-key lookup per submission, whatever plan the statement is cached with.
-      CROSS JOIN LATERAL (
-        SELECT e.paused, e.rate_limit_rps FROM endpoints e
-        WHERE e.id = i.endpoint_id AND e.project_id = i.project_id AND ${liveEndpoint('e')}
-      ) AS e
+      -- One primary-key lookup per submission, whatever plan the statement is cached with: OFFSET 0
+      -- keeps the conditions below out of the subquery, where a plan made with old statistics
+      -- could take an index on project_id and scan the project's endpoints for each submission.
+      CROSS JOIN LATERAL (SELECT e.* FROM endpoints e WHERE e.id = i.endpoint_id OFFSET 0) AS e
+      WHERE e.project_id = i.project_id AND ${liveEndpoint('e')}
     ), chosen AS (
       SELECT l.*, l.direct AND row_number() OVER (PARTITION BY l.direct ORDER BY l.position) <= ${lease?.slots ?? 0}::int AS leased
       FROM live l
@@ -229,21 +257,27 @@ export async function enqueueOutboundMessages(
       FROM chosen
       RETURNING m.id, m.status, m.created_at
     ), ${queueDeliveries(sql, lease, options.origin)}
-    SELECT 'stored' AS source, c.position, m.id, m.status, m.created_at, c.leased, le.url, le.headers, le.secrets,
-           NULL::uuid AS project_id, NULL::text AS idempotency_key, NULL::text AS request_sha256
-    FROM messages m JOIN chosen c ON c.id = m.id LEFT JOIN leased_endpoints le ON c.leased AND le.id = c.endpoint_id
+    SELECT 'stored' AS source, c.position, m.id, c.endpoint_id, m.status, m.created_at, c.leased, NULL::text AS url, NULL::jsonb AS headers,
+           NULL::json AS secrets, NULL::uuid AS project_id, NULL::text AS idempotency_key, NULL::text AS request_sha256
+    FROM messages m JOIN chosen c ON c.id = m.id
     UNION ALL
-    SELECT 'held', NULL, h.id, h.status, h.created_at, false, NULL, NULL, NULL, h.project_id, h.idempotency_key, h.request_sha256
+    SELECT 'endpoint', NULL, NULL, le.id, NULL, NULL, false, le.url, le.headers, le.secrets, NULL, NULL, NULL
+    FROM leased_endpoints le
+    UNION ALL
+    SELECT 'held', NULL, h.id, NULL, h.status, h.created_at, false, NULL, NULL, NULL, h.project_id, h.idempotency_key, h.request_sha256
     FROM held h
     UNION ALL
     -- Never a row: makes the NOTIFY part of the statement.
-    SELECT 'woken', NULL, NULL, NULL, NULL, false, NULL, NULL, NULL, NULL, NULL, NULL FROM ${notifiedRows(sql)}`;
-  const result: EnqueueResult = { stored: [], holders: [] };
+    SELECT 'woken', NULL, NULL, NULL, NULL, NULL, false, NULL, NULL, NULL, NULL, NULL, NULL FROM ${notifiedRows(sql)}`;
+  const stored: (EnqueuedMessage & { endpoint_id: string })[] = [];
+  const holders: IdempotencyHolder[] = [];
+  const endpoints: LeasedEndpointRow[] = [];
   for (const row of rows) {
-    if (row.source === 'stored') result.stored.push(row);
-    else result.holders.push(row);
+    if (row.source === 'stored') stored.push(row);
+    else if (row.source === 'held') holders.push(row);
+    else endpoints.push(row);
   }
-  return result;
+  return { stored: withLeasedEndpoints(stored, endpoints), holders };
 }
 
 /** A message of the project, deleted ones included (they answer their metadata). */
