@@ -78,7 +78,7 @@ export interface ApiEngines {
   results: ResultBatcher;
   /** POST /v1/messages, in group commits. */
   messages: MessageBatcher;
-  /** POST /v1/events: each event and its fan-out in one statement. */
+  /** POST /v1/events: events and their fan-outs, in group commits. */
   events: EventFanout;
   /** The rows that count connected CLIs across processes. */
   connections: StreamConnections;
@@ -259,7 +259,7 @@ export class Engines {
 
   private async stop(): Promise<void> {
     const { api, ingest } = this;
-    await Promise.all([ingest?.inbound.idle(), ingest?.pull.idle(), ingest?.rejections.idle(), api?.messages.idle(), api?.results.idle()]);
+    await Promise.all([ingest?.inbound.idle(), ingest?.pull.idle(), ingest?.rejections.idle(), api?.messages.idle(), api?.events.idle(), api?.results.idle()]);
     await this.bulkJobs?.stop();
     await this.worker?.stop();
     await this.sweepers?.stop();

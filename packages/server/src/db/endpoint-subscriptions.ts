@@ -47,9 +47,20 @@ export function subscriptionMatches(sql: Sql, eventType: string): SqlFragment {
     AND (s.reserved OR NOT ${isReservedEventTypeName(eventType)}::boolean)`;
 }
 
-/** The subscription rows of the owner's endpoints in the project that take `eventType`, as `s`. */
-export function matchingSubscriptions(sql: Sql, projectId: string, ownerId: string | null, eventType: string): SqlFragment {
+/** What the fan-out carries of an event to find its subscription rows (`subscribedEndpointIds`). */
+export function subscriptionKeysOf(event: { ownerId: string | null; eventType: string }): { ownerKey: string; prefixes: string[]; reserved: boolean } {
+  return { ownerKey: ownerKey(event.ownerId), prefixes: prefixesOf(event.eventType), reserved: isReservedEventTypeName(event.eventType) };
+}
+
+/**
+ * The endpoints, each once, whose subscription rows take the event of the row `f` (its
+ * `project_id`, `event_type`, and `owner_key`, `prefixes` and `reserved` of subscriptionKeysOf), as
+ * `subscriptionMatches` decides for one type: an index lookup on (project, owner, prefix).
+ */
+export function subscribedEndpointIds(sql: Sql): SqlFragment {
   return sql.fragment`
-    SELECT s.endpoint_id FROM endpoint_subscriptions s
-    WHERE s.project_id = ${projectId}::uuid AND s.owner_key = ${ownerKey(ownerId)} AND ${subscriptionMatches(sql, eventType)}`;
+    SELECT DISTINCT s.endpoint_id FROM endpoint_subscriptions s
+    WHERE s.project_id = f.project_id AND s.owner_key = f.owner_key AND s.prefix = ANY(f.prefixes)
+      AND f.event_type LIKE s.pattern ESCAPE '\\'
+      AND (s.reserved OR NOT f.reserved)`;
 }

@@ -121,10 +121,10 @@ export interface EnqueueResult {
 }
 
 /** A bytea parameter as the driver sends it. */
-export const byteaParam = (data: Uint8Array) => Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+const byteaParam = (data: Uint8Array) => Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 
 /** A bytea array parameter as text: postgres.js sends an array of Buffers with the wrong type. */
-const byteaText = (data: Uint8Array | undefined) =>
+export const byteaText = (data: Uint8Array | undefined) =>
   data === undefined ? null : `\\x${byteaParam(data).toString('hex')}`;
 
 /**

@@ -1,12 +1,13 @@
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Database, Sql } from '../db/database.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { fanOutEvent, findEventByIdempotencyKey, listEventMessages, type EventRow, type FannedOutMessage, type NewEvent } from '../db/events.js';
+import { fanOutEvents, type EventRow, type FannedOutMessage, type FanOutResult, type NewEvent } from '../db/events.js';
 import { lockIdempotencyKeys, type EnqueueLease } from '../db/messages.js';
+import { GroupCommit } from '../lib/group-commit.js';
 import { sha256Hex } from '../security/crypto.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import type { HandedOverDelivery, LocalDeliveryWorker } from './local-worker.js';
-import { MESSAGE_IDEMPOTENCY_WINDOW_MS } from './message-batcher.js';
+import { enqueueFailureAction, MESSAGE_IDEMPOTENCY_WINDOW_MS, PayloadStoreFailure } from './message-batcher.js';
 
 /** A validated POST /v1/events (`requestSha256`: what makes two submissions "the same request" for an idempotency key). */
 export type EventSubmission = Pick<
@@ -27,6 +28,20 @@ export type FanOutOutcome =
   /** The key is held by this event, made for a different request. */
   | { kind: 'conflict'; eventId: string };
 
+export interface EventFanoutOptions {
+  /** Most events fanned out by one statement (each may become many messages). */
+  maxBatch?: number;
+  /** Most payload bytes in one statement (a batch always takes at least one event). */
+  maxBatchBytes?: number;
+  /** The delivery worker of this process, which takes new messages at enqueue while it runs. */
+  localWorker?: LocalDeliveryWorker | undefined;
+}
+
+interface Queued {
+  event: NewEvent;
+  payload: Buffer;
+}
+
 /**
  * What makes two submissions of an idempotency key "the same request": type, owner, channels as a
  * set, content type, payload format and bytes.
@@ -38,125 +53,176 @@ export function eventRequestSha256(event: { eventType: string; ownerId: string |
 /** The payload key of an event: one payload, which every message of its fan-out delivers. */
 export const eventPayloadKey = (eventId: string) => `event/${eventId}`;
 
+const keyOf = (e: NewEvent) => `${e.projectId}\n${e.idempotencyKey}`;
+
 /**
- * Stores events and fans each out into outbound messages (db/events.ts, fanOutEvent): one statement
- * per event, all its messages or none, in autocommit; with an idempotency key, in a transaction that
- * first takes the key's lock (as POST /v1/messages does) and answers a repeat with the first event,
- * making no second fan-out. The messages enter the path of every outbound message: due jobs and a
- * NOTIFY for the workers, and in a process with the worker role, messages leased straight to its
- * worker (up to its free slots) and handed over after the commit.
+ * Stores POST /v1/events submissions and fans each out into outbound messages, in group commits
+ * as the message batcher does (an idle server starts a batch in the turn after the first arrival):
+ * a batch is one statement (db/events.ts, fanOutEvents) — events, payloads (database store),
+ * messages, jobs and one NOTIFY — in autocommit, each event with all its messages or none; with
+ * idempotency keys, the statement runs in a transaction after taking the keys' locks, so that
+ * concurrent submissions of a key make one event. Each request gets the answer it would have had
+ * alone, in arrival order: a repeat of a key (from before or from earlier in the batch) answers the
+ * first event with its messages, or conflicts. A batch the database refuses is fanned out again
+ * one event at a time, so that one bad event fails only its own request; a database outage, or a
+ * payload store that refuses the batch's objects, fails the whole batch at once, storing nothing.
+ * The messages enter the path of every outbound message: due jobs and a NOTIFY for the workers,
+ * and in a process with the worker role, messages leased straight to its worker (up to its free
+ * slots) and handed over after the commit.
  */
 export class EventFanout {
+  private readonly commits: GroupCommit<Queued, FanOutOutcome>;
   private readonly localWorker: LocalDeliveryWorker | undefined;
 
   constructor(
     private readonly db: Database,
     private readonly payloadStore: PayloadStore,
-    options: { localWorker?: LocalDeliveryWorker | undefined } = {},
+    options: EventFanoutOptions = {},
   ) {
     this.localWorker = options.localWorker;
+    this.commits = new GroupCommit<Queued, FanOutOutcome>({
+      commit: (batch) => this.store(batch),
+      maxBatch: options.maxBatch ?? 100,
+      sizeOf: (queued) => queued.payload.length,
+      maxBatchSize: options.maxBatchBytes ?? 16 * 1024 * 1024,
+      onFailure: enqueueFailureAction,
+    });
   }
 
-  async submit(submission: EventSubmission): Promise<FanOutOutcome> {
-    const event = this.newEvent(submission);
-    const { id } = event;
-    const inline = event.inlinePayload !== undefined;
-    // Another store holds the payload before the commit, so that a committed event always has it.
-    if (!inline) await this.payloadStore.putMany(this.db.sql, [{ key: event.payloadKey, data: submission.payload }]);
-    let held: Exclude<FanOutOutcome, { kind: 'stored' }> | undefined;
-    let stored: { messages: FannedOutMessage[]; lease: EnqueueLease | undefined } | undefined;
-    try {
-      if (event.idempotencyKey === null) stored = await this.store(this.db.sql, event);
-      else {
-        const key = event.idempotencyKey;
-        await this.db.sql.begin(async (tx) => {
-          await lockIdempotencyKeys(tx, [{ projectId: event.projectId, key }]);
-          held = await this.heldBy(tx, event, key);
-          if (held === undefined) stored = await this.store(tx, event);
-        });
-      }
-    } catch (error) {
-      if (stored?.lease) this.localWorker!.returnHandoff(stored.lease);
-      // Without an answer from the database the event may have committed: its payload stays.
-      if (!inline && !isDatabaseUnavailable(error)) this.discardPayload(event.payloadKey);
-      throw error;
-    }
-    if (held !== undefined) {
-      if (!inline) this.discardPayload(event.payloadKey);
-      return held;
-    }
-    const { messages, lease } = stored!;
-    this.handOver(event, messages, lease, submission.payload);
-    return {
-      kind: 'stored',
-      fannedOut: {
-        event: { id, event_type: event.eventType, owner_id: event.ownerId, channels: event.channels, created_at: event.createdAt },
-        messages: messages.map((m) => ({ id: m.id, endpoint_id: m.endpoint_id })),
-      },
-    };
+  submit(submission: EventSubmission): Promise<FanOutOutcome> {
+    return this.commits.enqueue({ event: this.newEvent(submission), payload: submission.payload });
+  }
+
+  /** Resolves once everything queued so far is answered (graceful shutdown). */
+  idle(): Promise<void> {
+    return this.commits.idle();
   }
 
   /**
-   * Stores an event and its fan-out in the caller's transaction, with nothing leased (hookrelay's
-   * own events, docs/api.md, Built-in event types): they commit or roll back with what the caller
-   * records. A payload another store holds is written to it first; should the transaction roll
-   * back, that object is one no event names, which costs storage only.
+   * Stores events and their fan-outs in the caller's transaction, in one statement, with nothing
+   * leased (hookrelay's own events, docs/api.md, Built-in event types): they commit or roll back
+   * with what the caller records. Payloads another store holds are written to it first; should the
+   * transaction roll back, those objects are ones no event names, which costs storage only.
    */
-  async fanOutWithin(tx: Sql, submission: EventSubmission): Promise<{ eventId: string; messages: FannedOutMessage[] }> {
-    const event = this.newEvent(submission);
-    if (event.inlinePayload === undefined) await this.payloadStore.putMany(tx, [{ key: event.payloadKey, data: submission.payload }]);
-    return { eventId: event.id, messages: await fanOutEvent(tx, event, { lease: undefined, origin: '' }) };
+  async fanOutWithin(tx: Sql, submissions: readonly EventSubmission[]): Promise<void> {
+    if (submissions.length === 0) return;
+    const events = submissions.map((s) => this.newEvent(s));
+    if (!this.inlinePayloads()) await this.payloadStore.putMany(tx, events.map((e, i) => ({ key: e.payloadKey, data: submissions[i]!.payload })));
+    await fanOutEvents(tx, events, { since: idempotencySince(), lease: undefined, origin: '' });
+  }
+
+  /** The database store writes payloads in the fan-out's statement; another store is written to first. */
+  private inlinePayloads(): boolean {
+    return this.payloadStore.kind === 'database';
   }
 
   private newEvent(submission: EventSubmission): NewEvent {
+    const { payload, ...fields } = submission;
     const id = newUuidv7();
     return {
-      ...submission,
+      ...fields,
       id,
-      sizeBytes: submission.payload.length,
+      sizeBytes: payload.length,
       payloadKey: eventPayloadKey(id),
       createdAt: new Date(),
-      inlinePayload: this.payloadStore.kind === 'database' ? submission.payload : undefined,
+      inlinePayload: this.inlinePayloads() ? payload : undefined,
     };
   }
 
-  /** The event that already holds the key: a repeat of the same request, or a conflict. */
-  private async heldBy(tx: Sql, event: NewEvent, key: string): Promise<Exclude<FanOutOutcome, { kind: 'stored' }> | undefined> {
-    const first = await findEventByIdempotencyKey(tx, event.projectId, key, new Date(Date.now() - MESSAGE_IDEMPOTENCY_WINDOW_MS));
-    if (first === undefined) return undefined;
-    if (first.request_sha256 !== event.requestSha256) return { kind: 'conflict', eventId: first.id };
-    const messages = await listEventMessages(tx, first.id);
-    return { kind: 'repeat', fannedOut: { event: first, messages: messages.map((m) => ({ id: m.id, endpoint_id: m.endpoint_id })) } };
-  }
-
-  private async store(sql: Sql, event: NewEvent): Promise<{ messages: FannedOutMessage[]; lease: EnqueueLease | undefined }> {
+  private async store(batch: Queued[]): Promise<FanOutOutcome[]> {
+    const events = batch.map((q) => q.event);
+    const worker = this.localWorker;
     // As many as the worker has free slots: the number of endpoints is known only to the statement.
-    const lease = this.localWorker?.reserveHandoff(Number.MAX_SAFE_INTEGER);
+    const lease = worker?.reserveHandoff(Number.MAX_SAFE_INTEGER);
+    const inline = this.inlinePayloads();
+    const keys = [...new Map(events.filter((e) => e.idempotencyKey !== null).map((e) => [keyOf(e), { projectId: e.projectId, key: e.idempotencyKey! }])).values()];
+    const options = { since: idempotencySince(), lease, origin: worker?.workerId ?? '' };
+    let result: FanOutResult;
     try {
-      return { messages: await fanOutEvent(sql, event, { lease, origin: this.localWorker?.workerId ?? '' }), lease };
+      if (!inline) {
+        await this.payloadStore.putMany(this.db.sql, batch.map((q) => ({ key: q.event.payloadKey, data: q.payload }))).catch((error: unknown) => {
+          throw new PayloadStoreFailure(error);
+        });
+      }
+      result =
+        keys.length === 0
+          ? await fanOutEvents(this.db.sql, events, options)
+          : await this.db.sql.begin(async (tx) => {
+              // Sent together; the fan-out's snapshot is taken once the locks are held, so it sees
+              // every event a concurrent holder of a key committed.
+              const [, fannedOut] = await Promise.all([lockIdempotencyKeys(tx, keys), fanOutEvents(tx, events, options)]);
+              return fannedOut;
+            });
     } catch (error) {
-      if (lease) this.localWorker!.returnHandoff(lease);
+      if (lease) worker!.returnHandoff(lease);
+      // Without an answer from the database the batch may have committed: its payloads stay.
+      if (!inline && !isDatabaseUnavailable(error)) this.discardPayloads(events.map((e) => e.payloadKey));
       throw error;
     }
+
+    const messagesOf = new Map<number, FannedOutMessage[]>();
+    for (const m of result.messages) {
+      const list = messagesOf.get(m.position);
+      if (list) list.push(m);
+      else messagesOf.set(m.position, [m]);
+    }
+    const fannedOut = (i: number): FannedOutEvent => {
+      const e = events[i]!;
+      return {
+        event: { id: e.id, event_type: e.eventType, owner_id: e.ownerId, channels: e.channels, created_at: e.createdAt },
+        messages: (messagesOf.get(i) ?? []).map((m) => ({ id: m.id, endpoint_id: m.endpoint_id })),
+      };
+    };
+    const holders = new Map(result.holders.map((h) => [`${h.project_id}\n${h.idempotency_key}`, h]));
+    const firstWithKey = new Map<string, number>();
+    events.forEach((e, i) => {
+      if (e.idempotencyKey !== null && result.stored.has(e.id)) firstWithKey.set(keyOf(e), i);
+    });
+    const stored = new Map<number, FannedOutEvent>();
+    const outcomes = events.map((e, i): FanOutOutcome => {
+      if (result.stored.has(e.id)) {
+        const made = fannedOut(i);
+        stored.set(i, made);
+        return { kind: 'stored', fannedOut: made };
+      }
+      const holder = holders.get(keyOf(e));
+      if (holder) {
+        if (holder.request_sha256 !== e.requestSha256) return { kind: 'conflict', eventId: holder.id };
+        const { id, event_type, owner_id, channels, created_at } = holder;
+        return { kind: 'repeat', fannedOut: { event: { id, event_type, owner_id, channels, created_at }, messages: holder.messages } };
+      }
+      // Neither stored nor held before: the first event of the key came earlier in this batch, as
+      // if it had committed first.
+      const first = firstWithKey.get(keyOf(e))!;
+      return events[first]!.requestSha256 === e.requestSha256 ? { kind: 'repeat', fannedOut: stored.get(first)! } : { kind: 'conflict', eventId: events[first]!.id };
+    });
+
+    if (worker) this.handOver(worker, batch, result.messages, lease);
+    if (!inline) this.discardPayloads(events.filter((e) => !result.stored.has(e.id)).map((e) => e.payloadKey));
+    return outcomes;
   }
 
   /** After the commit: the leased messages go to this process's worker, which is woken for the others. */
-  private handOver(event: NewEvent, messages: FannedOutMessage[], lease: EnqueueLease | undefined, body: Buffer): void {
-    const worker = this.localWorker;
-    if (worker === undefined) return;
+  private handOver(worker: LocalDeliveryWorker, batch: readonly Queued[], messages: readonly FannedOutMessage[], lease: EnqueueLease | undefined): void {
     if (lease) {
       const deliveries: HandedOverDelivery[] = messages
         .filter((m) => m.leased)
-        .map((m) => ({ messageId: m.id, url: m.url!, headers: m.headers ?? {}, contentType: event.contentType, eventType: event.eventType, secrets: m.secrets ?? [], body }));
+        .map((m) => {
+          const { event, payload } = batch[m.position]!;
+          return { messageId: m.id, url: m.url!, headers: m.headers ?? {}, contentType: event.contentType, eventType: event.eventType, secrets: m.secrets ?? [], body: payload };
+        });
       worker.acceptHandoff(lease, deliveries);
     }
     if (messages.some((m) => !m.leased)) worker.wake();
   }
 
-  /** A payload written ahead for an event that was not stored; the sweeper never sees it otherwise. */
-  private discardPayload(key: string): void {
-    this.payloadStore.deleteMany(this.db.sql, [key]).catch(() => {
+  /** Payloads written ahead for events that were not stored; the sweeper never sees them otherwise. */
+  private discardPayloads(keys: string[]): void {
+    if (keys.length === 0) return;
+    this.payloadStore.deleteMany(this.db.sql, keys).catch(() => {
       // An orphaned object costs storage only: no event refers to it.
     });
   }
 }
+
+const idempotencySince = () => new Date(Date.now() - MESSAGE_IDEMPOTENCY_WINDOW_MS);

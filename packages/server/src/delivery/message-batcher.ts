@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import type { DeliveryStatus } from '../db/deliveries.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { enqueueOutboundMessages, lockIdempotencyKeys, type EnqueueResult, type OutboundSubmission } from '../db/messages.js';
-import { GroupCommit } from '../lib/group-commit.js';
+import { GroupCommit, type FailureAction } from '../lib/group-commit.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import type { HandedOverDelivery, LocalDeliveryWorker } from './local-worker.js';
 
@@ -64,16 +64,12 @@ export class MessageBatcher {
     options: MessageBatcherOptions = {},
   ) {
     this.localWorker = options.localWorker;
-    this.commits = new GroupCommit({
+    this.commits = new GroupCommit<Queued, SubmissionOutcome>({
       commit: (batch) => this.store(batch),
       maxBatch: options.maxBatch ?? 500,
       sizeOf: (queued) => queued.payload.length,
       maxBatchSize: options.maxBatchBytes ?? 16 * 1024 * 1024,
-      onFailure: (error, batch) => {
-        if (error instanceof PayloadStoreFailure) return { action: 'fail', error: error.cause };
-        if (batch.length > 1 && !isDatabaseUnavailable(error)) return { action: 'split' };
-        return { action: 'fail', error };
-      },
+      onFailure: enqueueFailureAction,
     });
   }
 
@@ -199,8 +195,19 @@ export class MessageBatcher {
 const keyOf = (s: OutboundSubmission) => `${s.projectId}\n${s.idempotencyKey}`;
 
 /** The payload store refused the batch's objects: each submission on its own would wait for it again. */
-class PayloadStoreFailure extends Error {
+export class PayloadStoreFailure extends Error {
   constructor(override readonly cause: unknown) {
     super('payload store write failed', { cause });
   }
+}
+
+/**
+ * What a refused batch of outbound submissions (messages or events) does: a payload store that
+ * refused its objects, or a database outage, fails it whole; anything else the database refused
+ * is tried again one submission at a time, so that it fails only its own.
+ */
+export function enqueueFailureAction(error: unknown, batch: readonly unknown[]): FailureAction {
+  if (error instanceof PayloadStoreFailure) return { action: 'fail', error: error.cause };
+  if (batch.length > 1 && !isDatabaseUnavailable(error)) return { action: 'split' };
+  return { action: 'fail', error };
 }

@@ -214,6 +214,6 @@ export class ResultWriter {
       ...recorded.filter(({ message }) => announcesFailure(message)).map(({ message }) => messageFailedEvent(message)),
       ...paused.map(endpointPausedEvent),
     ];
-    for (const event of announcements) await this.failing.events.fanOutWithin(tx, event);
+    await this.failing.events.fanOutWithin(tx, announcements);
   }
 }
