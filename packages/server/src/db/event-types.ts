@@ -117,10 +117,23 @@ export interface EventTypeSchemaRow {
   payload_schema: JsonSchemaObject | null;
 }
 
-export async function findEventTypeSchema(sql: Sql, projectId: string, name: string, compiledRevision: number | null): Promise<EventTypeSchemaRow | undefined> {
-  const [row] = await sql<EventTypeSchemaRow>`
-    SELECT revision, payload_schema IS NOT NULL AS has_schema,
-           CASE WHEN revision = ${compiledRevision}::int THEN NULL ELSE payload_schema END AS payload_schema
-    FROM event_types WHERE project_id = ${projectId} AND name = ${name}`;
-  return row;
+/** A check's lookup: the type, and the revision of it the caller has compiled (null: none). */
+export interface EventTypeSchemaLookup {
+  projectId: string;
+  name: string;
+  compiledRevision: number | null;
+}
+
+/** One answer per lookup, in their order, in one statement; undefined for a type that is not stored. */
+export async function findEventTypeSchemas(sql: Sql, lookups: readonly EventTypeSchemaLookup[]): Promise<(EventTypeSchemaRow | undefined)[]> {
+  const rows = await sql<EventTypeSchemaRow & { position: number }>`
+    SELECT x.position::int - 1 AS position, t.revision, t.payload_schema IS NOT NULL AS has_schema,
+           CASE WHEN t.revision = x.compiled_revision THEN NULL ELSE t.payload_schema END AS payload_schema
+    FROM unnest(${lookups.map((l) => l.projectId)}::uuid[], ${lookups.map((l) => l.name)}::text[], ${lookups.map((l) => l.compiledRevision)}::int[])
+         WITH ORDINALITY AS x (project_id, name, compiled_revision, position)
+    -- OFFSET 0: a primary-key lookup per check, whatever plan the statement is cached with.
+    CROSS JOIN LATERAL (SELECT * FROM event_types t WHERE t.project_id = x.project_id AND t.name = x.name OFFSET 0) AS t`;
+  const answers: (EventTypeSchemaRow | undefined)[] = lookups.map(() => undefined);
+  for (const { position, ...row } of rows) answers[position] = row;
+  return answers;
 }

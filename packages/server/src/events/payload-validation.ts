@@ -1,8 +1,7 @@
 import { operationalEventType } from '@hookrelay/shared';
-import type { Sql } from '../db/database.js';
-import { findEventTypeSchema } from '../db/event-types.js';
 import { AppError } from '../errors.js';
 import type { EventSchemas } from './event-schemas.js';
+import type { EventTypeReads } from './type-reads.js';
 import { describeFailure, type CompiledSchema, type SchemaFailure } from './schema-engine.js';
 
 export type PayloadValidation = { ok: true } | { ok: false; failure: SchemaFailure; error: AppError };
@@ -20,7 +19,7 @@ const OK: PayloadValidation = { ok: true };
  * checked, and what the function throws is the caller's answer.
  */
 export async function validateEventPayload(
-  deps: { sql: Sql; eventSchemas: EventSchemas },
+  deps: { types: EventTypeReads; eventSchemas: EventSchemas },
   projectId: string,
   eventType: string | null | undefined,
   payload: unknown,
@@ -36,9 +35,9 @@ export async function validateEventPayload(
 }
 
 /** The compiled schema of the type's current revision; undefined when the type is not stored or has no schema. */
-async function catalogueCheck(deps: { sql: Sql; eventSchemas: EventSchemas }, projectId: string, name: string): Promise<CompiledSchema | undefined> {
+async function catalogueCheck(deps: { types: EventTypeReads; eventSchemas: EventSchemas }, projectId: string, name: string): Promise<CompiledSchema | undefined> {
   const cached = deps.eventSchemas.cached(projectId, name);
-  const row = await findEventTypeSchema(deps.sql, projectId, name, cached?.revision ?? null);
+  const row = await deps.types.read({ projectId, name, compiledRevision: cached?.revision ?? null });
   if (row === undefined || !row.has_schema) {
     if (cached !== undefined) deps.eventSchemas.forget(projectId, name);
     return undefined;

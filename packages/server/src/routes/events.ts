@@ -6,6 +6,7 @@ import { findEvent, listEventMessages, listEvents } from '../db/events.js';
 import { eventRequestSha256, type EventFanout, type EventSubmission } from '../delivery/event-fanout.js';
 import { AppError, notFound } from '../errors.js';
 import { validateEventPayload } from '../events/payload-validation.js';
+import { EventTypeReads } from '../events/type-reads.js';
 import {
   encodePayload,
   IdempotencyKeyHeaders,
@@ -60,12 +61,13 @@ export async function eventRoutes(fastify: FastifyInstance, { fanout }: { fanout
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { services } = fastify;
   const { sql } = services.db;
+  const types = new EventTypeReads(sql);
 
   /** A payload that does not match its type's schema in the catalogue is 400 (docs/api.md, Checking a payload against its type). */
   const checkPayloadAgainstType = async (projectId: string, body: EventCreateIn, payload: EncodedPayload): Promise<void> => {
     const checked = checkedPayload(body, payload);
     if (checked === undefined) return;
-    const validation = await validateEventPayload({ sql, eventSchemas: services.eventSchemas }, projectId, body.event_type, checked.value, checked.field);
+    const validation = await validateEventPayload({ types, eventSchemas: services.eventSchemas }, projectId, body.event_type, checked.value, checked.field);
     if (!validation.ok) throw validation.error;
   };
 

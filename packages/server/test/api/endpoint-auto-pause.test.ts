@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { validateEventPayload } from '../../src/events/payload-validation.js';
+import { EventTypeReads } from '../../src/events/type-reads.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Receiver, type Received } from '../helpers/receiver.js';
 
@@ -126,7 +127,7 @@ describe('an endpoint whose deliveries keep failing', () => {
     expect(heard).toHaveLength(6);
     // Each payload is exactly what the built-in type's schema says.
     for (const h of heard) {
-      expect(await validateEventPayload({ sql: t.db.sql, eventSchemas: t.app.services.eventSchemas }, p.projectId, h.type, h.payload)).toEqual({ ok: true });
+      expect(await validateEventPayload({ types: new EventTypeReads(t.db.sql), eventSchemas: t.app.services.eventSchemas }, p.projectId, h.type, h.payload)).toEqual({ ok: true });
     }
     // They are events of the project, each fanned out to the operator's subscribed endpoint only.
     const announced = [...(await p.events('hookrelay.message.failed')), ...(await p.events('hookrelay.endpoint.paused'))];

@@ -3,7 +3,9 @@ import { OPERATIONAL_EVENT_TYPES } from '@hookrelay/shared';
 import { insertEventType, updateEventType } from '../../src/db/event-types.js';
 import { EventSchemas } from '../../src/events/event-schemas.js';
 import { validateEventPayload } from '../../src/events/payload-validation.js';
+import { EventTypeReads } from '../../src/events/type-reads.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { interceptSql } from '../helpers/database.js';
 
 /**
  * validateEventPayload, the check of an event's payload against its type in the catalogue, on the
@@ -25,7 +27,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-const deps = (eventSchemas = new EventSchemas()) => ({ sql: t.db.sql, eventSchemas });
+const deps = (eventSchemas = new EventSchemas()) => ({ types: new EventTypeReads(t.db.sql), eventSchemas });
 
 describe('validateEventPayload', () => {
   it('passes a payload that matches its type’s schema', async () => {
@@ -87,6 +89,31 @@ describe('validateEventPayload', () => {
     expect(await validateEventPayload(deps(eventSchemas), projectId, 'revised', 'text again')).toEqual({ ok: true });
     expect(eventSchemas.cached(projectId, 'revised')).toBeUndefined();
     expect(compile).toHaveBeenCalledTimes(2);
+  });
+
+  it('checks that arrive together share one read, each answered for its own project and type', async () => {
+    const other = await t.createProject();
+    const statements: string[] = [];
+    const sql = interceptSql(t.db.sql, (strings, _values, run) => {
+      statements.push(strings[0]!.trim().split(/\s+/)[0]!);
+      return run();
+    });
+    const shared = { types: new EventTypeReads(sql), eventSchemas: new EventSchemas() };
+    const results = await Promise.all([
+      validateEventPayload(shared, projectId, 'payment.made', { amount: 1 }),
+      validateEventPayload(shared, projectId, 'payment.made', { amount: -1 }),
+      validateEventPayload(shared, projectId, 'payment.old', { amount: 'x' }),
+      validateEventPayload(shared, projectId, 'free.form', 'anything'),
+      validateEventPayload(shared, projectId, 'not.in.catalogue', 'anything'),
+      validateEventPayload(shared, other.projectId, 'payment.made', { amount: -1 }),
+    ]);
+    expect(results.map((r) => r.ok)).toEqual([true, false, false, true, true, true]);
+    expect(statements).toEqual(['SELECT']);
+    // The next checks read again: a change made meanwhile is seen.
+    await updateEventType(t.db.sql, projectId, 'free.form', { schema: { type: 'number' } });
+    expect((await validateEventPayload(shared, projectId, 'free.form', 'anything')).ok).toBe(false);
+    expect(statements).toEqual(['SELECT', 'SELECT']);
+    await updateEventType(t.db.sql, projectId, 'free.form', { schema: null });
   });
 
   it('uses the schema the catalogue route compiled, without compiling it again', async () => {
