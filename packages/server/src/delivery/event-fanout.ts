@@ -68,7 +68,7 @@ const keyOf = (e: NewEvent) => `${e.projectId}\n${e.idempotencyKey}`;
  * payload store that refuses the batch's objects, fails the whole batch at once, storing nothing.
  * The messages enter the path of every outbound message: due jobs and a NOTIFY for the workers,
  * and in a process with the worker role, messages leased straight to its worker (up to its free
- * slots) and handed over after the commit.
+ * slots) and handed over after the commit, once the batch's requests are answered.
  */
 export class EventFanout {
   private readonly commits: GroupCommit<Queued, FanOutOutcome>;
@@ -197,12 +197,14 @@ export class EventFanout {
       return events[first]!.requestSha256 === e.requestSha256 ? { kind: 'repeat', fannedOut: stored.get(first)! } : { kind: 'conflict', eventId: events[first]!.id };
     });
 
-    if (worker) this.handOver(worker, batch, result.messages, lease);
+    // A turn later, once the batch's requests are answered: the sends the worker starts at once (up
+    // to its free slots, a hundred for one event to many endpoints) do not hold up the 202s.
+    if (worker) setImmediate(() => this.handOver(worker, batch, result.messages, lease));
     if (!inline) this.discardPayloads(events.filter((e) => !result.stored.has(e.id)).map((e) => e.payloadKey));
     return outcomes;
   }
 
-  /** After the commit: the leased messages go to this process's worker, which is woken for the others. */
+  /** After the answers: the leased messages go to this process's worker, which is woken for the others. */
   private handOver(worker: LocalDeliveryWorker, batch: readonly Queued[], messages: readonly FannedOutMessage[], lease: EnqueueLease | undefined): void {
     if (lease) {
       const deliveries: HandedOverDelivery[] = messages
