@@ -1,13 +1,12 @@
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Database, Sql } from '../db/database.js';
-import { isDatabaseUnavailable } from '../db/errors.js';
-import { fanOutEvents, type EventRow, type FannedOutMessage, type FanOutResult, type NewEvent } from '../db/events.js';
-import { lockIdempotencyKeys, type EnqueueLease } from '../db/messages.js';
+import { fanOutEvents, type EventRow, type FannedOutMessage, type NewEvent } from '../db/events.js';
+import type { EnqueueLease } from '../db/messages.js';
 import { GroupCommit } from '../lib/group-commit.js';
 import { sha256Hex } from '../security/crypto.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import type { HandedOverDelivery, LocalDeliveryWorker } from './local-worker.js';
-import { enqueueFailureAction, MESSAGE_IDEMPOTENCY_WINDOW_MS, PayloadStoreFailure } from './message-batcher.js';
+import { enqueueFailureAction, idempotencyKeyOf as keyOf, MESSAGE_IDEMPOTENCY_WINDOW_MS, OutboundWriter } from './outbound-commit.js';
 
 /** A validated POST /v1/events (`requestSha256`: what makes two submissions "the same request" for an idempotency key). */
 export type EventSubmission = Pick<
@@ -53,8 +52,6 @@ export function eventRequestSha256(event: { eventType: string; ownerId: string |
 /** The payload key of an event: one payload, which every message of its fan-out delivers. */
 export const eventPayloadKey = (eventId: string) => `event/${eventId}`;
 
-const keyOf = (e: NewEvent) => `${e.projectId}\n${e.idempotencyKey}`;
-
 /**
  * Stores POST /v1/events submissions and fans each out into outbound messages, in group commits
  * as the message batcher does (an idle server starts a batch in the turn after the first arrival):
@@ -72,14 +69,14 @@ const keyOf = (e: NewEvent) => `${e.projectId}\n${e.idempotencyKey}`;
  */
 export class EventFanout {
   private readonly commits: GroupCommit<Queued, FanOutOutcome>;
-  private readonly localWorker: LocalDeliveryWorker | undefined;
+  private readonly writer: OutboundWriter;
 
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly payloadStore: PayloadStore,
     options: EventFanoutOptions = {},
   ) {
-    this.localWorker = options.localWorker;
+    this.writer = new OutboundWriter(db, payloadStore, options.localWorker);
     this.commits = new GroupCommit<Queued, FanOutOutcome>({
       commit: (batch) => this.store(batch),
       maxBatch: options.maxBatch ?? 100,
@@ -107,13 +104,8 @@ export class EventFanout {
   async fanOutWithin(tx: Sql, submissions: readonly EventSubmission[]): Promise<void> {
     if (submissions.length === 0) return;
     const events = submissions.map((s) => this.newEvent(s));
-    if (!this.inlinePayloads()) await this.payloadStore.putMany(tx, events.map((e, i) => ({ key: e.payloadKey, data: submissions[i]!.payload })));
+    if (!this.writer.inlinePayloads) await this.payloadStore.putMany(tx, events.map((e, i) => ({ key: e.payloadKey, data: submissions[i]!.payload })));
     await fanOutEvents(tx, events, { since: idempotencySince(), lease: undefined, origin: '' });
-  }
-
-  /** The database store writes payloads in the fan-out's statement; another store is written to first. */
-  private inlinePayloads(): boolean {
-    return this.payloadStore.kind === 'database';
   }
 
   private newEvent(submission: EventSubmission): NewEvent {
@@ -125,40 +117,18 @@ export class EventFanout {
       sizeBytes: payload.length,
       payloadKey: eventPayloadKey(id),
       createdAt: new Date(),
-      inlinePayload: this.inlinePayloads() ? payload : undefined,
+      inlinePayload: this.writer.inlinePayloads ? payload : undefined,
     };
   }
 
   private async store(batch: Queued[]): Promise<FanOutOutcome[]> {
     const events = batch.map((q) => q.event);
-    const worker = this.localWorker;
+    const worker = this.writer.localWorker;
     // As many as the worker has free slots: the number of endpoints is known only to the statement.
     const lease = worker?.reserveHandoff(Number.MAX_SAFE_INTEGER);
-    const inline = this.inlinePayloads();
-    const keys = [...new Map(events.filter((e) => e.idempotencyKey !== null).map((e) => [keyOf(e), { projectId: e.projectId, key: e.idempotencyKey! }])).values()];
     const options = { since: idempotencySince(), lease, origin: worker?.workerId ?? '' };
-    let result: FanOutResult;
-    try {
-      if (!inline) {
-        await this.payloadStore.putMany(this.db.sql, batch.map((q) => ({ key: q.event.payloadKey, data: q.payload }))).catch((error: unknown) => {
-          throw new PayloadStoreFailure(error);
-        });
-      }
-      result =
-        keys.length === 0
-          ? await fanOutEvents(this.db.sql, events, options)
-          : await this.db.sql.begin(async (tx) => {
-              // Sent together; the fan-out's snapshot is taken once the locks are held, so it sees
-              // every event a concurrent holder of a key committed.
-              const [, fannedOut] = await Promise.all([lockIdempotencyKeys(tx, keys), fanOutEvents(tx, events, options)]);
-              return fannedOut;
-            });
-    } catch (error) {
-      if (lease) worker!.returnHandoff(lease);
-      // Without an answer from the database the batch may have committed: its payloads stay.
-      if (!inline && !isDatabaseUnavailable(error)) this.discardPayloads(events.map((e) => e.payloadKey));
-      throw error;
-    }
+    const payloads = batch.map((q) => ({ key: q.event.payloadKey, data: q.payload }));
+    const result = await this.writer.write({ payloads, submissions: events, lease }, (sql) => fanOutEvents(sql, events, options));
 
     const messagesOf = new Map<number, FannedOutMessage[]>();
     for (const m of result.messages) {
@@ -200,7 +170,7 @@ export class EventFanout {
     // A turn later, once the batch's requests are answered: the sends the worker starts at once (up
     // to its free slots, a hundred for one event to many endpoints) do not hold up the 202s.
     if (worker) setImmediate(() => this.handOver(worker, batch, result.messages, lease));
-    if (!inline) this.discardPayloads(events.filter((e) => !result.stored.has(e.id)).map((e) => e.payloadKey));
+    if (!this.writer.inlinePayloads) this.writer.discardPayloads(events.filter((e) => !result.stored.has(e.id)).map((e) => e.payloadKey));
     return outcomes;
   }
 
@@ -216,14 +186,6 @@ export class EventFanout {
       worker.acceptHandoff(lease, deliveries);
     }
     if (messages.some((m) => !m.leased)) worker.wake();
-  }
-
-  /** Payloads written ahead for events that were not stored; the sweeper never sees them otherwise. */
-  private discardPayloads(keys: string[]): void {
-    if (keys.length === 0) return;
-    this.payloadStore.deleteMany(this.db.sql, keys).catch(() => {
-      // An orphaned object costs storage only: no event refers to it.
-    });
   }
 }
 

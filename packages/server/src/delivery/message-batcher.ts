@@ -1,14 +1,11 @@
 import { newUuidv7 } from '@hookrelay/shared';
 import type { Database } from '../db/database.js';
 import type { DeliveryStatus } from '../db/deliveries.js';
-import { isDatabaseUnavailable } from '../db/errors.js';
-import { enqueueOutboundMessages, lockIdempotencyKeys, type EnqueueResult, type OutboundSubmission } from '../db/messages.js';
-import { GroupCommit, type FailureAction } from '../lib/group-commit.js';
+import { enqueueOutboundMessages, type OutboundSubmission } from '../db/messages.js';
+import { GroupCommit } from '../lib/group-commit.js';
 import type { PayloadStore } from '../storage/payload-store.js';
 import type { HandedOverDelivery, LocalDeliveryWorker } from './local-worker.js';
-
-/** How long an idempotency key returns its first message: the same window as inbound ingestion's. */
-export const MESSAGE_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+import { enqueueFailureAction, idempotencyKeyOf as keyOf, MESSAGE_IDEMPOTENCY_WINDOW_MS, OutboundWriter } from './outbound-commit.js';
 
 /** A validated POST /v1/messages (`requestSha256`: what makes two submissions "the same request" for an idempotency key). */
 export type MessageSubmission = Pick<
@@ -56,14 +53,10 @@ interface Queued {
  */
 export class MessageBatcher {
   private readonly commits: GroupCommit<Queued, SubmissionOutcome>;
-  private readonly localWorker: LocalDeliveryWorker | undefined;
+  private readonly writer: OutboundWriter;
 
-  constructor(
-    private readonly db: Database,
-    private readonly payloadStore: PayloadStore,
-    options: MessageBatcherOptions = {},
-  ) {
-    this.localWorker = options.localWorker;
+  constructor(db: Database, payloadStore: PayloadStore, options: MessageBatcherOptions = {}) {
+    this.writer = new OutboundWriter(db, payloadStore, options.localWorker);
     this.commits = new GroupCommit<Queued, SubmissionOutcome>({
       commit: (batch) => this.store(batch),
       maxBatch: options.maxBatch ?? 500,
@@ -75,7 +68,7 @@ export class MessageBatcher {
 
   submit(submission: MessageSubmission): Promise<SubmissionOutcome> {
     const id = newUuidv7();
-    const inline = this.inlinePayloads();
+    const inline = this.writer.inlinePayloads;
     return this.commits.enqueue({
       submission: {
         id,
@@ -101,40 +94,13 @@ export class MessageBatcher {
     return this.commits.idle();
   }
 
-  /** The database store writes payloads in the enqueue's statement; another store is written to first. */
-  private inlinePayloads(): boolean {
-    return this.payloadStore.kind === 'database';
-  }
-
   private async store(batch: Queued[]): Promise<SubmissionOutcome[]> {
     const items = batch.map((p) => p.submission);
-    const worker = this.localWorker;
+    const worker = this.writer.localWorker;
     const lease = worker?.reserveHandoff(items.length);
-    const inline = this.inlinePayloads();
-    const keys = [...new Map(items.filter((s) => s.idempotencyKey !== null).map((s) => [keyOf(s), { projectId: s.projectId, key: s.idempotencyKey! }])).values()];
     const options = { since: new Date(Date.now() - MESSAGE_IDEMPOTENCY_WINDOW_MS), lease, origin: worker?.workerId ?? '' };
-    let result: EnqueueResult;
-    try {
-      if (!inline) {
-        await this.payloadStore.putMany(this.db.sql, batch.map((p) => ({ key: p.submission.payloadKey, data: p.payload }))).catch((error: unknown) => {
-          throw new PayloadStoreFailure(error);
-        });
-      }
-      result =
-        keys.length === 0
-          ? await enqueueOutboundMessages(this.db.sql, items, options)
-          : await this.db.sql.begin(async (tx) => {
-              // Sent together; the enqueue's snapshot is taken once the locks are held, so it sees
-              // every message a concurrent holder of a key committed.
-              const [, enqueued] = await Promise.all([lockIdempotencyKeys(tx, keys), enqueueOutboundMessages(tx, items, options)]);
-              return enqueued;
-            });
-    } catch (error) {
-      if (lease) worker!.returnHandoff(lease);
-      // Without an answer from the database the batch may have committed: its payloads stay.
-      if (!inline && !isDatabaseUnavailable(error)) this.discardPayloads(items.map((s) => s.payloadKey));
-      throw error;
-    }
+    const payloads = batch.map((p) => ({ key: p.submission.payloadKey, data: p.payload }));
+    const result = await this.writer.write({ payloads, submissions: items, lease }, (sql) => enqueueOutboundMessages(sql, items, options));
 
     const stored = new Map(result.stored.map((row) => [row.position, row]));
     const holders = new Map(result.holders.map((h) => [`${h.project_id}\n${h.idempotency_key}`, h]));
@@ -179,35 +145,7 @@ export class MessageBatcher {
       worker!.acceptHandoff(lease, deliveries);
     }
     if (worker && result.stored.some((row) => !row.leased)) worker.wake();
-    if (!inline) this.discardPayloads(items.filter((_, i) => !stored.has(i)).map((s) => s.payloadKey));
+    if (!this.writer.inlinePayloads) this.writer.discardPayloads(items.filter((_, i) => !stored.has(i)).map((s) => s.payloadKey));
     return outcomes;
   }
-
-  /** Payloads written ahead for submissions that stored no message; the sweeper never sees them otherwise. */
-  private discardPayloads(keys: string[]): void {
-    if (keys.length === 0) return;
-    this.payloadStore.deleteMany(this.db.sql, keys).catch(() => {
-      // An orphaned object costs storage only: no message refers to it.
-    });
-  }
-}
-
-const keyOf = (s: OutboundSubmission) => `${s.projectId}\n${s.idempotencyKey}`;
-
-/** The payload store refused the batch's objects: each submission on its own would wait for it again. */
-export class PayloadStoreFailure extends Error {
-  constructor(override readonly cause: unknown) {
-    super('payload store write failed', { cause });
-  }
-}
-
-/**
- * What a refused batch of outbound submissions (messages or events) does: a payload store that
- * refused its objects, or a database outage, fails it whole; anything else the database refused
- * is tried again one submission at a time, so that it fails only its own.
- */
-export function enqueueFailureAction(error: unknown, batch: readonly unknown[]): FailureAction {
-  if (error instanceof PayloadStoreFailure) return { action: 'fail', error: error.cause };
-  if (batch.length > 1 && !isDatabaseUnavailable(error)) return { action: 'split' };
-  return { action: 'fail', error };
 }

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/database.js';
 import { EventFanout, eventRequestSha256, type EventSubmission, type FanOutOutcome } from '../../src/delivery/event-fanout.js';
 import { sha256Hex } from '../../src/security/crypto.js';
 import { DatabasePayloadStore } from '../../src/storage/payload-store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { interceptSql } from '../helpers/database.js';
+import { recordingStatements } from '../helpers/database.js';
 import { Receiver, settled, waitForMessage } from '../helpers/receiver.js';
 
 /**
@@ -12,16 +11,6 @@ import { Receiver, settled, waitForMessage } from '../helpers/receiver.js';
  * exactly once, all its messages or none, and each request gets the answer it would have had alone.
  * Each test works in a project of its own, so that its endpoints are the only ones its events find.
  */
-
-/** The database with every statement's first words recorded (`begin` runs the wrapped callback). */
-function recording(db: Database): { db: Database; statements: string[] } {
-  const statements: string[] = [];
-  const sql = interceptSql(db.sql, (strings, _values, run) => {
-    statements.push(strings.join('$').trim().split(/\s+/).slice(0, 2).join(' '));
-    return run();
-  });
-  return { db: { ...db, sql }, statements };
-}
 
 /** An event as the route builds it. */
 function submission(projectId: string, payload: unknown, extra: { key?: string; eventType?: string; ownerId?: string } = {}): EventSubmission {
@@ -98,7 +87,7 @@ describe('group commit of POST /v1/events (no worker)', () => {
 
   it('one batch, in arrival order: a repeat of a key answers its first event, a different request conflicts, holders from before win', async () => {
     const p = await projectWithEndpoints(t, 2, (i) => `https://hooks.example.com/keys/${i}`);
-    const rec = recording(t.db);
+    const rec = recordingStatements(t.db);
     const fanout = new EventFanout(rec.db, new DatabasePayloadStore());
     const earlier = await fanout.submit(submission(p.projectId, { held: 1 }, { key: 'held' }));
     expect(earlier.kind).toBe('stored');
@@ -141,7 +130,7 @@ describe('group commit of POST /v1/events (no worker)', () => {
       BEGIN IF NEW.event_type = 'order.poison' THEN RAISE EXCEPTION 'poison refused by the test'; END IF; RETURN NEW; END $$;
       CREATE TRIGGER test_refuse_poison BEFORE INSERT ON outbound_messages FOR EACH ROW EXECUTE FUNCTION test_refuse_poison();`);
     try {
-      const rec = recording(t.db);
+      const rec = recordingStatements(t.db);
       const fanout = new EventFanout(rec.db, new DatabasePayloadStore());
       const outcomes = await Promise.allSettled([
         fanout.submit(submission(p.projectId, { n: 1 })),

@@ -6,7 +6,7 @@ import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { sha256Hex } from '../../src/security/crypto.js';
 import { DatabasePayloadStore } from '../../src/storage/payload-store.js';
 import { createTestApp, expectError, type TestApp } from '../helpers/app.js';
-import { interceptSql } from '../helpers/database.js';
+import { interceptSql, recordingStatements } from '../helpers/database.js';
 import { Receiver, settled, waitForMessage } from '../helpers/receiver.js';
 
 /**
@@ -14,16 +14,6 @@ import { Receiver, settled, waitForMessage } from '../helpers/receiver.js';
  * gets the answer it would have had alone; a refused batch stores nothing. In a process with a
  * worker, new messages are leased at enqueue and handed to it without a claim.
  */
-
-/** The database with every statement's first words recorded (`begin` runs the wrapped callback). */
-function recording(db: Database): { db: Database; statements: string[] } {
-  const statements: string[] = [];
-  const sql = interceptSql(db.sql, (strings, _values, run) => {
-    statements.push(strings.join('$').trim().split(/\s+/).slice(0, 2).join(' '));
-    return run();
-  });
-  return { db: { ...db, sql }, statements };
-}
 
 let urlCounter = 0;
 async function createEndpoint(t: TestApp, extra: Record<string, unknown> = {}): Promise<string> {
@@ -125,7 +115,7 @@ describe('group commit of POST /v1/messages (no worker)', () => {
 
   it('one batch, in arrival order: an earlier unknown endpoint is 404, later repeats return the first, holders from before win', async () => {
     const endpointId = await createEndpoint(t);
-    const rec = recording(t.db);
+    const rec = recordingStatements(t.db);
     const batcher = new MessageBatcher(rec.db, new DatabasePayloadStore());
     const earlier = await batcher.submit(submission(t, endpointId, { held: 1 }, { key: 'order-held' }));
     expect(earlier.kind).toBe('stored');
@@ -183,7 +173,7 @@ describe('group commit of POST /v1/messages (no worker)', () => {
       expect(payloadsAfter!.n).toBe(payloadsBefore!.n);
 
       // At the batcher: the whole batch first, then each submission on its own; all refused.
-      const rec = recording(t.db);
+      const rec = recordingStatements(t.db);
       const batcher = new MessageBatcher(rec.db, new DatabasePayloadStore());
       const settledOutcomes = await Promise.allSettled([1, 2, 3].map((n) => batcher.submit(submission(t, endpointId, { n }))));
       expect(settledOutcomes.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected']);

@@ -54,3 +54,13 @@ export function interceptSql(
   wrapped.begin = (fn) => sql.begin((tx) => fn(interceptSql(tx, intercept)));
   return wrapped;
 }
+
+/** The database with every statement's first two words recorded, in order (`begin` runs the wrapped callback). */
+export function recordingStatements(db: Database): { db: Database; statements: string[] } {
+  const statements: string[] = [];
+  const sql = interceptSql(db.sql, (strings, _values, run) => {
+    statements.push(strings.join('$').trim().split(/\s+/).slice(0, 2).join(' '));
+    return run();
+  });
+  return { db: { ...db, sql }, statements };
+}
