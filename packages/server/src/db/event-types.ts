@@ -132,7 +132,7 @@ export async function findEventTypeSchemas(sql: Sql, lookups: readonly EventType
     FROM unnest(${lookups.map((l) => l.projectId)}::uuid[], ${lookups.map((l) => l.name)}::text[], ${lookups.map((l) => l.compiledRevision)}::int[])
          WITH ORDINALITY AS x (project_id, name, compiled_revision, position)
     -- OFFSET 0: a primary-key lookup per check, whatever plan the statement is cached with.
-    CROSS JOIN LATERAL (SELECT * FROM event_types t WHERE t.project_id = x.project_id AND t.name = x.name OFFSET 0) AS t`;
+    CROSS JOIN LATERAL (SELECT t.revision, t.payload_schema FROM event_types t WHERE t.project_id = x.project_id AND t.name = x.name OFFSET 0) AS t`;
   const answers: (EventTypeSchemaRow | undefined)[] = lookups.map(() => undefined);
   for (const { position, ...row } of rows) answers[position] = row;
   return answers;
