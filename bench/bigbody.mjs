@@ -98,29 +98,9 @@ function bodyOf(n) {
   return body;
 }
 
-async function startReceiver(dir) {
-  const { key, cert, certFile } = selfSignedCert(dir);
-  const received = [];
-  const server = https.createServer({ key, cert }, (req, res) => {
-    const hash = createHash('sha256');
-    let size = 0;
-    req.on('data', (chunk) => {
-      hash.update(chunk);
-      size += chunk.length;
-    });
-    req.on('end', () => {
-      received.push({ size, sha256: hash.digest('hex') });
-      res.writeHead(200).end('ok');
-    });
-  });
-  const port = await serveOnLoopback(server, 'receiver');
-  return { url: `https://127.0.0.1:${port}`, caFile: certFile, received };
-}
-
-/** A plain HTTP app on loopback that records each body's size and SHA-256 as it completes. */
-async function startApp() {
-  const received = [];
-  const server = http.createServer((req, res) => {
+/** A request handler that records each body's size, SHA-256 and arrival time in `received`, then answers 200. */
+function recordingHandler(received) {
+  return (req, res) => {
     const hash = createHash('sha256');
     let size = 0;
     req.on('data', (chunk) => {
@@ -131,7 +111,20 @@ async function startApp() {
       received.push({ size, sha256: hash.digest('hex'), at: performance.now() });
       res.writeHead(200).end('ok');
     });
-  });
+  };
+}
+
+async function startReceiver(dir) {
+  const { key, cert, certFile } = selfSignedCert(dir);
+  const received = [];
+  const port = await serveOnLoopback(https.createServer({ key, cert }, recordingHandler(received)), 'receiver');
+  return { url: `https://127.0.0.1:${port}`, caFile: certFile, received };
+}
+
+/** A plain HTTP app on loopback that records each body as it completes. */
+async function startApp() {
+  const received = [];
+  const server = http.createServer(recordingHandler(received));
   const port = await serveOnLoopback(server, 'app');
   return { port, received };
 }
