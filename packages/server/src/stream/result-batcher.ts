@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Sql } from '../db/database.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { recordInboundResults, type InboundResultReport, type RecordedInboundResult } from '../db/inbound-messages.js';
+import { recordInboundResults, type InboundResultReport, type RecordedInboundResult } from '../db/inbound-results.js';
 import { GroupCommit } from '../lib/group-commit.js';
 import { NOOP_TRACING, type Tracing } from '../tracing/tracing.js';
 

@@ -1,5 +1,5 @@
 import { DEFAULT_LISTENER, type InboundResultIn } from '@hookrelay/shared';
-import type { InboundResultReport } from '../db/inbound-messages.js';
+import type { InboundResultReport } from '../db/inbound-results.js';
 
 /** Which message a report is for, under which project and endpoint, and the reporter's id of it. */
 export interface ReportedFor {

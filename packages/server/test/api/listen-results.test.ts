@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { recordInboundResults } from '../../src/db/inbound-messages.js';
+import { recordInboundResults } from '../../src/db/inbound-results.js';
 import { ResultBatcher } from '../../src/stream/result-batcher.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
-import type { InboundResultReport, RecordedInboundResult } from '../../src/db/inbound-messages.js';
+import type { InboundResultReport, RecordedInboundResult } from '../../src/db/inbound-results.js';
 import type { Sql } from '../../src/db/database.js';
 import type { StreamSubscriber } from '../../src/stream/hub.js';
 import type { ResultBatcher } from '../../src/stream/result-batcher.js';
