@@ -32,6 +32,7 @@
 --   026_bulk_jobs
 --   027_edited_replays
 --   028_portal_links
+--   029_outbound_messages_fks
 
 CREATE TABLE api_keys (
     id uuid NOT NULL,
@@ -422,10 +423,8 @@ CREATE TABLE outbound_messages (
     event_id uuid
 );
 ALTER TABLE outbound_messages ADD CONSTRAINT outbound_messages_check CHECK (((deleted_by_api_key_id IS NULL) OR (deleted_by_user_id IS NULL)));
-ALTER TABLE outbound_messages ADD CONSTRAINT outbound_messages_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES endpoints(id);
 ALTER TABLE outbound_messages ADD CONSTRAINT outbound_messages_payload_format_check CHECK ((payload_format = ANY (ARRAY['json'::text, 'text'::text])));
 ALTER TABLE outbound_messages ADD CONSTRAINT outbound_messages_pkey PRIMARY KEY (id);
-ALTER TABLE outbound_messages ADD CONSTRAINT outbound_messages_project_id_fkey FOREIGN KEY (project_id) REFERENCES projects(id);
 ALTER TABLE outbound_messages ADD CONSTRAINT outbound_messages_status_check CHECK ((status = ANY (ARRAY['queued'::text, 'delivering'::text, 'succeeded'::text, 'pending_retry'::text, 'failed_permanent'::text])));
 CREATE INDEX outbound_messages_endpoint_id ON public.outbound_messages USING btree (endpoint_id, id DESC);
 CREATE INDEX outbound_messages_event ON public.outbound_messages USING btree (event_id, id) WHERE (event_id IS NOT NULL);

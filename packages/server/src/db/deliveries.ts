@@ -234,8 +234,7 @@ export interface RateLimitRow {
 
 /**
  * The endpoint's bucket, row-locked until the claim commits (every worker queues here). The lock is
- * the one its UPDATE takes (FOR NO KEY UPDATE): a message inserted meanwhile for the endpoint, whose
- * foreign key share-locks the row's key, does not wait for it.
+ * the one its UPDATE takes (FOR NO KEY UPDATE), as the other writers of endpoint rows take it.
  */
 export async function lockRateLimit(sql: Sql, endpointId: string): Promise<RateLimitRow | undefined> {
   // clock_timestamp() in the outer query is read once the row lock is held, not before the wait.

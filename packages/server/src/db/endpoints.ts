@@ -197,8 +197,8 @@ export interface FailingEndpointPause {
  * `minFailedMessages` of its messages ended failed_permanent. Within the batch the attempts count in
  * the order they finished: a success ends the failures before it. Only the rows whose tracking
  * changes are written (a healthy endpoint's successes write nothing), locked in id order with the
- * lock their UPDATE takes (FOR NO KEY UPDATE), which the foreign keys of the messages that the same
- * transaction's announcements insert never wait for. Returns the endpoints it paused.
+ * lock their UPDATE takes (FOR NO KEY UPDATE), so that two such transactions never wait on each
+ * other in a cycle. Returns the endpoints it paused.
  * `pauseAfterSeconds` 0: none is paused.
  */
 export async function recordEndpointAttempts(
