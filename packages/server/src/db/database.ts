@@ -3,6 +3,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { PGlite, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
 import { AvailabilityGate, reconnectBackoffSeconds } from './availability.js';
+import { PGlitePreparedStatements } from './pglite-prepared.js';
 
 /**
  * One small SQL interface over two backends (docs/architecture.md, Storage): PostgreSQL through
@@ -267,8 +268,9 @@ export function wrapPGlite(pglite: PGlite): Database & { pglite: PGlite } {
         await tx.exec(script);
       },
     );
+  const prepared = new PGlitePreparedStatements(pglite);
   const sql = makeSql(
-    async (text, params) => (await pglite.query<Row>(text, params)).rows,
+    async (text, params) => prepared.query(text, params),
     async (fn) => pglite.transaction((tx) => fn(wrapTx(tx))),
     async (script) => {
       await pglite.exec(script);
