@@ -206,13 +206,16 @@ async function main() {
         job = (await api.call('GET', `/v1/bulk-retries/${jobId}`)).body.data;
         if (job.status !== 'running') jobDoneAt = performance.now();
       }
-      if (bulkIds.every((id) => receiver.receipts.has(id))) return (receivedAt = performance.now());
+      if (receivedAt === 0 && bulkIds.every((id) => receiver.receipts.has(id))) receivedAt = performance.now();
+      // Both: every retried message received, and the job's own end (its last chunk, which finds
+      // nothing left, may come after the last delivery).
+      if (receivedAt !== 0 && jobDoneAt !== 0) return;
       await delay(200);
     }
   })();
   const windows = [];
   do windows.push(await measure(ctx));
-  while (receivedAt === 0 && performance.now() - startedAt < JOB_LIMIT_S * 1000);
+  while ((receivedAt === 0 || jobDoneAt === 0) && performance.now() - startedAt < JOB_LIMIT_S * 1000);
   await watching;
   const during = merged(windows);
   const after = merged([await measure(ctx)]);

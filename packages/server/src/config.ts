@@ -39,7 +39,7 @@ export const DEFAULT_EMBEDDED_RETENTION_BATCH = 200;
  * (docs/operating.md, Bulk retries and replays). Fewer on the embedded database, whose one
  * connection live requests wait for while a chunk runs.
  */
-export const DEFAULT_BULK_CHUNK_SIZE = 500;
+export const DEFAULT_BULK_CHUNK_SIZE = 250;
 export const DEFAULT_EMBEDDED_BULK_CHUNK_SIZE = 100;
 export const DEFAULT_BULK_CHUNK_DELAY_MS = 200;
 
