@@ -64,3 +64,17 @@ export const MESSAGE_SEARCH = {
   /** The longest text searched for. */
   maxTextChars: 256,
 } as const;
+
+/**
+ * Why a header may not be edited, or null when it may: the framing of the copy's body, which the
+ * server and every forwarder set from the bytes they send, and the headers no delivery carries
+ * (hop-by-hop ones, `Expect`, `Proxy-*`), so that an edit of them would reach nobody.
+ */
+export function replayHeaderEditProblem(name: string): string | null {
+  const lower = name.toLowerCase();
+  if (lower === 'content-length' || lower === 'transfer-encoding') return `${name} is the framing of the copy's body, which hookrelay sets from its bytes`;
+  if (['connection', 'keep-alive', 'te', 'trailer', 'upgrade', 'expect'].includes(lower) || lower.startsWith('proxy-')) {
+    return `${name} describes one connection, and no delivery carries it`;
+  }
+  return null;
+}

@@ -18,6 +18,8 @@ export function forgetKey(): void {
 export interface Page<T> {
   data: T[];
   nextCursor: string | null;
+  /** The answer's whole `meta` (a search says its window there). */
+  meta: Record<string, unknown>;
 }
 
 type Listener = (error: HookrelayApiError) => void;
@@ -101,7 +103,7 @@ export async function bytes(path: string, rangeBytes?: number): Promise<{ bytes:
 /** A list page: `meta.next_cursor` ("" or null when there is no more). */
 export async function page<T>(path: string, query: Query = {}): Promise<Page<T>> {
   const { data, meta } = await api<T[]>('GET', withQuery(path, query));
-  return { data, nextCursor: nextCursor(meta) };
+  return { data, nextCursor: nextCursor(meta), meta };
 }
 
 /**

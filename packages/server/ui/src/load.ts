@@ -43,6 +43,8 @@ export interface PagedListOptions<T> {
 
 export interface PagedList<T> extends TableList<T> {
   rows: T[] | undefined;
+  /** The `meta` of the page shown; undefined before it loaded. */
+  meta: Record<string, unknown> | undefined;
   pager: PagerProps;
   /** Whether the first page is shown. */
   atFirst: boolean;
@@ -64,7 +66,13 @@ export function usePagedList<T>(path: string, query: Query = {}, options: PagedL
   const key = JSON.stringify([path, query, limit]);
   const [at, setAt] = useState<{ key: string; cursor: string | undefined }>({ key, cursor: undefined });
   const cursor = at.key === key ? at.cursor : undefined;
-  const [state, setState] = useState<{ rows: T[] | undefined; next: string | null; error: unknown; loading: boolean }>({ rows: undefined, next: null, error: undefined, loading: true });
+  const [state, setState] = useState<{ rows: T[] | undefined; meta: Record<string, unknown> | undefined; next: string | null; error: unknown; loading: boolean }>({
+    rows: undefined,
+    meta: undefined,
+    next: null,
+    error: undefined,
+    loading: true,
+  });
   const [tick, setTick] = useState(0);
   const latest = useRef(options);
   latest.current = options;
@@ -76,10 +84,10 @@ export function usePagedList<T>(path: string, query: Query = {}, options: PagedL
     read(cursor).then(
       (result) => {
         if (!live) return;
-        setState({ rows: result.data, next: result.nextCursor, error: undefined, loading: false });
+        setState({ rows: result.data, meta: result.meta, next: result.nextCursor, error: undefined, loading: false });
         latest.current.onPage?.();
       },
-      (error: unknown) => live && setState({ rows: undefined, next: null, error, loading: false }),
+      (error: unknown) => live && setState({ rows: undefined, meta: undefined, next: null, error, loading: false }),
     );
     return () => {
       live = false;

@@ -1,25 +1,12 @@
 import { z } from 'zod';
 import { HeaderName } from './common.js';
+import { replayHeaderEditProblem } from '../constants.js';
 import { SampleEdits } from './samples.js';
 
 /** Most header edits one replay takes. */
 export const MAX_REPLAY_HEADER_EDITS = 50;
 /** Longest value a header edit may set. */
 export const MAX_REPLAY_HEADER_VALUE_LENGTH = 8192;
-
-/**
- * Why a header may not be edited, or null when it may: the framing of the copy's body, which the
- * server and every forwarder set from the bytes they send, and the headers no delivery carries
- * (hop-by-hop ones, `Expect`, `Proxy-*`), so that an edit of them would reach nobody.
- */
-export function replayHeaderEditProblem(name: string): string | null {
-  const lower = name.toLowerCase();
-  if (lower === 'content-length' || lower === 'transfer-encoding') return `${name} is the framing of the copy's body, which hookrelay sets from its bytes`;
-  if (['connection', 'keep-alive', 'te', 'trailer', 'upgrade', 'expect'].includes(lower) || lower.startsWith('proxy-')) {
-    return `${name} describes one connection, and no delivery carries it`;
-  }
-  return null;
-}
 
 /**
  * `{ name: value | null }`: a string replaces every line of that name (in the place of the first,

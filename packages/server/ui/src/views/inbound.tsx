@@ -1,11 +1,12 @@
 import { useState } from 'preact/hooks';
-import type { InboundAnswerSummaryOut, InboundEndpointCreateOut, InboundEndpointOut, InboundEndpointSummaryOut, RejectionOut } from '@hookrelay/shared';
+import type { InboundAnswerSummaryOut, InboundEndpointCreateOut, InboundEndpointOut, InboundEndpointSummaryOut, MessageSearchMeta, RejectionOut } from '@hookrelay/shared';
 import { api } from '../api.js';
 import { ConfirmButton, CopyButton, ErrorBox, Time } from '../components.js';
 import { formatBytes, formatMs, localTimeToIso, providerName, statusClass } from '../format.js';
 import { useLoad, usePagedList } from '../load.js';
 import { ResourceTable, type Column } from '../resource-table.js';
 import { useWatch } from '../watch.js';
+import { ReplayThese } from './bulk-replay.js';
 import { RefusedRequests } from './rejections.js';
 import type { MessageRow } from './types.js';
 
@@ -125,13 +126,15 @@ export function InboundEndpoints() {
 }
 
 export interface MessageFilters {
+  /** Text searched in the bodies and header values (docs/api.md, Searching what arrived). */
+  q: string;
   event_type: string;
   answer: '' | '2xx' | '4xx' | '5xx' | 'none';
   received_after: string;
   received_before: string;
 }
 
-const NO_FILTERS: MessageFilters = { event_type: '', answer: '', received_after: '', received_before: '' };
+const NO_FILTERS: MessageFilters = { q: '', event_type: '', answer: '', received_after: '', received_before: '' };
 
 /** Each CLI listener's latest answer; a forward-mode message has the forward URL's latest one instead. */
 function AnswerCell({ row }: { row: MessageRow }) {
@@ -196,6 +199,7 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
   const list = usePagedList<MessageRow>(
     `/v1/inbound-endpoints/${endpointId}/messages`,
     {
+      q: filters.q,
       event_type: filters.event_type,
       answer: filters.answer,
       received_after: localTimeToIso(filters.received_after),
@@ -243,6 +247,9 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
         }}
       >
         <label>
+          Search <input type="search" value={draft.q} maxLength={256} placeholder="text in a body or header value" onInput={(e) => setDraft({ ...draft, q: e.currentTarget.value })} />
+        </label>
+        <label>
           Event type <input value={draft.event_type} placeholder="push, invoice.*" onInput={(e) => setDraft({ ...draft, event_type: e.currentTarget.value })} />
         </label>
         <label>
@@ -281,6 +288,8 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
           </button>
         </p>
       ) : null}
+      <SearchWindow meta={list.meta} />
+      <ReplayThese endpointId={endpointId} filters={filters} mode={endpoint.value?.mode} />
       <ResourceTable
         list={list}
         label="Messages, newest first"
@@ -291,6 +300,19 @@ export function InboundMessages({ endpointId }: { endpointId: string }) {
         empty={filtered ? 'No message matches the filters.' : 'No message yet: post a webhook to the ingest URL and it appears here.'}
       />
     </section>
+  );
+}
+
+/** What a search read: its window (the last 24 hours unless From or Until say otherwise), and where it stopped. */
+function SearchWindow({ meta }: { meta: Record<string, unknown> | undefined }) {
+  const search = meta?.search as MessageSearchMeta | undefined;
+  if (search === undefined) return null;
+  return (
+    <p class="meta-line search-window" data-testid="search-window">
+      Searched for “{search.q}” in {search.bodies === 'inline' ? 'the bodies and header values' : 'the header values (bodies in the object store are not searched)'} of the messages received from{' '}
+      <Time iso={search.received_after} /> to <Time iso={search.received_before} />
+      {search.scan_limit_reached ? ` · stopped after ${search.scan_limit.toLocaleString('en-US')} messages: the next page reads on` : ''}. A search reads at most 7 days: set From and Until for another window.
+    </p>
   );
 }
 

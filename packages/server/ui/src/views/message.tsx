@@ -5,6 +5,7 @@ import { BodyView, CopyButton, ErrorBox, HeadersTable, Loading, ResignedBadge, T
 import { asText, base64ToBytes, curlCommand, formatBytes, formatMs, hexDump, indentJson, isSuccess, messageTitle, providerName, requestLine, statusClass } from '../format.js';
 import { useLoad } from '../load.js';
 import { AttemptsTable } from './attempts.js';
+import { EditAndReplay } from './edit-replay.js';
 
 /** Bodies up to this size are shown whole; a larger one shows its start and is offered as a download. */
 const WHOLE_BODY_BYTES = 256 * 1024;
@@ -216,10 +217,11 @@ export function InboundMessage({ messageId }: { messageId: string }) {
             <dt>Content-Type</dt>
             <dd>{m.content_type || '—'}</dd>
           </dl>
-          <div class="row">
+          <div class="row wrap">
             <button type="button" onClick={replay} disabled={m.deleted_at !== undefined}>
               Replay {endpoint.value?.mode === 'forward' ? 'to the forward URL' : 'to connected listeners'}
             </button>
+            {endpoint.value ? <EditAndReplay key={m.id} message={m} endpoint={endpoint.value} /> : null}
             {replayed ? (
               <span role="status">
                 Replayed: replay #{replayed.replay_count}, {replayed.status}
