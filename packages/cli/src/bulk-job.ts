@@ -131,8 +131,12 @@ async function followJob(started: BulkJobOut, command: BulkJobCommand): Promise<
   return job.status === 'running' ? interrupted(job, command) : job;
 }
 
-/** Ctrl-C while a job runs: on a terminal, cancel it or leave it running, as answered; without one, it runs on. */
-async function interrupted(job: BulkJobOut, command: BulkJobCommand): Promise<never> {
+/**
+ * Ctrl-C while a job runs: on a terminal, cancel it or leave it running, as answered; without one,
+ * it runs on. The job may end while the question waits: then its outcome is what is said, since
+ * neither "cancelled" nor "keeps running" would be true.
+ */
+async function interrupted(job: BulkJobOut, command: BulkJobCommand): Promise<BulkJobOut> {
   const leftRunning = new CliFailure(
     CliErrorCode.INTERRUPTED,
     `interrupted: job ${job.id} keeps running`,
@@ -146,9 +150,15 @@ async function interrupted(job: BulkJobOut, command: BulkJobCommand): Promise<ne
   } catch {
     throw leftRunning;
   }
-  if (!cancel) throw leftRunning;
-  const { data } = await command.client.bulkJobs.cancel(job.id);
-  if (command.json) command.logJson(data);
-  else command.print(formatJobOutcome(data, command.style.out));
-  throw new CliFailure(CliErrorCode.INTERRUPTED, `interrupted: job ${job.id} was cancelled`, ExitCode.INTERRUPTED);
+  // Cancelling a job that has ended answers it as it ended; leaving one running reads it once.
+  const { data } = cancel ? await command.client.bulkJobs.cancel(job.id) : await command.client.bulkJobs.get(job.id);
+  if (data.status === 'running') throw leftRunning;
+  if (data.status === 'cancelled') {
+    if (command.json) command.logJson(data);
+    else command.print(formatJobOutcome(data, command.style.out));
+    throw new CliFailure(CliErrorCode.INTERRUPTED, `interrupted: job ${job.id} was cancelled`, ExitCode.INTERRUPTED);
+  }
+  // Ended meanwhile: the command ends as if it had followed the job to its end.
+  command.note(command.style.err.dim(`Job ${job.id} ended before ${cancel ? 'it could be cancelled' : 'the answer'}.`));
+  return data;
 }

@@ -129,6 +129,62 @@ describe('runBulkJob', () => {
   });
 });
 
+describe('Ctrl-C while a job runs', () => {
+  /** Runs a followed job whose first read is `running`, interrupts it, answers `answer`; the client's reads after that come from `after`. */
+  async function interrupt(answer: string, after: BulkJobOut, interactive = true) {
+    const h = harness({ interactive, flags: { yes: true } });
+    const calls: string[] = [];
+    let reads = 0;
+    h.command.client = {
+      bulkJobs: {
+        get: async () => (calls.push('get'), { data: reads++ === 0 ? job({ done: 50 }) : after }),
+        cancel: async () => (calls.push('cancel'), { data: after }),
+      },
+    } as unknown as HookrelayClient;
+    h.command.pollMs = 20;
+    const pending = runBulkJob(request(400), h.command);
+    // Once the first read has come back: a Ctrl-C as the terminal delivers it.
+    while (reads === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    process.emit('SIGINT');
+    (h.command.streams.input as PassThrough).write(answer);
+    const outcome = await pending.then(
+      (value) => ({ value, error: undefined }),
+      (error: unknown) => ({ value: undefined, error }),
+    );
+    return { ...h, calls, ...outcome };
+  }
+  const ended = (status: 'done' | 'cancelled') => job({ status, done: status === 'done' ? 400 : 60, finished_at: '2026-05-01T10:01:00.000Z' });
+
+  it('"y" cancels the job and exits 130 with its counts', async () => {
+    const r = await interrupt('y\n', ended('cancelled'));
+    expect(r.calls).toEqual(['get', 'cancel']);
+    expect(r.error).toMatchObject({ code: 'INTERRUPTED', exitCode: 130, message: `interrupted: job ${ID} was cancelled` });
+    expect(r.out.at(-1)).toBe(`Job ${ID} cancelled: 60 of 400 retried`);
+  });
+
+  it('no leaves it running (exit 130, with how to follow or cancel it)', async () => {
+    const r = await interrupt('\n', job({ done: 70 }));
+    expect(r.calls).toEqual(['get', 'get']);
+    expect(r.error).toMatchObject({ code: 'INTERRUPTED', exitCode: 130, message: `interrupted: job ${ID} keeps running` });
+  });
+
+  it('a job that ended while the question waited ends the command as a job followed to its end, whatever the answer', async () => {
+    for (const answer of ['y\n', 'n\n']) {
+      const r = await interrupt(answer, ended('done'));
+      expect(r.error).toBeUndefined();
+      expect(r.value).toMatchObject({ status: 'done', done: 400 });
+      expect(r.out.at(-1)).toBe(`Job ${ID} done: 400 of 400 retried`);
+      expect(r.err.at(-1)).toBe(`Job ${ID} ended before ${answer === 'y\n' ? 'it could be cancelled' : 'the answer'}.`);
+    }
+  });
+
+  it('without a terminal asks nothing: the job keeps running', async () => {
+    const r = await interrupt('y\n', ended('cancelled'), false);
+    expect(r.calls).toEqual(['get']);
+    expect(r.error).toMatchObject({ code: 'INTERRUPTED', exitCode: 130, message: `interrupted: job ${ID} keeps running` });
+  });
+});
+
 describe('the progress of a job', () => {
   it('has a rate and an ETA once a second of progress is seen', () => {
     const meter = new ProgressMeter();
@@ -141,6 +197,11 @@ describe('the progress of a job', () => {
     expect(formatProgress(job({ done: 100, matched: 400 }), { perSecond: 250.4, etaSeconds: 75 }, plainStyle)).toBe(`[######${'.'.repeat(18)}] 100 / 400  25%  250/s, ETA 1m 15s`);
     expect(formatProgress(job({ done: 10, matched: 400 }), { perSecond: 0.1, etaSeconds: 3725 }, plainStyle)).toMatch(/ETA 1h 02m$/u);
     expect(formatProgress(job({ done: 390, matched: 400 }), { perSecond: 1, etaSeconds: 9.4 }, plainStyle)).toMatch(/ETA 9s$/u);
+  });
+
+  it('gives a rate below ten a second with its tenths, so that a slow job does not read as stopped', () => {
+    const rate = (perSecond: number) => /\s(\S+|< 0\.1\/s), ETA/u.exec(formatProgress(job({ done: 10 }), { perSecond, etaSeconds: 60 }, plainStyle))![1];
+    expect([rate(0.1), rate(0.83), rate(2), rate(9.94), rate(10.4), rate(0.04)]).toEqual(['0.1/s', '0.8/s', '2/s', '9.9/s', '10/s', '< 0.1/s']);
   });
 });
 

@@ -117,6 +117,13 @@ function formatDuration(seconds: number): string {
   return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
+/** "250/s"; below ten a second, with its tenths ("0.8/s"), so that a slow job does not read as stopped. */
+function formatRate(perSecond: number): string {
+  if (perSecond >= 10) return `${formatCount(Math.round(perSecond))}/s`;
+  if (perSecond < 0.05) return '< 0.1/s';
+  return `${Math.round(perSecond * 10) / 10}/s`;
+}
+
 /**
  * A running job's progress line: a bar of what is settled, the counts, the rate and the time left
  * (`…` while too little has been seen to tell).
@@ -128,6 +135,6 @@ export function formatProgress(job: BulkJobOut, rate: { perSecond: number; etaSe
   const bar = `[${'#'.repeat(filled)}${style.dim('.'.repeat(BAR_WIDTH - filled))}]`;
   const counts = `${formatCount(job.done)} / ${formatCount(job.matched)}`;
   const extra = job.skipped + job.failed > 0 ? ` (${formatCount(job.skipped)} skipped, ${formatCount(job.failed)} failed)` : '';
-  const pace = rate === null ? 'rate …, ETA …' : `${formatCount(Math.round(rate.perSecond))}/s, ETA ${formatDuration(rate.etaSeconds)}`;
+  const pace = rate === null ? 'rate …, ETA …' : `${formatRate(rate.perSecond)}, ETA ${formatDuration(rate.etaSeconds)}`;
   return `${bar} ${counts}${extra}  ${Math.floor(fraction * 100)}%  ${pace}`;
 }
