@@ -80,10 +80,10 @@ class Terminal {
   }
 }
 
-/** An endpoint with MESSAGES messages, and the CLI's environment. */
-async function endpointWithMessages(): Promise<{ endpointId: string; env: Record<string, string> }> {
+/** An endpoint with `count` messages, and the CLI's environment. */
+async function endpointWithMessages(count = MESSAGES): Promise<{ endpointId: string; env: Record<string, string> }> {
   const endpoint = await createCliEndpoint(server.url, server.apiKey);
-  for (let i = 0; i < MESSAGES; i++) await sendWebhook(server.url, endpoint.token, { headers: [['Content-Type', 'application/json']], body: `{"n":${i}}` });
+  for (let i = 0; i < count; i++) await sendWebhook(server.url, endpoint.token, { headers: [['Content-Type', 'application/json']], body: `{"n":${i}}` });
   const dir = await configDir();
   return { endpointId: endpoint.id, env: { HOME: dir, HOOKRELAY_CONFIG_DIR: dir, HOOKRELAY_API_URL: server.url, HOOKRELAY_API_KEY: server.apiKey, TERM: 'xterm-256color' } };
 }
@@ -116,6 +116,21 @@ async function interruptRunningReplay(): Promise<{ terminal: Terminal; jobId: st
 }
 
 describe.skipIf(!hasScript)('inbound replay in a terminal', () => {
+  it('asks before more than 100 messages; "n" starts nothing (exit 1)', async () => {
+    const { endpointId, env } = await endpointWithMessages(101);
+    const jobsBefore = (await api<Job[]>(server.url, server.apiKey, 'GET', '/v1/bulk-retries')).length;
+    const terminal = new Terminal(['inbound', 'replay', endpointId, '--since', '10m'], env);
+    try {
+      await terminal.waitFor(/101 messages match, to replay\.\r\nReplay 101 messages\? \(y\/N\): $/u);
+      terminal.type('n\r');
+      expect(await terminal.exited).toBe(1);
+    } finally {
+      terminal.kill();
+    }
+    expect(terminal.text).toContain('no job started');
+    expect(await api<Job[]>(server.url, server.apiKey, 'GET', '/v1/bulk-retries')).toHaveLength(jobsBefore);
+  });
+
   it('Ctrl-C, then "y": the job is cancelled on the server', async () => {
     const { terminal, jobId } = await interruptRunningReplay();
     terminal.type('y\r');
