@@ -30,6 +30,8 @@ function useRoute(): string[] {
   useEffect(() => {
     const onChange = () => setRoute(read());
     addEventListener('hashchange', onChange);
+    // Effects run after the first paint: an address changed before then fired no listener of ours.
+    onChange();
     return () => removeEventListener('hashchange', onChange);
   }, []);
   return route;
