@@ -40,14 +40,14 @@ const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status
 // eslint-disable-next-line no-control-regex
 const stripAnsi = (text: string): string => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/gu, '');
 
-/** The CLI in a pseudo-terminal of 120 columns: what it draws (stdout and stderr, as a terminal shows them), typing, its exit code. */
+/** The CLI in a pseudo-terminal (120 columns unless told): what it draws (stdout and stderr, as a terminal shows them), typing, its exit code. */
 class Terminal {
   private output = '';
   private readonly child: ChildProcessWithoutNullStreams;
   readonly exited: Promise<number>;
 
-  constructor(args: readonly string[], env: Record<string, string>) {
-    const inner = `stty cols 120 rows 30; exec ${[process.execPath, CLI_BIN, ...args].map((word) => `'${word}'`).join(' ')}`;
+  constructor(args: readonly string[], env: Record<string, string>, columns = 120) {
+    const inner = `stty cols ${columns} rows 30; exec ${[process.execPath, CLI_BIN, ...args].map((word) => `'${word}'`).join(' ')}`;
     this.child = spawn('script', ['-qefc', inner, '/dev/null'], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     const take = (chunk: Buffer): void => void (this.output += chunk.toString('utf8'));
     this.child.stdout.on('data', take);
@@ -143,6 +143,26 @@ describe.skipIf(!hasScript)('inbound replay in a terminal', () => {
     // Cancelled stays cancelled: nothing more is replayed after it.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(await getJob(jobId)).toMatchObject({ status: 'cancelled', done: job.done });
+  });
+
+  it('in a narrow terminal the progress line fits on one line: it drops the bar', async () => {
+    const { endpointId, env } = await endpointWithMessages();
+    const terminal = new Terminal(['inbound', 'replay', endpointId, '--since', '10m'], env, 40);
+    try {
+      const [, jobId] = await terminal.waitFor(/Started job ([0-9a-f-]{36})/u);
+      await terminal.waitFor(new RegExp(`\\r\\d / ${MESSAGES}  \\d+%  [\\d.]+/s, ETA \\d+s`, 'u'));
+      terminal.type('\x03');
+      await terminal.waitFor(/\(y\/N\): $/u);
+      terminal.type('y\r');
+      expect(await terminal.exited).toBe(130);
+      expect((await getJob(jobId!)).status).toBe('cancelled');
+    } finally {
+      terminal.kill();
+    }
+    const drawn = terminal.text.slice(terminal.text.indexOf('Started job')).split('^C')[0]!.split('\r').filter((part) => / \/ \d/u.test(part));
+    expect(drawn.length).toBeGreaterThan(0);
+    for (const line of drawn) expect(line.length, line).toBeLessThanOrEqual(39);
+    expect(drawn.join('')).not.toContain('[');
   });
 
   it('Ctrl-C, then Enter (no): the job keeps running on the server to its end', async () => {

@@ -170,6 +170,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       json: this.jsonEnabled(),
       interactive: this.interactive,
       progressInPlace: process.stderr.isTTY === true,
+      columns: () => process.stderr.columns,
       streams: this.promptStreams,
       style: this.style,
       print: (text) => this.print(text),

@@ -35,6 +35,8 @@ export interface BulkJobCommand {
   interactive: boolean;
   /** stderr is a terminal: the progress line is redrawn in place. */
   progressInPlace: boolean;
+  /** The terminal's width now (it may change while the job runs); undefined when not known. */
+  columns?: () => number | undefined;
   streams: PromptStreams;
   style: { out: Style; err: Style };
   print(text: string): void;
@@ -107,7 +109,9 @@ async function followJob(started: BulkJobOut, command: BulkJobCommand): Promise<
   let lastPlainLine = -Infinity;
   const show = (): void => {
     if (command.json) return;
-    const line = formatProgress(job, meter.observe(job, Date.now()), command.style.err);
+    const width = command.progressInPlace ? command.columns?.() : undefined;
+    // One column short of the width: a line that fills it leaves the cursor past the end on some terminals.
+    const line = formatProgress(job, meter.observe(job, Date.now()), command.style.err, width === undefined || width < 2 ? Infinity : width - 1);
     if (command.progressInPlace) {
       command.writeErr(`\r\x1b[2K${line}`);
       shown = true;

@@ -199,6 +199,16 @@ describe('the progress of a job', () => {
     expect(formatProgress(job({ done: 390, matched: 400 }), { perSecond: 1, etaSeconds: 9.4 }, plainStyle)).toMatch(/ETA 9s$/u);
   });
 
+  it('fits the width it is given: without the bar, then cut short', () => {
+    const progress = job({ done: 1342, matched: 3214, skipped: 1 });
+    const rate = { perSecond: 480, etaSeconds: 3 };
+    const full = formatProgress(progress, rate, plainStyle);
+    expect(full).toBe(`[##########${'.'.repeat(14)}] 1,342 / 3,214 (1 skipped, 0 failed)  41%  480/s, ETA 3s`);
+    expect(formatProgress(progress, rate, plainStyle, full.length)).toBe(full);
+    expect(formatProgress(progress, rate, plainStyle, full.length - 1)).toBe('1,342 / 3,214 (1 skipped, 0 failed)  41%  480/s, ETA 3s');
+    expect(formatProgress(progress, rate, plainStyle, 20)).toBe('1,342 / 3,214 (1 sk…');
+  });
+
   it('gives a rate below ten a second with its tenths, so that a slow job does not read as stopped', () => {
     const rate = (perSecond: number) => /\s(\S+|< 0\.1\/s), ETA/u.exec(formatProgress(job({ done: 10 }), { perSecond, etaSeconds: 60 }, plainStyle))![1];
     expect([rate(0.1), rate(0.83), rate(2), rate(9.94), rate(10.4), rate(0.04)]).toEqual(['0.1/s', '0.8/s', '2/s', '9.9/s', '10/s', '< 0.1/s']);

@@ -126,15 +126,18 @@ function formatRate(perSecond: number): string {
 
 /**
  * A running job's progress line: a bar of what is settled, the counts, the rate and the time left
- * (`…` while too little has been seen to tell).
+ * (`…` while too little has been seen to tell). Redrawn in place, it must fit on one line of the
+ * terminal (a wrapped line is not cleared by the next draw): wider than `maxWidth`, it loses the
+ * bar, then its end.
  */
-export function formatProgress(job: BulkJobOut, rate: { perSecond: number; etaSeconds: number } | null, style: Style): string {
+export function formatProgress(job: BulkJobOut, rate: { perSecond: number; etaSeconds: number } | null, style: Style, maxWidth = Infinity): string {
   const settled = settledCount(job);
   const fraction = job.matched === 0 ? 1 : Math.min(1, settled / job.matched);
   const filled = Math.round(fraction * BAR_WIDTH);
-  const bar = `[${'#'.repeat(filled)}${style.dim('.'.repeat(BAR_WIDTH - filled))}]`;
   const counts = `${formatCount(job.done)} / ${formatCount(job.matched)}`;
   const extra = job.skipped + job.failed > 0 ? ` (${formatCount(job.skipped)} skipped, ${formatCount(job.failed)} failed)` : '';
   const pace = rate === null ? 'rate …, ETA …' : `${formatRate(rate.perSecond)}, ETA ${formatDuration(rate.etaSeconds)}`;
-  return `${bar} ${counts}${extra}  ${Math.floor(fraction * 100)}%  ${pace}`;
+  const rest = `${counts}${extra}  ${Math.floor(fraction * 100)}%  ${pace}`;
+  if (BAR_WIDTH + 3 + rest.length > maxWidth) return truncate(rest, maxWidth);
+  return `[${'#'.repeat(filled)}${style.dim('.'.repeat(BAR_WIDTH - filled))}] ${rest}`;
 }
