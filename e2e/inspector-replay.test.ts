@@ -151,6 +151,14 @@ describe('edit and replay', () => {
     expect(header(unsigned, 'X-Hub-Signature-256')).toEqual([]);
     await app.waitFor(3);
     expect(app.requests[2]!.body.toString('utf8')).toBe('{"action": "reopened"}');
+
+    // The copy's own page names the original; the list marks both copies.
+    await link.click();
+    await expect.poll(() => page.getByTestId('copy-of').textContent()).toBe(`${sent.messageId} · unsigned`);
+    await page.goto(`${server.url}/#/inbound/${endpoint.id}`);
+    await expect.poll(() => page.locator('tr[data-message-id]').count()).toBe(3);
+    for (const id of [copyId, unsigned.id]) expect(await page.locator(`tr[data-message-id="${id}"]`).textContent()).toContain('edited copy');
+    expect(await page.locator(`tr[data-message-id="${sent.messageId}"]`).textContent()).not.toContain('edited copy');
     expect(errors).toEqual([]);
     await close();
   });

@@ -184,7 +184,7 @@ const MESSAGE_COLUMNS: readonly Column<MessageRow>[] = [
   { head: 'Event type', cell: (row) => row.event_type ?? <span class="muted">—</span> },
   { head: 'Verified', cell: (row) => (row.verified.length === 0 ? <span class="muted">none set</span> : row.verified.join(', ')) },
   { head: 'Answer', cell: (row) => <AnswerCell row={row} /> },
-  { head: 'Replays', class: 'num', cell: (row) => row.replay_count },
+  { head: 'Replays', class: 'num', cell: (row) => (row.edited ? <span class="badge" title={`An edited copy of ${row.replay_of}`}>edited copy</span> : row.replay_count) },
 ];
 const messageRowAttributes = (row: MessageRow) => ({ 'data-message-id': row.id });
 

@@ -216,6 +216,14 @@ export function InboundMessage({ messageId }: { messageId: string }) {
             </dd>
             <dt>Content-Type</dt>
             <dd>{m.content_type || '—'}</dd>
+            {m.replay_of !== null ? (
+              <>
+                <dt>Edited copy of</dt>
+                <dd data-testid="copy-of">
+                  <a href={`#/inbound-messages/${m.replay_of}`}>{m.replay_of}</a> · {m.signed ? 'signed by the server' : 'unsigned'}
+                </dd>
+              </>
+            ) : null}
           </dl>
           <div class="row wrap">
             <button type="button" onClick={replay} disabled={m.deleted_at !== undefined}>
