@@ -10,7 +10,8 @@ import { startServer, type RunningServer } from './helpers/server.js';
  * The inspector's ways to send again and to find, in chromium against the real server: Edit and
  * replay (the copy checked through the API and at the app behind a running `hookrelay listen`),
  * the filter box's text search with the window it read, and "Replay these" for the list's filter:
- * the estimate, then the job to its end. Jobs go in chunks of two with a pause, as a large one would.
+ * the estimate, then the job to its end, or cancelled. Jobs go in chunks of two with a second's
+ * pause, as a large one would, so that one is still running when the page cancels it.
  */
 
 const SECRET = 'inspector-replay-e2e-secret';
@@ -20,7 +21,7 @@ let browser: TestBrowser;
 const { configDir, localApp, listen, cleanup } = testResources();
 
 beforeAll(async () => {
-  server = await startServer({ env: { HOOKRELAY_BULK_CHUNK_SIZE: '2', HOOKRELAY_BULK_CHUNK_DELAY_MS: '300' } });
+  server = await startServer({ env: { HOOKRELAY_BULK_CHUNK_SIZE: '2', HOOKRELAY_BULK_CHUNK_DELAY_MS: '1000' } });
   browser = await launchBrowser();
 });
 
@@ -206,7 +207,7 @@ describe('search and replay these', () => {
     await close();
   });
 
-  it('"replay these" shows the estimate of the list\'s filter, then runs the job to its end', async () => {
+  it('"replay these" shows the estimate of the list\'s filter, then runs the job to its end; a second one is cancelled from the page', async () => {
     const endpoint = await createInbound({ name: 'replay these', mode: 'cli' });
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
@@ -232,6 +233,9 @@ describe('search and replay these', () => {
     await page.getByRole('button', { name: 'Replay 5 messages' }).click();
     const job = page.getByTestId('replay-job');
     await job.waitFor();
+    // Started: running, with the bar and a way to stop it, until the counts say it ended.
+    expect(await job.getAttribute('data-status')).toBe('running');
+    await job.getByRole('button', { name: 'Cancel the job' }).waitFor();
     await expect.poll(() => job.getAttribute('data-status'), { timeout: 20_000 }).toBe('done');
     expect(await job.getByRole('status').textContent()).toMatch(/^Job [0-9a-f-]{36} done: 5 of 5 replayed$/u);
     expect(await job.locator('progress').evaluate((bar) => [(bar as unknown as { value: number }).value, (bar as unknown as { max: number }).max])).toEqual([5, 5]);
@@ -242,6 +246,18 @@ describe('search and replay these', () => {
     expect(await job.locator('code').textContent()).toBe(jobs[0]!.id);
     const counts = await Promise.all(ids.map(async (id) => (await getMessage(id)).replay_count));
     expect(counts).toEqual([1, 1, 0, 1, 1, 1]);
+    expect(await job.getByRole('button', { name: 'Cancel the job' }).count()).toBe(0);
+
+    // Again, cancelled from the page at once: it stops within the chunk in flight.
+    await replayThese.click();
+    await page.getByRole('button', { name: 'Replay 5 messages' }).click();
+    await expect.poll(() => job.locator('code').textContent()).not.toBe(jobs[0]!.id);
+    await job.getByRole('button', { name: 'Cancel the job' }).click();
+    await expect.poll(() => job.getAttribute('data-status')).toBe('cancelled');
+    const second = await api<{ id: string; status: string; done: number }>(server.url, server.apiKey, 'GET', `/v1/bulk-retries/${await job.locator('code').textContent()}`);
+    expect(second.status).toBe('cancelled');
+    expect(second.done).toBeLessThan(5);
+    expect(await job.getByRole('status').textContent()).toBe(`Job ${second.id} cancelled: ${second.done} of 5 replayed`);
     expect(errors).toEqual([]);
     await close();
   });
