@@ -4,6 +4,7 @@ import { CliErrorCode, CliFailure } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import { formatEstimate, formatJobOutcome, formatProgress, messageCount, settledCount } from './format/bulk-jobs.js';
 import type { Style } from './format/style.js';
+import { terminalText } from './format/text.js';
 import { confirm, type PromptStreams } from './prompt.js';
 import { sleepUnlessStopped, StopSignals } from './signals.js';
 
@@ -75,7 +76,8 @@ export async function runBulkJob(request: BulkJobRequest, command: BulkJobComman
   if (command.flags.dryRun || (matched === 0 && !command.json)) return { matched };
   if (matched > CONFIRM_ABOVE && !command.flags.yes) await confirmLargeJob(request.verb, matched, command);
   const job = await request.start();
-  command.note(command.style.err.dim(`Started job ${job.id} (${messageCount(job.matched)}); \`hookrelay jobs get ${job.id}\` shows it.`));
+  const id = terminalText(String(job.id));
+  command.note(command.style.err.dim(`Started job ${id} (${messageCount(job.matched)}); \`hookrelay jobs get ${id}\` shows it.`));
   if (command.json && !command.flags.wait) return job;
   const final = await followJob(job, command);
   if (final.status === 'cancelled') {
@@ -150,7 +152,7 @@ async function interrupted(job: BulkJobOut, command: BulkJobCommand): Promise<Bu
   if (!command.interactive) throw leftRunning;
   let cancel: boolean;
   try {
-    cancel = await confirm(command.streams, `Cancel job ${job.id}? Otherwise it keeps running on the server`);
+    cancel = await confirm(command.streams, `Cancel job ${terminalText(String(job.id))}? Otherwise it keeps running on the server`);
   } catch {
     throw leftRunning;
   }
@@ -163,6 +165,6 @@ async function interrupted(job: BulkJobOut, command: BulkJobCommand): Promise<Bu
     throw new CliFailure(CliErrorCode.INTERRUPTED, `interrupted: job ${job.id} was cancelled`, ExitCode.INTERRUPTED);
   }
   // Ended meanwhile: the command ends as if it had followed the job to its end.
-  command.note(command.style.err.dim(`Job ${job.id} ended before ${cancel ? 'it could be cancelled' : 'the answer'}.`));
+  command.note(command.style.err.dim(`Job ${terminalText(String(job.id))} ended before ${cancel ? 'it could be cancelled' : 'the answer'}.`));
   return data;
 }

@@ -129,6 +129,32 @@ describe('runBulkJob', () => {
   });
 });
 
+describe("a server's hostile job", () => {
+  it('reaches the terminal escaped: its id in the notes and the question, its counts in the estimate and the progress', async () => {
+    const hostile = job({ id: 'j\u001b[2J' as string, matched: '4\u001b]0;x\u0007' as unknown as number, done: '\r1' as unknown as number });
+    const h = harness({ interactive: true, reads: [hostile] });
+    const r = request(5, hostile);
+    r.count = async () => '\u001b[31m5' as unknown as number;
+    let reads = 0;
+    h.command.client = { bulkJobs: { get: async () => (reads++, { data: hostile }), cancel: async () => ({ data: { ...hostile, status: 'cancelled' } }) } } as unknown as HookrelayClient;
+    h.command.pollMs = 20;
+    const asked: string[] = [];
+    (h.command.streams.output as PassThrough).on('data', (chunk: Buffer) => asked.push(chunk.toString('utf8')));
+    const pending = runBulkJob(r, h.command).catch((error: unknown) => error);
+    while (reads === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    process.emit('SIGINT');
+    (h.command.streams.input as PassThrough).write('n\n');
+    await pending;
+    const shown = [...h.out, ...h.err].join('\n');
+    expect(shown).toContain('Started job j\\x1b[2J (4\\x1b]0;x\\x07 messages)');
+    expect(shown).toContain('\\x1b[31m5 messages match');
+    expect(shown).toContain('] \\r1 / 4\\x1b]0;x\\x07');
+    expect(shown).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/u);
+    // The question (readline draws it with its own cursor codes) names the job escaped.
+    expect(asked.join('')).toContain('Cancel job j\\x1b[2J? Otherwise');
+  });
+});
+
 describe('Ctrl-C while a job runs', () => {
   /** Runs a followed job whose first read is `running`, interrupts it, answers `answer`; the client's reads after that come from `after`. */
   async function interrupt(answer: string, after: BulkJobOut, interactive = true) {

@@ -8,9 +8,9 @@ import { formatTimestamp } from './time.js';
 const FILTER_COLUMN_MAX = 60;
 const BAR_WIDTH = 24;
 
-/** 1234 → "1,234". */
+/** 1234 → "1,234"; escaped, since a count is the server's word (a server that is not hookrelay may send text). */
 function formatCount(count: number): string {
-  return count.toLocaleString('en-US');
+  return terminalText(String(count.toLocaleString('en-US')));
 }
 
 export function messageCount(count: number): string {
