@@ -116,7 +116,7 @@ async function interruptRunningReplay(): Promise<{ terminal: Terminal; jobId: st
 }
 
 describe.skipIf(!hasScript)('inbound replay in a terminal', () => {
-  it('asks before more than 100 messages; "n" starts nothing (exit 1)', async () => {
+  it('asks before more than 100 messages; "n" starts nothing (exit 1), nor does Ctrl-C (exit 130)', async () => {
     const { endpointId, env } = await endpointWithMessages(101);
     const jobsBefore = (await api<Job[]>(server.url, server.apiKey, 'GET', '/v1/bulk-retries')).length;
     const terminal = new Terminal(['inbound', 'replay', endpointId, '--since', '10m'], env);
@@ -128,6 +128,17 @@ describe.skipIf(!hasScript)('inbound replay in a terminal', () => {
       terminal.kill();
     }
     expect(terminal.text).toContain('no job started');
+
+    // Ctrl-C at that question stops the command (exit 130), before any job.
+    const again = new Terminal(['inbound', 'replay', endpointId, '--since', '10m'], env);
+    try {
+      await again.waitFor(/Replay 101 messages\? \(y\/N\): $/u);
+      again.type('\x03');
+      expect(await again.exited).toBe(130);
+    } finally {
+      again.kill();
+    }
+    expect(again.text).toMatch(/^INTERRUPTED: interrupted$/mu);
     expect(await api<Job[]>(server.url, server.apiKey, 'GET', '/v1/bulk-retries')).toHaveLength(jobsBefore);
   });
 
