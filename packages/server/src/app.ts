@@ -38,6 +38,8 @@ import { rejectionRoutes } from './routes/rejections.js';
 import { eventTypeRoutes } from './routes/event-types.js';
 import { bulkRetryRoutes } from './routes/bulk-retries.js';
 import { portalLinkRoutes } from './routes/portal-links.js';
+import { portalTestEventRoutes } from './routes/portal-test-events.js';
+import { portalWatchRoutes } from './routes/portal-watch.js';
 import { EventSchemas } from './events/event-schemas.js';
 import { inspectorRoutes } from './routes/inspector.js';
 import { StreamTickets } from './stream/tickets.js';
@@ -247,6 +249,8 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     await v1.register(eventTypeRoutes);
     await v1.register(bulkRetryRoutes);
     await v1.register(portalLinkRoutes);
+    await v1.register(portalWatchRoutes);
+    await v1.register(portalTestEventRoutes, { batcher: api.messages });
     await v1.register(watchRoutes, { watch: api.watch });
   }, { prefix: '/v1' });
   // The inspector page talks to the /v1 API of the same origin.

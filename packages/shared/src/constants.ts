@@ -46,6 +46,13 @@ export const INLINE_BODY_MAX_BYTES = 256 * 1024;
 /** How long a portal link authenticates unless its create says otherwise, and the longest it may, in minutes (docs/api.md, Portal links). */
 export const PORTAL_LINK_LIMITS = { defaultMinutes: 60, maxMinutes: 1440 } as const;
 
+/**
+ * What a portal's live socket follows (GET /v1/portal/watch): the owner's first `endpoints`
+ * endpoints, newest first, and each one's newest `messagesPerEndpoint` messages, read again every
+ * `intervalMs`.
+ */
+export const PORTAL_WATCH_LIMITS = { endpoints: 100, messagesPerEndpoint: 25, intervalMs: 1000 } as const;
+
 /** The class of a message's latest answer, as the endpoint message list filters it (`none`: no HTTP answer yet). */
 export const ANSWER_CLASSES = ['2xx', '4xx', '5xx', 'none'] as const;
 

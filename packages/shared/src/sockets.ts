@@ -11,6 +11,12 @@
 export const KEY_REVOKED_CLOSE = { code: 4401, reason: 'api key revoked' } as const;
 
 /**
+ * The portal link the socket was opened with expired or was revoked: the same code as a revoked
+ * key's (a client stops either way), with its own reason.
+ */
+export const PORTAL_LINK_ENDED_CLOSE = { code: KEY_REVOKED_CLOSE.code, reason: 'portal link expired or revoked' } as const;
+
+/**
  * The server is stopping (SIGTERM, SIGINT): RFC 6455's 1001 "going away". A client reconnects, to
  * this server once it is back or to another behind the same address.
  */

@@ -35,6 +35,11 @@ export const BULK_JOBS_CHANNEL = 'hookrelay_bulk_jobs';
 export const API_KEY_REVOKED_CHANNEL = 'hookrelay_api_key_revoked';
 
 /**
+ * A portal link was revoked: every process closes the portal sockets opened with it. Payload: its id.
+ */
+export const PORTAL_LINK_REVOKED_CHANNEL = 'hookrelay_portal_link_revoked';
+
+/**
  * Requests refused at ingest URLs were stored. Payload: `<endpoint id>:<rejection id>`,
  * comma-separated (a batch's notices are cut to stay under NOTIFY's payload limit).
  */
@@ -46,6 +51,7 @@ export const CHANNELS: readonly string[] = [
   INBOUND_REPLAY_CHANNEL,
   INBOUND_ENDPOINT_CHANGED_CHANNEL,
   API_KEY_REVOKED_CHANNEL,
+  PORTAL_LINK_REVOKED_CHANNEL,
   INGEST_REJECTIONS_CHANNEL,
   BULK_JOBS_CHANNEL,
 ];

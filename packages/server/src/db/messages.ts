@@ -48,7 +48,8 @@ export interface OutboundMessageWithUrl extends OutboundMessageRow {
   endpoint_url: string;
 }
 
-const COLUMNS = (sql: Sql) => sql.fragment`
+/** The columns of an outbound message row (`m`), as every read of one selects them. */
+export const COLUMNS = (sql: Sql) => sql.fragment`
   m.id, m.project_id, m.endpoint_id, m.event_id, m.event_type, m.idempotency_key, m.request_sha256, m.payload_format, m.content_type,
   m.size_bytes, m.payload_sha256, m.payload_key, m.status, m.attempt_count, m.response_status, m.response_latency_ms,
   m.processing_ms, m.last_error, m.first_attempt_at, m.next_attempt_at, m.queue_wait_ms, m.total_delivery_ms,

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ApiKeyPrincipal } from '../db/api-keys.js';
 import { findPrincipalByKeyHash, findPrincipalByKeyId } from '../db/api-keys.js';
 import type { PortalLinkPrincipal } from '../db/portal-links.js';
-import { findPrincipalByPortalTokenHash } from '../db/portal-links.js';
+import { findPrincipalByPortalLinkId, findPrincipalByPortalTokenHash } from '../db/portal-links.js';
 import { ownValue, PORTAL_TOKEN_PREFIX } from '@hookrelay/shared';
 import { AppError } from '../errors.js';
 import { sha256Hex } from '../security/crypto.js';
@@ -46,7 +46,8 @@ export function portalOwnerOf(request: FastifyRequest): string | undefined {
 
 /**
  * `Authorization: Bearer <key>` on every call of the scope it is registered in; a route marked
- * `acceptsStreamTicket` (a browser's WebSocket) takes a ticket from POST /v1/stream-tickets instead.
+ * `acceptsStreamTicket` (a browser's WebSocket) takes a ticket from POST /v1/stream-tickets (a portal
+ * link's from POST /v1/portal/stream-tickets) instead.
  * A bearer token with the portal prefix is a portal link's, admitted to the portal's routes only
  * (plugins/portal-scope.ts). Runs in onRequest, before the body is read, so an unauthenticated
  * caller cannot make the server parse a large body.
@@ -60,6 +61,13 @@ export function registerApiKeyAuth(app: FastifyInstance): void {
     const ticket = query === undefined ? undefined : ownValue(query, 'ticket');
     if (header === undefined && typeof ticket === 'string' && ownValue(request.routeOptions.config, 'acceptsStreamTicket') === true) {
       const redeemed = app.services.streamTickets.redeem(ticket);
+      if (redeemed !== undefined && 'portalLinkId' in redeemed) {
+        const portal = await findPrincipalByPortalLinkId(app.services.db.sql, redeemed.portalLinkId, redeemed.projectId);
+        if (!portal) throw new AppError('UNAUTHORIZED', 'portal link is invalid, expired or revoked: ask for a new link');
+        request.portal = portal;
+        admitPortalRequest(request);
+        return;
+      }
       const principal = redeemed && (await findPrincipalByKeyId(app.services.db.sql, redeemed.apiKeyId, redeemed.projectId));
       if (!principal) throw new AppError('UNAUTHORIZED', 'stream ticket is invalid, expired or already used: POST /v1/stream-tickets for a new one');
       request.principal = principal;

@@ -5,15 +5,20 @@ import { findResourceOwner } from '../db/portal-links.js';
 import { AppError, endpointNotFound, invalidRequest, notFound } from '../errors.js';
 
 /** What a route's path parameter names, whose owner must be the portal token's. */
-type Owned = 'endpoint' | 'message' | 'event' | 'eventType';
+type Owned = 'endpoint' | 'message' | 'event' | 'eventType' | 'bulkJob';
 
 interface PortalRoute {
   /** The route changes something: a read-only link is refused it. */
   write?: true;
   /** `:id` (`:name`) names a resource of this kind, which must be the token's owner's. */
   owns?: Owned;
-  /** `owner_id` of the body (a create, an update) or of the query (a list) is set to the token's owner, whatever was sent. */
-  forceOwner?: 'body' | 'query';
+  /** The body's `endpoint_id` names an outbound endpoint, which must be the token's owner's. */
+  bodyOwns?: 'endpoint';
+  /**
+   * `owner_id` of the body (a create, an update), of the query (a list) or of the body's `filter`
+   * (a bulk retry) is set to the token's owner, whatever was sent.
+   */
+  forceOwner?: 'body' | 'query' | 'filter';
 }
 
 /**
@@ -25,6 +30,9 @@ interface PortalRoute {
  */
 export const PORTAL_ROUTES: Readonly<Record<string, PortalRoute>> = {
   'GET /v1/portal/session': {},
+  'POST /v1/portal/stream-tickets': {},
+  'GET /v1/portal/watch': {},
+  'POST /v1/portal/test-events': { write: true, bodyOwns: 'endpoint' },
   'GET /v1/endpoints': { forceOwner: 'query' },
   'POST /v1/endpoints': { write: true, forceOwner: 'body' },
   'GET /v1/endpoints/:id': { owns: 'endpoint' },
@@ -39,6 +47,8 @@ export const PORTAL_ROUTES: Readonly<Record<string, PortalRoute>> = {
   'GET /v1/messages/:id': { owns: 'message' },
   'GET /v1/messages/:id/attempts': { owns: 'message' },
   'POST /v1/messages/:id/retry': { write: true, owns: 'message' },
+  'POST /v1/bulk-retries': { write: true, forceOwner: 'filter' },
+  'GET /v1/bulk-retries/:id': { owns: 'bulkJob' },
   'GET /v1/event-types': {},
   'GET /v1/event-types/:name': { owns: 'eventType' },
 };
@@ -97,9 +107,14 @@ async function assertOwned(app: FastifyInstance, request: FastifyRequest, kind: 
     return;
   }
   const id = params.id!;
-  const owner = await findResourceOwner(sql, portal.project_id, kind, id);
+  await assertOwnedId(app, request, kind, id);
+}
+
+async function assertOwnedId(app: FastifyInstance, request: FastifyRequest, kind: Exclude<Owned, 'eventType'>, id: string): Promise<void> {
+  const portal = request.portal!;
+  const owner = await findResourceOwner(app.services.db.sql, portal.project_id, kind, id);
   if (owner?.owner_id === portal.owner_id) return;
-  throw kind === 'endpoint' ? endpointNotFound(id) : notFound(kind, id);
+  throw kind === 'endpoint' ? endpointNotFound(id) : notFound(kind === 'bulkJob' ? 'bulk job' : kind, id);
 }
 
 /**
@@ -122,7 +137,10 @@ export function registerPortalScope(app: FastifyInstance): void {
     const route = portalRoute(request);
     if (route === undefined) throw noSuchRoute(request);
     if (route.owns !== undefined) await assertOwned(app, request, route.owns);
-    if (route.forceOwner === 'body') {
+    if (route.bodyOwns !== undefined) await assertOwnedId(app, request, route.bodyOwns, (request.body as { endpoint_id: string }).endpoint_id);
+    if (route.forceOwner === 'filter') {
+      (request.body as { filter: Record<string, unknown> }).filter.owner_id = request.portal.owner_id;
+    } else if (route.forceOwner === 'body') {
       const body = (request.body ?? {}) as Record<string, unknown>;
       refuseOperatorFields(body);
       body.owner_id = request.portal.owner_id;

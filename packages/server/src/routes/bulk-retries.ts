@@ -31,7 +31,7 @@ import { findInboundEndpoint } from '../db/inbound-endpoints.js';
 import { notifyOnCommit } from '../db/notify.js';
 import { endpointNotFound, notFound } from '../errors.js';
 import { ID_KEYSET, readPage } from '../lib/cursor.js';
-import { principalOf } from '../plugins/auth.js';
+import { principalOf, projectIdOf } from '../plugins/auth.js';
 import { refuseNul } from '../security/text.js';
 import { toBulkJobOut } from '../views/bulk-job.js';
 
@@ -63,7 +63,7 @@ export async function bulkRetryRoutes(fastify: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const { filter, dry_run: dryRun } = request.body;
       const scope: OutboundScope = {
-        projectId: principalOf(request).project_id,
+        projectId: projectIdOf(request),
         endpointId: filter.endpoint_id ?? null,
         ownerId: filter.owner_id ?? null,
         eventType: filter.event_type ?? null,
@@ -113,7 +113,7 @@ export async function bulkRetryRoutes(fastify: FastifyInstance): Promise<void> {
     '/bulk-retries/:id',
     { schema: { params: IdParams, response: { 200: successEnvelope(BulkJobOut) } } },
     async (request) => {
-      const row = await findBulkJob(sql, principalOf(request).project_id, request.params.id);
+      const row = await findBulkJob(sql, projectIdOf(request), request.params.id);
       if (!row) throw notFound('bulk job', request.params.id);
       return { data: toBulkJobOut(row), meta: { request_id: request.id } };
     },

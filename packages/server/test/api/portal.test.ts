@@ -242,7 +242,7 @@ describe('the route table fence', () => {
 
   it('refuses a read-only token every write on the list, with FORBIDDEN', async () => {
     const writes = Object.entries(PORTAL_ROUTES).filter(([, route]) => route.write);
-    expect(writes.length).toBe(7);
+    expect(writes.length).toBe(9);
     const ids: Record<string, string> = { endpoints: ep.a, messages: msg.a };
     for (const [id] of writes) {
       const [method, path] = id.split(' ') as [string, string];

@@ -14,6 +14,17 @@ describe('StreamTickets', () => {
     expect(tickets.redeem(ticket)).toBeUndefined();
   });
 
+  it("redeems a portal link's ticket for the link, and refuses one that names both a key and a link", () => {
+    const box = new SecretBox(randomBytes(32));
+    const tickets = new StreamTickets(box);
+    const portal = { link_id: '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f72', project_id: principal.project_id, project_name: 'p', owner_id: 'cus_1', read_only: false, expires_at: new Date() };
+    expect(tickets.redeem(tickets.issuePortal(portal).ticket)).toEqual({ portalLinkId: portal.link_id, projectId: portal.project_id });
+    const both = { purpose: 'hookrelay.stream-ticket.v1', api_key_id: principal.api_key_id, portal_link_id: portal.link_id, project_id: principal.project_id, expires_at: Date.now() + 10_000, nonce: 'both' };
+    expect(tickets.redeem(box.encrypt(JSON.stringify(both)))).toBeUndefined();
+    const neither = { ...both, api_key_id: undefined, portal_link_id: undefined, nonce: 'neither' };
+    expect(tickets.redeem(box.encrypt(JSON.stringify(neither)))).toBeUndefined();
+  });
+
   it('refuses an expired ticket and one sealed with another key', () => {
     let now = 1_000_000;
     const box = new SecretBox(randomBytes(32));

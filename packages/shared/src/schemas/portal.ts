@@ -1,9 +1,12 @@
 import { z } from 'zod';
-import { Cursor, limitParam, Timestamp, Uuid, intRange } from './common.js';
-import { PORTAL_LINK_LIMITS } from '../constants.js';
+import { Cursor, EndpointId, limitParam, Timestamp, Uuid, intRange } from './common.js';
+import { PORTAL_LINK_LIMITS, PORTAL_WATCH_LIMITS } from '../constants.js';
+import { AttemptOut, LogRecordOut } from './messages.js';
+import { EventTypeName } from './event-catalogue.js';
+import { EndpointOut } from './outbound-endpoints.js';
 import { OwnerId } from './subscriptions.js';
 
-export { PORTAL_LINK_LIMITS };
+export { PORTAL_LINK_LIMITS, PORTAL_WATCH_LIMITS };
 
 /**
  * POST /v1/portal-links: a link to the customer portal for one owner (docs/api.md, Portal links).
@@ -57,3 +60,35 @@ export const PortalSessionOut = z.object({
   project_name: z.string(),
 });
 export type PortalSessionOut = z.infer<typeof PortalSessionOut>;
+
+/**
+ * GET /v1/portal/watch (WebSocket): what changes among the portal owner's outbound endpoints, their
+ * newest messages (PORTAL_WATCH_LIMITS.messagesPerEndpoint of each) and those messages' attempts.
+ * `ready` comes once the socket follows them: a page reads what it shows after `ready`, and every
+ * frame after it is a change since. An `endpoint` frame is an endpoint created or changed,
+ * `endpoint_removed` one deleted or given to another owner, a `message` frame a message created or
+ * changed (status, attempts, last answer), an `attempt` frame an attempt recorded.
+ */
+export const PortalWatchReadyFrame = z.object({ type: z.literal('ready') });
+export const PortalWatchEndpointFrame = z.object({ type: z.literal('endpoint'), endpoint: EndpointOut });
+export const PortalWatchEndpointRemovedFrame = z.object({ type: z.literal('endpoint_removed'), endpoint_id: EndpointId });
+export const PortalWatchMessageFrame = z.object({ type: z.literal('message'), endpoint_id: EndpointId, message: LogRecordOut });
+export const PortalWatchAttemptFrame = z.object({ type: z.literal('attempt'), endpoint_id: EndpointId, attempt: AttemptOut });
+export const PortalWatchFrame = z.discriminatedUnion('type', [
+  PortalWatchReadyFrame,
+  PortalWatchEndpointFrame,
+  PortalWatchEndpointRemovedFrame,
+  PortalWatchMessageFrame,
+  PortalWatchAttemptFrame,
+]);
+export type PortalWatchFrame = z.infer<typeof PortalWatchFrame>;
+
+/**
+ * POST /v1/portal/test-events: the example of a catalogue type (one with an example), sent as a
+ * message of that type to one of the portal owner's endpoints. 202 with the message.
+ */
+export const PortalTestEventIn = z.strictObject({
+  endpoint_id: EndpointId,
+  event_type: EventTypeName,
+});
+export type PortalTestEventIn = z.infer<typeof PortalTestEventIn>;
