@@ -120,6 +120,23 @@ function documented<T extends z.ZodType>(doc: string | VariableDoc, schema: T): 
   return schema;
 }
 
+/**
+ * An origin as CSP's frame-ancestors takes it, or undefined: http(s), a host, maybe a port, nothing
+ * after. Anything else (a path, a query, a quote, `*`) could widen or break the policy it is put in.
+ */
+function parseFrameAncestor(entry: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(entry);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') return undefined;
+  if (url.pathname !== '/') return undefined;
+  return url.origin;
+}
+
 const EnvSchema = z.object({
   HOOKRELAY_HOST: documented('interface to listen on', z.string().min(1).default('127.0.0.1')),
   HOOKRELAY_PORT: documented(
@@ -282,6 +299,24 @@ const EnvSchema = z.object({
   HOOKRELAY_HEADERS_TIMEOUT_SECONDS: documented("time a connection has to send a request's headers (408 after)", unsetWhenEmpty(positiveInt('HOOKRELAY_HEADERS_TIMEOUT_SECONDS').max(3600).default(10))),
   HOOKRELAY_REQUEST_TIMEOUT_SECONDS: documented('time a connection has to send a whole request (408 after)', unsetWhenEmpty(positiveInt('HOOKRELAY_REQUEST_TIMEOUT_SECONDS').max(3600).default(60))),
   HOOKRELAY_METRICS_TOKEN: documented({ description: 'when set, GET /metrics needs Authorization: Bearer <token>', shownDefault: 'unset: /metrics is open' }, z.string().optional().or(z.literal('').transform(() => undefined))),
+  HOOKRELAY_PORTAL_FRAME_ANCESTORS: documented(
+    { description: "comma-separated origins (https://app.example.com) whose pages may show the customer portal in a frame (the page's CSP frame-ancestors)", shownDefault: "unset: none, frame-ancestors 'none'" },
+    z
+      .string()
+      .default('')
+      .transform((value, ctx) => {
+        const origins: string[] = [];
+        for (const entry of value.split(',').map((part) => part.trim()).filter((part) => part !== '')) {
+          const origin = parseFrameAncestor(entry);
+          if (origin === undefined) {
+            ctx.addIssue({ code: 'custom', message: `HOOKRELAY_PORTAL_FRAME_ANCESTORS: ${JSON.stringify(entry)} is not an origin: give scheme://host[:port] (http or https), no path` });
+            return z.NEVER;
+          }
+          origins.push(origin);
+        }
+        return origins;
+      }),
+  ),
   HOOKRELAY_TRUSTED_PROXIES: documented(
     'comma-separated CIDR blocks of reverse proxies whose X-Forwarded-For/Forwarded is believed (client address for allowlists, rate limits and logs)',
     z
@@ -495,6 +530,8 @@ export interface Config {
   apiRateLimit: number;
   /** CIDR blocks of the reverse proxies whose forwarding headers are believed (security/client-address.ts). */
   trustedProxies: readonly string[];
+  /** Origins whose pages may frame the customer portal (its CSP `frame-ancestors`); empty: none. */
+  portalFrameAncestors: readonly string[];
   /** /v1 requests an API key may make at once (default twice the rate). */
   apiRateBurst: number;
   /** Where payload bytes live (docs/operating.md, Payload storage on S3). */
@@ -594,6 +631,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     metricsToken: e.HOOKRELAY_METRICS_TOKEN,
     apiRateLimit: e.HOOKRELAY_API_RATE_LIMIT,
     trustedProxies: e.HOOKRELAY_TRUSTED_PROXIES,
+    portalFrameAncestors: e.HOOKRELAY_PORTAL_FRAME_ANCESTORS,
     apiRateBurst: e.HOOKRELAY_API_RATE_BURST ?? Math.max(1, 2 * e.HOOKRELAY_API_RATE_LIMIT),
     payloadStore: payloadStoreOf(e),
     pgliteSettings: { ...DEFAULT_PGLITE_SETTINGS, ...e.HOOKRELAY_PGLITE_OPTIONS.postgresSettings },

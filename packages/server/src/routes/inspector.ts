@@ -19,6 +19,18 @@ export const INSPECTOR_HEADERS: Readonly<Record<string, string>> = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
+/**
+ * Headers of the customer portal's page (`/portal`): the inspector's, except that the origins in
+ * HOOKRELAY_PORTAL_FRAME_ANCESTORS may show it in a frame (docs/portal.md, Embedding). With none,
+ * it cannot be framed at all, as the inspector.
+ */
+export function portalHeaders(frameAncestors: readonly string[]): Readonly<Record<string, string>> {
+  const csp = INSPECTOR_HEADERS['content-security-policy']!.replace("frame-ancestors 'none'", `frame-ancestors ${frameAncestors.length === 0 ? "'none'" : frameAncestors.join(' ')}`);
+  const { 'x-frame-options': deny, ...rest } = INSPECTOR_HEADERS;
+  // X-Frame-Options names no list of origins: it stays DENY only where nothing may frame the page.
+  return { ...rest, 'content-security-policy': csp, ...(frameAncestors.length === 0 ? { 'x-frame-options': deny! } : {}) };
+}
+
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -100,24 +112,32 @@ function loadAssets(dir: string): Map<string, Asset> {
 }
 
 /**
- * The inspector: a single page at `/` and its hashed, immutable assets under `/assets/`, held in
- * memory. Navigation inside the page uses the fragment, so no other path is needed. Without a built
- * page (`pnpm build` not run) `/` answers 404 saying so.
+ * The inspector, a single page at `/`, and the customer portal at `/portal` (docs/portal.md), with
+ * their hashed, immutable assets under `/assets/`, held in memory. Navigation inside a page uses
+ * the fragment, so no other path is needed. Without a built page (`pnpm build` not run) its path
+ * answers 404 saying so.
  */
 export async function inspectorRoutes(app: FastifyInstance, options: { dir?: string | undefined }): Promise<void> {
   const dir = options.dir ?? inspectorDir();
   const index = dir === undefined ? undefined : readFileSync(join(dir, 'index.html'));
+  const portal = dir === undefined || !existsSync(join(dir, 'portal.html')) ? undefined : readFileSync(join(dir, 'portal.html'));
   const assets = dir === undefined ? new Map<string, Asset>() : loadAssets(dir);
+  const portalPageHeaders = portalHeaders(app.services.config.portalFrameAncestors);
 
-  // On errors too (an unknown asset): every response of the page's paths carries them.
-  app.addHook('onSend', async (_request, reply) => {
-    reply.headers(INSPECTOR_HEADERS);
+  // On errors too (an unknown asset): every response of the pages' paths carries them.
+  app.addHook('onSend', async (request, reply) => {
+    reply.headers(request.routeOptions.url === '/portal' ? portalPageHeaders : INSPECTOR_HEADERS);
   });
   const send = (reply: FastifyReply, type: string, bytes: Buffer, cache: string) => reply.header('cache-control', cache).type(type).send(bytes);
 
   app.get('/', async (_request, reply) => {
     if (index === undefined) throw notFound('inspector page', '/ (run pnpm build to build it)');
     return send(reply, TYPES['.html']!, index, 'no-cache');
+  });
+
+  app.get('/portal', async (_request, reply) => {
+    if (portal === undefined) throw notFound('portal page', '/portal (run pnpm build to build it)');
+    return send(reply, TYPES['.html']!, portal, 'no-cache');
   });
 
   app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {

@@ -201,3 +201,17 @@ describe('test events and bulk retries through the portal', () => {
     expectError(await t.request('POST', '/v1/bulk-retries', { apiKey: readOnly.token, body: { filter: { created_after: since } } }), 403, 'FORBIDDEN');
   });
 });
+
+describe('the portal page', () => {
+  it('is served at /portal with its own script, and cannot be framed without configured origins', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/portal' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.body).toMatch(/src="assets\/portal-[A-Z0-9]+\.js"/u);
+    expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(res.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    const script = /src="(assets\/[^"]+)"/u.exec(res.body)![1]!;
+    expect((await t.app.inject({ method: 'GET', url: `/${script}` })).statusCode).toBe(200);
+  });
+});

@@ -1,18 +1,28 @@
 import { decodeAnswer, HookrelayApiError, nextCursor } from '@hookrelay/shared/answer';
 
-/** The API key lives in sessionStorage only: gone with the tab, never in localStorage or a URL. */
-const KEY_ITEM = 'hookrelay.apiKey';
+/**
+ * The page's credential and where its sockets' tickets come from: the inspector's API key by
+ * default; the portal's token (`choosePortalCredential`). It lives in sessionStorage only: gone with
+ * the tab, never in localStorage or a URL.
+ */
+const credential = { item: 'hookrelay.apiKey', ticketPath: '/v1/stream-tickets' };
+
+/** The page is the customer portal: its portal token is the credential, its tickets the portal's. */
+export function choosePortalCredential(): void {
+  credential.item = 'hookrelay.portalToken';
+  credential.ticketPath = '/v1/portal/stream-tickets';
+}
 
 export function storedKey(): string | null {
-  return sessionStorage.getItem(KEY_ITEM);
+  return sessionStorage.getItem(credential.item);
 }
 
 export function storeKey(key: string): void {
-  sessionStorage.setItem(KEY_ITEM, key);
+  sessionStorage.setItem(credential.item, key);
 }
 
 export function forgetKey(): void {
-  sessionStorage.removeItem(KEY_ITEM);
+  sessionStorage.removeItem(credential.item);
 }
 
 export interface Page<T> {
@@ -108,10 +118,10 @@ export async function page<T>(path: string, query: Query = {}): Promise<Page<T>>
 
 /**
  * A WebSocket to a /v1 path, authenticated by a single-use ticket (a browser cannot send the
- * Authorization header on a WebSocket; the key itself never goes into a URL).
+ * Authorization header on a WebSocket; the key or token itself never goes into a URL).
  */
 export async function openSocket(path: string): Promise<WebSocket> {
-  const { data } = await api<{ ticket: string }>('POST', '/v1/stream-tickets');
+  const { data } = await api<{ ticket: string }>('POST', credential.ticketPath);
   const url = relative(withQuery(path, { ticket: data.ticket }));
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   return new WebSocket(url);

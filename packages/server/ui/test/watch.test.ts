@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KEY_REVOKED_CLOSE } from '@hookrelay/shared/sockets';
-import { WATCH_COALESCE_MS, WATCH_RETRY_MAX_MS, WATCH_RETRY_MS, WatchConnection, type WatchSocketEvents, type WatchState, type WatchUpdate } from '../src/watch.js';
+import { PORTAL_WATCH, WATCH_COALESCE_MS, WATCH_RETRY_MAX_MS, WATCH_RETRY_MS, WatchConnection, type WatchSocketEvents, type WatchState, type WatchUpdate } from '../src/watch.js';
 
 /**
  * The watch socket's connection on its own, on fake timers: sockets are stand-ins that the test
@@ -186,5 +186,29 @@ describe('WatchConnection', () => {
     await vi.advanceTimersByTimeAsync(10 * WATCH_RETRY_MAX_MS);
     expect(waiting.opens()).toBe(1);
     expect(waiting.states).toEqual(['connecting', 'offline']);
+  });
+
+  it("hands over the frame types it was given (the portal's) and no others", async () => {
+    const batches: unknown[][] = [];
+    const sockets: WatchSocketEvents[] = [];
+    const connection = new WatchConnection<{ type: string }>({
+      open: async (on) => {
+        sockets.push(on);
+        return { close: () => undefined };
+      },
+      onFrames: (frames) => batches.push(frames),
+      types: PORTAL_WATCH.types,
+      onState: () => undefined,
+      onRevoked: () => undefined,
+    });
+    connection.start();
+    await vi.advanceTimersByTimeAsync(0);
+    const on = sockets[0]!;
+    for (const frame of [{ type: 'ready' }, { type: 'endpoint', endpoint: { id: 'ep' } }, { type: 'rejection' }, { type: 'attempt', attempt: { id: 'a' } }, null, { type: 'message', message: { message_id: 'm' } }]) {
+      on.message(JSON.stringify(frame));
+    }
+    await vi.advanceTimersByTimeAsync(WATCH_COALESCE_MS);
+    expect(batches).toEqual([[{ type: 'endpoint', endpoint: { id: 'ep' } }, { type: 'attempt', attempt: { id: 'a' } }, { type: 'message', message: { message_id: 'm' } }]]);
+    connection.stop();
   });
 });
