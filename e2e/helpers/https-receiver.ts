@@ -5,6 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+/** The HTML a `/markup…` path answers with: a page that shows it must run none of it. */
+export const MARKUP_BODY = `<img src=x onerror="alert('response body')"><script>alert('response body')</script>`;
+
 /** One request the receiver got. */
 export interface ReceivedDelivery {
   method: string;
@@ -26,8 +29,8 @@ export interface HttpsReceiver {
 /**
  * A local HTTPS receiver for outbound deliveries in e2e tests (the server delivers to https:// URLs
  * only): a self-signed certificate for 127.0.0.1 made with `openssl`, trusted by the server through
- * HOOKRELAY_TLS_CA_FILE. It answers 2xx on `/ok…` paths and 500 on anything else, so a test picks
- * success or failure by the endpoint's URL.
+ * HOOKRELAY_TLS_CA_FILE. It answers 2xx on `/ok…` paths, 500 with MARKUP_BODY on `/markup…` paths
+ * and 500 on anything else, so a test picks success or failure by the endpoint's URL.
  */
 export async function startHttpsReceiver(): Promise<HttpsReceiver> {
   const dir = await mkdtemp(join(tmpdir(), 'hookrelay-e2e-receiver-'));
@@ -49,6 +52,10 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
     req.on('end', () => {
       const path = (req.url ?? '/').split('?')[0] ?? '/';
       received.push({ method: req.method ?? '', path, headers: req.headers, body: Buffer.concat(chunks) });
+      if (path.startsWith('/markup')) {
+        res.writeHead(500, { 'content-type': 'text/html' }).end(MARKUP_BODY);
+        return;
+      }
       res.writeHead(path.startsWith('/ok') ? 200 : 500, { 'content-type': 'text/plain' });
       res.end(path.startsWith('/ok') ? 'thanks' : 'receiver says no');
     });

@@ -143,7 +143,7 @@ export function PortalEndpoints({ readOnly }: { readOnly: boolean }) {
                   <button
                     type="button"
                     class="small"
-                    aria-label={`Rotate the secret of ${e.url}`}
+                    aria-label={`Rotate secret of ${e.url}`}
                     onClick={() =>
                       act(async () => {
                         const { data } = await api<RotateSecretOut>('POST', `/v1/endpoints/${e.id}/rotate-secret`);
