@@ -285,6 +285,25 @@ describe('the customer portal', () => {
     customer.errors.splice(0, customer.errors.length, ...customer.errors.filter((error) => !refused.includes(error)));
   });
 
+  it('a read-only link shows the same pages with nothing that changes anything', async () => {
+    const readOnly = await operator<{ token: string }>('POST', '/v1/portal-links', { owner_id: OWNER, read_only: true });
+    const { page, context, errors } = await openPage();
+    await page.goto(`${server.url}/portal#token=${readOnly.token}`);
+    await page.locator(`tr[data-endpoint-id="${made.endpoint}"]`).waitFor();
+    expect(await page.getByTestId('session').textContent()).toContain('read-only');
+    await page.goto(`${server.url}/portal#/endpoints/${made.endpoint}`);
+    await page.getByTestId('portal-messages').locator('tbody tr').first().waitFor();
+    await page.goto(`${server.url}/portal#/messages/${(await operator<{ message_id: string }[]>('GET', `/v1/logs?endpoint_id=${made.endpoint}`))[0]!.message_id}`);
+    await page.getByTestId('portal-attempts').locator('tbody tr').first().waitFor();
+    for (const view of ['#/', `#/endpoints/${made.endpoint}`]) {
+      await page.goto(`${server.url}/portal${view}`);
+      await page.getByRole('table').first().waitFor();
+      expect(await page.getByRole('button').count(), view).toBe(0);
+    }
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('ran nothing of the markup: no dialog, no CSP violation, no error', async () => {
     expect(customer.dialogs).toEqual([]);
     expect(await customer.violations()).toEqual([]);
