@@ -96,11 +96,8 @@ interface Opened {
 /** A page in a fresh context recording dialogs, errors and CSP violations (a listener added before any script of the page). */
 async function openPage(): Promise<Opened> {
   const context = await browser.context();
-  await context.addInitScript(() => {
-    const seen: string[] = [];
-    (window as unknown as { cspViolations: string[] }).cspViolations = seen;
-    document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`));
-  });
+  await context.addInitScript(`window.cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));`);
   const page = await context.newPage();
   const dialogs: string[] = [];
   const errors: string[] = [];
@@ -110,7 +107,7 @@ async function openPage(): Promise<Opened> {
   });
   page.on('console', (message) => message.type() === 'error' && errors.push(`${message.text()} ${message.location().url}`));
   page.on('pageerror', (error) => errors.push(error.message));
-  return { page, context, dialogs, errors, violations: () => page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations) };
+  return { page, context, dialogs, errors, violations: () => page.evaluate('window.cspViolations') as Promise<string[]> };
 }
 
 async function expectNoSeriousViolations(page: Page, view: string): Promise<void> {
@@ -129,7 +126,7 @@ describe('the customer portal', () => {
     await page.goto(`${server.url}/portal#token=${link.token}`);
     await page.getByRole('heading', { name: 'Endpoints' }).waitFor();
     expect(page.url()).toBe(`${server.url}/portal#/`);
-    expect(await page.evaluate(() => sessionStorage.getItem('hookrelay.portalToken'))).toBe(link.token);
+    expect(await page.evaluate('sessionStorage.getItem("hookrelay.portalToken")')).toBe(link.token);
     await expect.poll(() => page.getByTestId('live-state').textContent()).toBe('live');
     expect(await page.getByTestId('session').textContent()).toContain('default');
     await page.getByText('No endpoint yet.').waitFor();
@@ -246,7 +243,7 @@ describe('the customer portal', () => {
     // Keyboard: the rows' links take focus with the arrow keys.
     await page.getByTestId('portal-endpoints').getByRole('link').first().focus();
     await page.keyboard.press('ArrowDown');
-    expect(await page.evaluate(() => (document.activeElement?.closest('tr') as HTMLTableRowElement | null)?.rowIndex)).toBe(2);
+    expect(await page.evaluate('document.activeElement.closest("tr").rowIndex')).toBe(2);
     await row.getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
     await row.waitFor();
@@ -314,7 +311,7 @@ describe('the customer portal', () => {
     const { page } = customer;
     await operator('DELETE', `/v1/portal-links/${link.id}`);
     await page.getByRole('heading', { name: 'This link has ended' }).waitFor({ timeout: 10_000 });
-    expect(await page.evaluate(() => sessionStorage.getItem('hookrelay.portalToken'))).toBeNull();
+    expect(await page.evaluate('sessionStorage.getItem("hookrelay.portalToken")')).toBeNull();
     await page.goto(`${server.url}/portal#token=${link.token}`);
     await page.getByRole('heading', { name: 'This link has ended' }).waitFor();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('UNAUTHORIZED');
@@ -329,7 +326,7 @@ describe('embedded in a host page', () => {
     const page = await context.newPage();
     const src = `${server.url}/portal#token=${token}&theme=dark&accent=${encodeURIComponent('#ff9f1c')}`;
     await page.goto(`${host.url}/?src=${encodeURIComponent(src)}`);
-    return { page, context, messages: () => page.evaluate(() => (window as unknown as { portalMessages: { origin: string; data: { type: string } }[] }).portalMessages) };
+    return { page, context, messages: () => page.evaluate('window.portalMessages') as Promise<{ origin: string; data: { type: string } }[]> };
   }
   const portalFrame = (page: Page): Frame | undefined => page.frames().find((f) => f !== page.mainFrame());
 
@@ -340,7 +337,7 @@ describe('embedded in a host page', () => {
     await frame.getByRole('heading', { name: 'Endpoints' }).waitFor();
     await frame.locator(`tr[data-endpoint-id="${made.endpoint}"]`).waitFor();
     await expect.poll(messages).toEqual([{ origin: server.url, data: { type: 'hookrelay:portal:ready', expires_at: expect.any(String) } }]);
-    const look = await portalFrame(page)!.evaluate(() => [document.documentElement.dataset.theme, getComputedStyle(document.documentElement).getPropertyValue('--accent').trim()]);
+    const look = await portalFrame(page)!.evaluate('[document.documentElement.dataset.theme, getComputedStyle(document.documentElement).getPropertyValue("--accent").trim()]');
     expect(look).toEqual(['dark', '#ff9f1c']);
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-embedded.png') });
     await operator('DELETE', `/v1/portal-links/${embedded.id}`);

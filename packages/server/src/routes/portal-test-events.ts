@@ -38,8 +38,8 @@ export async function portalTestEventRoutes(fastify: FastifyInstance, { batcher 
         requestSha256: payload.sha256,
         ...payloadSubmission(payload),
       });
-      if (outcome.kind === 'endpoint_not_found') throw endpointNotFound(endpointId);
-      if (outcome.kind === 'conflict') throw new AppError('IDEMPOTENCY_CONFLICT', 'a test event carries no idempotency key');
+      // Without an idempotency key a submission is stored or finds no endpoint, never a repeat or a conflict.
+      if (outcome.kind !== 'stored') throw endpointNotFound(endpointId);
       reply.status(202);
       return { data: toMessageCreateOut(outcome.message), meta: { request_id: request.id } };
     },
