@@ -254,7 +254,7 @@ export async function buildApp(config: Config, deps: AppDeps, options: BuildAppO
     await v1.register(watchRoutes, { watch: api.watch });
   }, { prefix: '/v1' });
   // The inspector page talks to the /v1 API of the same origin.
-  if (config.roles.has('api')) await app.register(inspectorRoutes, {});
+  if (config.roles.has('api')) await app.register(inspectorRoutes, { portalFrameAncestors: config.portalFrameAncestors });
 
   return app;
 }

@@ -117,12 +117,12 @@ function loadAssets(dir: string): Map<string, Asset> {
  * the fragment, so no other path is needed. Without a built page (`pnpm build` not run) its path
  * answers 404 saying so.
  */
-export async function inspectorRoutes(app: FastifyInstance, options: { dir?: string | undefined }): Promise<void> {
+export async function inspectorRoutes(app: FastifyInstance, options: { dir?: string | undefined; portalFrameAncestors?: readonly string[] }): Promise<void> {
   const dir = options.dir ?? inspectorDir();
   const index = dir === undefined ? undefined : readFileSync(join(dir, 'index.html'));
   const portal = dir === undefined || !existsSync(join(dir, 'portal.html')) ? undefined : readFileSync(join(dir, 'portal.html'));
   const assets = dir === undefined ? new Map<string, Asset>() : loadAssets(dir);
-  const portalPageHeaders = portalHeaders(app.services.config.portalFrameAncestors);
+  const portalPageHeaders = portalHeaders(options.portalFrameAncestors ?? []);
 
   // On errors too (an unknown asset): every response of the pages' paths carries them.
   app.addHook('onSend', async (request, reply) => {

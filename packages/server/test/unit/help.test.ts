@@ -56,7 +56,7 @@ describe('hookrelay-server --help', () => {
 
   it('shows defaults that parse to what an unset variable gives', () => {
     const base = parseConfig({});
-    const described = ['HOOKRELAY_DATA_DIR', 'HOOKRELAY_PUBLIC_URL', 'HOOKRELAY_BOOTSTRAP_API_KEY', 'HOOKRELAY_ENCRYPTION_KEY', 'HOOKRELAY_METRICS_TOKEN', 'HOOKRELAY_API_RATE_BURST', 'AWS_REGION', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES_PER_SOURCE', 'HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE', 'HOOKRELAY_BULK_CHUNK_SIZE'];
+    const described = ['HOOKRELAY_DATA_DIR', 'HOOKRELAY_PUBLIC_URL', 'HOOKRELAY_BOOTSTRAP_API_KEY', 'HOOKRELAY_ENCRYPTION_KEY', 'HOOKRELAY_METRICS_TOKEN', 'HOOKRELAY_API_RATE_BURST', 'AWS_REGION', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'HOOKRELAY_INGEST_MAX_INFLIGHT_BYTES_PER_SOURCE', 'HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE', 'HOOKRELAY_BULK_CHUNK_SIZE', 'HOOKRELAY_PORTAL_FRAME_ANCESTORS'];
     for (const variable of configVariables()) {
       if (variable.default === undefined || described.includes(variable.name)) continue;
       expect(entry(variable.name)!.description, variable.name).toContain(`(default: ${variable.default})`);
