@@ -139,6 +139,7 @@ describe('the customer portal', () => {
     await page.getByLabel('Endpoint URL').fill(`${receiver.url}/ok/acme`);
     await page.getByLabel('Description').fill('Billing service');
     await page.getByRole('checkbox', { name: 'invoice.paid' }).check();
+    await expectNoSeriousViolations(page, 'the form that adds an endpoint');
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     const secret = (await page.getByTestId('secret-value').textContent())!;
     expect(secret).toMatch(/^whsec_/u);
@@ -195,6 +196,7 @@ describe('the customer portal', () => {
     expect(tested.map((r) => JSON.parse(r.body.toString()))).toEqual([{ invoice: 'in_1001', amount: 4200 }]);
     expect(tested[0]!.headers['hookrelay-event-type']).toBe('invoice.paid');
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-endpoint.png') });
+    await expectNoSeriousViolations(page, "an endpoint's messages");
 
     await row.getByRole('button', { name: /^Retry/u }).click();
     await expect.poll(() => row.getByRole('cell').nth(2).textContent(), { timeout: 15_000 }).toBe('2');
@@ -337,6 +339,7 @@ describe('embedded in a host page', () => {
     await frame.getByRole('heading', { name: 'Endpoints' }).waitFor();
     await frame.locator(`tr[data-endpoint-id="${made.endpoint}"]`).waitFor();
     await expect.poll(messages).toEqual([{ origin: server.url, data: { type: 'hookrelay:portal:ready', expires_at: expect.any(String) } }]);
+    await expectNoSeriousViolations(page, 'the portal in a frame, dark');
     const look = await portalFrame(page)!.evaluate('[document.documentElement.dataset.theme, getComputedStyle(document.documentElement).getPropertyValue("--accent").trim()]');
     expect(look).toEqual(['dark', '#ff9f1c']);
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-embedded.png') });

@@ -26,8 +26,9 @@ interface SeenMessage {
  * many messages the owner has. Nothing is sent until the first read is held (`ready` then says so).
  */
 export class PortalWatcher {
-  private readonly endpoints = new Map<string, string>();
-  private readonly messages = new Map<string, SeenMessage>();
+  /** What the last read saw: each endpoint's and each followed message's answer, as sent. */
+  private endpoints = new Map<string, string>();
+  private messages = new Map<string, SeenMessage>();
   private timer: NodeJS.Timeout | undefined;
   private reading = false;
   private failing = false;
@@ -59,7 +60,11 @@ export class PortalWatcher {
     if (!this.closed) this.socket.send(portalWatchFrameText(frame));
   }
 
-  /** Reads the owner's endpoints and newest messages; with `announce`, sends what changed since the last read. */
+  /**
+   * Reads the owner's endpoints and newest messages; with `announce`, sends what changed since the
+   * last read. What it saw is kept only once the read has gone through, so a read that fails
+   * halfway announces its changes at the next one.
+   */
   private async read(announce: boolean): Promise<void> {
     if (this.reading || this.closed || this.socket.bufferedAmount > MAX_BUFFERED_BYTES) return;
     this.reading = true;
@@ -68,39 +73,39 @@ export class PortalWatcher {
       const endpointRows = await listEndpoints(this.sql, projectId, { ownerId }, { limit: PORTAL_WATCH_LIMITS.endpoints });
       const messageRows = await listNewestMessagesOfEndpoints(this.sql, projectId, endpointRows.map((row) => row.id), PORTAL_WATCH_LIMITS.messagesPerEndpoint);
       const frames: PortalWatchFrame[] = [];
-      const endpointIds = new Set<string>();
+      const endpoints = new Map<string, string>();
       for (const row of endpointRows) {
-        endpointIds.add(row.id);
         const endpoint = toEndpointOut(row);
         const text = JSON.stringify(endpoint);
         if (this.endpoints.get(row.id) !== text) frames.push({ type: 'endpoint', endpoint });
-        this.endpoints.set(row.id, text);
+        endpoints.set(row.id, text);
       }
-      for (const id of this.endpoints.keys()) {
-        if (endpointIds.has(id)) continue;
-        this.endpoints.delete(id);
-        frames.push({ type: 'endpoint_removed', endpoint_id: id });
-      }
-      const changed: { frame: PortalWatchFrame; messageId: string; endpointId: string; after: number }[] = [];
-      const shown = new Set<string>();
+      for (const id of this.endpoints.keys()) if (!endpoints.has(id)) frames.push({ type: 'endpoint_removed', endpoint_id: id });
+      // A message older than every endpoint's newest few is no longer followed.
+      const messages = new Map<string, SeenMessage>();
+      const changed: { frame: PortalWatchFrame; messageId: string; endpointId: string; after: number; attempts: number }[] = [];
       for (const row of messageRows) {
-        shown.add(row.id);
         const message = toLogRecordOut(row);
         const text = JSON.stringify(message);
         const seen = this.messages.get(row.id);
+        messages.set(row.id, { text, attempts: row.attempt_count });
         if (seen?.text === text) continue;
-        changed.push({ frame: { type: 'message', endpoint_id: row.endpoint_id, message }, messageId: row.id, endpointId: row.endpoint_id, after: seen?.attempts ?? 0 });
-        this.messages.set(row.id, { text, attempts: row.attempt_count });
+        changed.push({ frame: { type: 'message', endpoint_id: row.endpoint_id, message }, messageId: row.id, endpointId: row.endpoint_id, after: seen?.attempts ?? 0, attempts: row.attempt_count });
       }
-      // A message older than every endpoint's newest few is no longer followed.
-      for (const id of this.messages.keys()) if (!shown.has(id)) this.messages.delete(id);
-      if (!announce) return;
-      const grown = changed.filter((c) => this.messages.get(c.messageId)!.attempts > c.after);
-      const attempts = await listAttemptsAfter(this.sql, grown.map((c) => ({ messageId: c.messageId, attemptNumber: c.after })));
-      const endpointOf = new Map(grown.map((c) => [c.messageId, c.endpointId]));
-      for (const attempt of attempts) frames.push({ type: 'attempt', endpoint_id: endpointOf.get(attempt.message_id)!, attempt: toAttemptOut(attempt) });
-      for (const c of changed) frames.push(c.frame);
-      for (const frame of frames) this.send(frame);
+      if (announce) {
+        const grown = changed.filter((c) => c.attempts > c.after);
+        const attempts = await listAttemptsAfter(this.sql, grown.map((c) => ({ messageId: c.messageId, attemptNumber: c.after })));
+        const byMessage = new Map(grown.map((c) => [c.messageId, c]));
+        for (const attempt of attempts) {
+          const c = byMessage.get(attempt.message_id)!;
+          // One recorded after the message was read is announced with its message, at the next read.
+          if (attempt.attempt_number <= c.attempts) frames.push({ type: 'attempt', endpoint_id: c.endpointId, attempt: toAttemptOut(attempt) });
+        }
+        for (const c of changed) frames.push(c.frame);
+        for (const frame of frames) this.send(frame);
+      }
+      this.endpoints = endpoints;
+      this.messages = messages;
       this.failing = false;
     } catch (error) {
       // During a database outage every read fails: one warning per run of failures.
