@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { API_KEY_PATTERN, emptyRecord, MAX_INGEST_BODY_BYTES_CEILING } from '@hookrelay/shared';
 import { ConfigError } from './errors.js';
 import { parseCidr } from './security/cidr.js';
+import { parseFrameAncestor } from './security/frame-ancestors.js';
 
 /**
  * Server configuration, parsed once from an injected environment. Command-line
@@ -118,23 +119,6 @@ const variableDocs = z.registry<VariableDoc, z.ZodType>();
 function documented<T extends z.ZodType>(doc: string | VariableDoc, schema: T): T {
   variableDocs.add(schema, typeof doc === 'string' ? { description: doc } : doc);
   return schema;
-}
-
-/**
- * An origin as CSP's frame-ancestors takes it, or undefined: http(s), a host, maybe a port, nothing
- * after. Anything else (a path, a query, a quote, `*`) could widen or break the policy it is put in.
- */
-function parseFrameAncestor(entry: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(entry);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') return undefined;
-  if (url.pathname !== '/') return undefined;
-  return url.origin;
 }
 
 const EnvSchema = z.object({
