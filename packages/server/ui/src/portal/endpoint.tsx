@@ -125,6 +125,11 @@ export function PortalEndpoint({ endpointId, readOnly }: { endpointId: string; r
     (frames) => {
       for (const frame of frames) {
         if (frame.type === 'endpoint' && frame.endpoint.id === endpointId) setShown(frame.endpoint);
+        // Deleted elsewhere (another tab, the operator): the page reads what the API says of it now.
+        if (frame.type === 'endpoint_removed' && frame.endpoint_id === endpointId) {
+          setShown(null);
+          endpoint.reload();
+        }
         if (frame.type !== 'message' || frame.endpoint_id !== endpointId) continue;
         const { message } = frame;
         list.update((rows) => {
