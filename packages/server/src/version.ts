@@ -34,7 +34,7 @@ function readCommit(packageDir: string): string {
 
 const serverPackage = findServerPackage();
 export const SERVER_VERSION: string = serverPackage.version;
-/** The directory of the server's package.json: where it was installed (see install-command.ts). */
+/** The directory of the server's package.json: where it was installed, beside which its optional peers go (`installCommand` of `@hookrelay/shared/install-command`). */
 export const SERVER_PACKAGE_DIR: string = serverPackage.dir;
 /** The git commit the server was built from, or `unknown`. */
 export const SERVER_COMMIT: string = readCommit(serverPackage.dir);

@@ -1,8 +1,9 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3PayloadStoreConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
+import { SERVER_PACKAGE_DIR } from '../version.js';
 import type { Sql } from '../db/database.js';
-import { installCommand } from '../install-command.js';
+import { installCommand } from '@hookrelay/shared/install-command';
 import { Readable } from 'node:stream';
 import { newUuidv7 } from '@hookrelay/shared';
 import { beginBlobUpload, endBlobUploads } from '../db/blob-uploads.js';
@@ -43,7 +44,7 @@ export async function loadS3Sdk(): Promise<S3Sdk> {
     if ((code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && String((error as Error).message).includes(S3_SDK_PACKAGE)) {
       throw new ConfigError(
         `HOOKRELAY_PAYLOAD_STORE is an s3:// store, which needs the AWS SDK's ${S3_SDK_PACKAGE}, and it is not installed. ` +
-          `Install it beside hookrelay-server: ${installCommand([`${S3_SDK_PACKAGE}@3`])}`,
+          `Install it beside hookrelay-server: ${installCommand([`${S3_SDK_PACKAGE}@3`], SERVER_PACKAGE_DIR)}`,
       );
     }
     throw error;

@@ -1,6 +1,7 @@
 import type { TracingConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { installCommand } from '../install-command.js';
+import { SERVER_PACKAGE_DIR } from '../version.js';
+import { installCommand } from '@hookrelay/shared/install-command';
 import type { Span, SpanRef, Tracing } from './span.js';
 
 /** The span interface (span.ts), for the modules that make spans. */
@@ -41,7 +42,7 @@ async function loadOtel(): Promise<typeof import('./otel.js')> {
     const code = (error as { code?: unknown } | null)?.code;
     if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') throw error;
     throw new TracingUnavailableError(
-      `tracing is configured (OTEL_EXPORTER_OTLP_ENDPOINT) but the OpenTelemetry packages are not installed next to the server: ${installCommand(OTEL_PACKAGES)} (or unset the OTEL_EXPORTER_OTLP_* endpoint)`,
+      `tracing is configured (OTEL_EXPORTER_OTLP_ENDPOINT) but the OpenTelemetry packages are not installed next to the server: ${installCommand(OTEL_PACKAGES, SERVER_PACKAGE_DIR)} (or unset the OTEL_EXPORTER_OTLP_* endpoint)`,
       { cause: error },
     );
   }

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { SERVER_PACKAGE_DIR } from './version.js';
 
 /** A path as one shell word: quoted when it holds anything but the usual path characters. */
 function shellWord(text: string): string {
@@ -8,15 +7,16 @@ function shellWord(text: string): string {
 }
 
 /**
- * The npm command that installs `packages` where the server can load them: beside the server itself.
+ * The npm command that installs `packages` where a program can load them: beside its package, at
+ * `packageDir` (the server's optional peers, the CLI's MCP SDK).
  * A global install (`npm install -g`) puts the package under `<prefix>/lib/node_modules` (Windows:
  * `<prefix>/node_modules`), whose parent is no project: the command is `npm install -g`. Under a
  * project's node_modules (npm's, or pnpm's `.pnpm` store inside it) the outermost node_modules
  * belongs to the project, which has a package.json: the command installs into that project, from
- * any working directory. A server run from its sources (no node_modules above it) gets a plain
+ * any working directory. A program run from its sources (no node_modules above it) gets a plain
  * `npm install`.
  */
-export function installCommand(packages: readonly string[], packageDir: string = SERVER_PACKAGE_DIR): string {
+export function installCommand(packages: readonly string[], packageDir: string): string {
   const parts = path.resolve(packageDir).split(path.sep);
   const first = parts.indexOf('node_modules');
   const names = packages.join(' ');
