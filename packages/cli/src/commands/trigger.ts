@@ -13,7 +13,7 @@ import {
 } from '@hookrelay/shared/samples';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../base-command.js';
-import { runningDevEndpoint } from '../dev/running.js';
+import { requireRunningDevEndpoint } from '../dev/running.js';
 import { CliErrorCode, CliFailure, usageFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { editsFromFlags } from '../flags/edits.js';
@@ -103,22 +103,10 @@ While \`hookrelay dev\` runs (and its server is the one in use), ENDPOINT-ID may
 
   /** `trigger PROVIDER EVENT`: the running dev's endpoint of that provider. */
   private devEndpoint(provider: SampleProvider): string {
-    const dev = this.runningDev;
-    if (dev === undefined) {
-      throw usageFailure(
-        'trigger needs ENDPOINT-ID PROVIDER EVENT (only while hookrelay dev runs may ENDPOINT-ID be left out)',
-        `For example: hookrelay trigger 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 ${provider} ${SAMPLE_EVENTS[provider][0]}, or start hookrelay dev in another terminal.`,
-      );
-    }
-    const id = runningDevEndpoint(dev, provider);
-    if (id === undefined) {
-      const verified = dev.endpoints.flatMap((endpoint) => (endpoint.provider === null ? [] : [endpoint.provider]));
-      throw usageFailure(
-        `the running hookrelay dev has no ${provider} endpoint (it verifies ${verified.join(', ')})`,
-        `Start dev with --verify ${provider}=SECRET as well, or give an ENDPOINT-ID.`,
-      );
-    }
-    return id;
+    return requireRunningDevEndpoint(this.runningDev, provider, {
+      message: 'trigger needs ENDPOINT-ID PROVIDER EVENT (only while hookrelay dev runs may ENDPOINT-ID be left out)',
+      hint: `For example: hookrelay trigger 0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f70 ${provider} ${SAMPLE_EVENTS[provider][0]}, or start hookrelay dev in another terminal.`,
+    });
   }
 
   private async serverSigned(endpointId: string, provider: SampleProvider, event: string, edits: SampleEdit[], path: string): Promise<TriggerResult> {

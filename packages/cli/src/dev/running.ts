@@ -4,6 +4,7 @@ import type { SampleProvider } from '@hookrelay/shared';
 import { isUuid } from '@hookrelay/shared/ids';
 import { isProvider, PROVIDERS } from '@hookrelay/shared/providers';
 import { CONFIG_DIR_MODE, CONFIG_FILE_MODE } from '../config.js';
+import { usageFailure } from '../errors.js';
 import { DEV_STATE_FILE } from './layout.js';
 
 /**
@@ -90,6 +91,20 @@ function markerEndpoints(value: unknown, endpointId: string): RunningDevEndpoint
  */
 export function runningDevEndpoint(dev: Pick<RunningDev, 'endpoints'>, provider: SampleProvider): string | undefined {
   return (dev.endpoints.find((endpoint) => endpoint.provider === provider) ?? dev.endpoints.find((endpoint) => endpoint.provider === null))?.inbound_endpoint_id;
+}
+
+/**
+ * `runningDevEndpoint`, or why there is none: no dev runs (`missing` says what was left out), or
+ * it verifies other providers only.
+ */
+export function requireRunningDevEndpoint(dev: Pick<RunningDev, 'endpoints'> | undefined, provider: SampleProvider, missing: { message: string; hint: string }): string {
+  if (dev === undefined) throw usageFailure(missing.message, missing.hint);
+  const id = runningDevEndpoint(dev, provider);
+  if (id === undefined) {
+    const verified = dev.endpoints.flatMap((endpoint) => (endpoint.provider === null ? [] : [endpoint.provider]));
+    throw usageFailure(`the running hookrelay dev has no ${provider} endpoint (it verifies ${verified.join(', ')})`, `Start dev with --verify ${provider}=SECRET as well, or give an endpoint id.`);
+  }
+  return id;
 }
 
 /**

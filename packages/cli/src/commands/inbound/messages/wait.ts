@@ -1,14 +1,11 @@
-import type { InboundEndpointMessageOut, InboundMessageOut } from '@hookrelay/shared';
-import { globMatcher } from '@hookrelay/shared/glob';
+import type { InboundMessageOut } from '@hookrelay/shared';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../../base-command.js';
 import { formatInboundMessage, SHOWN_BODY_MAX_BYTES } from '../../../format/inbound-messages.js';
 import { INBOUND_ENDPOINT_ID_DESCRIPTION } from '../../../flags/inbound.js';
 import { waitStartCursor } from '../../../flags/time.js';
+import { inboundMessageMatcher, waitForInboundMessage } from '../../../inbound-wait.js';
 import { parseTimeout, timeoutFlag, WaitDeadline } from '../../../wait.js';
-
-/** The list's largest page: a burst of new messages between two reads takes few requests. */
-const PAGE = 200;
 
 export default class InboundMessagesWait extends BaseCommand<typeof InboundMessagesWait> {
   static override summary = 'Wait for the first inbound message matching --event / --path to arrive at an endpoint (a CI job asserting that a webhook was sent).';
@@ -49,20 +46,9 @@ The message's record is printed (with --json the API's record, as \`inbound mess
     const timeoutMs = parseTimeout(this.flags.timeout);
     // Parsed before any request: a bad --since is a usage error, whatever the server would say.
     const start = waitStartCursor({ since: this.flags.since, fromStart: this.flags['from-start'] }, this.now().getTime(), performance.timeOrigin);
-    const eventMatches = this.flags.event === undefined ? null : globMatcher(this.flags.event);
-    const pathMatches = this.flags.path === undefined ? null : globMatcher(this.flags.path);
-    const matches = (row: InboundEndpointMessageOut): boolean =>
-      (eventMatches === null || (row.event_type !== null && eventMatches(row.event_type))) && (pathMatches === null || pathMatches(row.path));
-
+    const matches = inboundMessageMatcher({ event: this.flags.event, path: this.flags.path });
     const deadline = new WaitDeadline(timeoutMs, `no message${this.describeFilter()} arrived at inbound endpoint ${endpointId}`);
-    // Ids grow in the order messages become visible (docs/architecture.md, Ordering): everything
-    // up to the newest id seen has been seen, so each read only needs the messages above it.
-    let seen = start;
-    const found = await deadline.pollUntil(async (signal) => {
-      const read = await this.readAfter(endpointId, seen, matches, signal);
-      if (read.newest !== undefined) seen = read.newest;
-      return read.oldestMatch;
-    });
+    const found = await waitForInboundMessage(this.client, endpointId, start, matches, deadline);
     // People see at most a preview: a large body is not fetched for them.
     const shown = this.jsonEnabled() ? {} : { body_max_bytes: SHOWN_BODY_MAX_BYTES };
     const { data } = await deadline.within((signal) => this.client.inboundMessages.get(found.id, shown, { signal }));
@@ -73,30 +59,5 @@ The message's record is printed (with --json the API's record, as \`inbound mess
   private describeFilter(): string {
     const parts = [this.flags.event === undefined ? '' : ` with event ${this.flags.event}`, this.flags.path === undefined ? '' : ` at path ${this.flags.path}`];
     return parts.join('');
-  }
-
-  /**
-   * The endpoint's messages above `after`, read newest first down to it: the newest id among them
-   * and the oldest that `matches`. Only those two are kept, however many pages a --from-start reads.
-   */
-  private async readAfter(
-    endpointId: string,
-    after: string,
-    matches: (row: InboundEndpointMessageOut) => boolean,
-    signal: AbortSignal,
-  ): Promise<{ newest: string | undefined; oldestMatch: InboundEndpointMessageOut | undefined }> {
-    let newest: string | undefined;
-    let oldestMatch: InboundEndpointMessageOut | undefined;
-    let cursor: string | undefined;
-    for (;;) {
-      const { data, meta } = await this.client.inboundEndpoints.messages(endpointId, { limit: PAGE, ...(cursor === undefined ? {} : { cursor }) }, { signal });
-      for (const row of data) {
-        if (row.id <= after) return { newest, oldestMatch };
-        newest ??= row.id;
-        if (matches(row)) oldestMatch = row;
-      }
-      if (!meta.has_more || meta.next_cursor === null) return { newest, oldestMatch };
-      cursor = meta.next_cursor;
-    }
   }
 }
