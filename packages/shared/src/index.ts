@@ -36,3 +36,4 @@ export * from './rejections.js';
 export * from './casing.js';
 export * from './schemas/replay.js';
 export * from './schemas/message-search.js';
+export * from './schemas/mcp.js';
