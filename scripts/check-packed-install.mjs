@@ -13,7 +13,10 @@
 //   - an s3:// payload store without the AWS SDK installed is refused with the install command
 //     (configuration error, exit 2), before anything is written, and so is tracing without the
 //     OpenTelemetry SDK (both are optional peers, left out by an install),
-//   - `hookrelay dev` starts its server and reaches its ready line.
+//   - `hookrelay dev` starts its server and reaches its ready line,
+//   - `hookrelay mcp` without the MCP SDK (an optional peer of the CLI, left out by an install) is
+//     refused with the install command; installed by that command, it answers an MCP client's
+//     requests on stdin (initialize, tools/list with the shared schemas' field descriptions).
 // Run by .ci/run after the build; `pnpm build` must have run. Exits 1 naming what failed.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -235,6 +238,36 @@ try {
   if (!dev.reached || !serverLog.includes('hookrelay-server listening on')) fail(`hookrelay dev did not reach its ready line:\n${dev.output}\nserver.log:\n${serverLog}`);
   else if (dev.code !== 0) fail(`hookrelay dev exited ${dev.code ?? dev.signal} on SIGINT:\n${dev.output}`);
   else step('hookrelay dev started its server and printed its ready line');
+
+  // 6. hookrelay mcp: refused without the SDK, then served once the printed command installed it.
+  const mcpEnv = { HOOKRELAY_API_URL: 'http://127.0.0.1:9', HOOKRELAY_API_KEY: 'hr_packed_check' };
+  const noSdk = runToEnd('hookrelay', ['mcp'], mcpEnv);
+  const sdkInstall = /npm install -g (@modelcontextprotocol\/sdk@\S+)/u.exec(noSdk.text);
+  if (noSdk.code !== 1 || !noSdk.text.includes('CONFIG_ERROR') || sdkInstall === null) fail(`hookrelay mcp without the MCP SDK: exit ${noSdk.code}, output:\n${noSdk.text}`);
+  else {
+    step('hookrelay mcp without the MCP SDK is refused with the install command (exit 1)');
+    const added = runToEnd('npm', ['install', '--global', '--prefix', prefix, '--no-fund', '--no-audit', sdkInstall[1]], process.env);
+    if (added.code !== 0) fail(`npm install of ${sdkInstall[1]} exited ${added.code}:\n${added.text}`);
+    else {
+      const requests = [
+        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'packed-check', version: '1' } } },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      ];
+      const served = spawnSync('hookrelay', ['mcp'], { cwd: work, env: { ...env, ...mcpEnv }, input: requests.map((r) => `${JSON.stringify(r)}\n`).join(''), encoding: 'utf8', timeout: 60_000 });
+      let answers = [];
+      try {
+        answers = served.stdout.trim().split('\n').map((line) => JSON.parse(line));
+      } catch {
+        // Judged below, with the output.
+      }
+      const tools = answers.find((answer) => answer.id === 2)?.result?.tools ?? [];
+      const described = tools.find((tool) => tool.name === 'get_message')?.inputSchema?.properties?.message_id?.description;
+      if (served.status !== 0 || answers[0]?.result?.serverInfo?.name !== 'hookrelay' || tools.length !== 10 || typeof described !== 'string') {
+        fail(`hookrelay mcp with the SDK installed: exit ${served.status}, ${tools.length} tools, stdout:\n${served.stdout}\nstderr:\n${served.stderr}`);
+      } else step(`with ${sdkInstall[1]} installed, hookrelay mcp answered initialize and listed its ${tools.length} tools, fields described`);
+    }
+  }
 } catch (error) {
   fail(error instanceof Error ? error.message : String(error));
 } finally {

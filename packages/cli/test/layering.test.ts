@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
  *
  * - commands: the oclif commands (`commands/`), the hook (`hooks/`), the package's entry (`index.ts`)
  *   and the command base classes (`base-command.ts`, `list-command.ts`, `rejections-command.ts`);
+ * - mcp: the MCP server of `hookrelay mcp`, its tools and their answers (`mcp/`);
  * - dev: `hookrelay dev`'s session, embedded server, tunnel and state (`dev/`);
  * - flags: the flag definitions and their parsing into settings (`flags/`);
  * - helpers: the other modules at the top of src (paging, prompts, waits, batches, the inspector URL …);
@@ -62,6 +63,7 @@ const atTop = (file: string): boolean => !file.includes('/');
 /** Top first. */
 const LAYERS: readonly { name: string; holds: (file: string) => boolean }[] = [
   { name: 'commands', holds: (file) => file.startsWith('commands/') || file.startsWith('hooks/') || COMMAND_BASES.has(file) },
+  { name: 'mcp', holds: (file) => file.startsWith('mcp/') },
   { name: 'dev', holds: (file) => file.startsWith('dev/') },
   { name: 'flags', holds: (file) => file.startsWith('flags/') },
   { name: 'helpers', holds: (file) => atTop(file) && !COMMAND_BASES.has(file) && !CORE.has(file) },

@@ -14,7 +14,8 @@ import { afterAll, describe, expect, it } from 'vitest';
  * Each compiled command module (dist/commands) and hook is imported in a fresh Node process with a
  * resolve hook that records every module resolved and the module that asked for it, so that a
  * value import of the index, of a schema module or of zod itself, however indirect, shows as the
- * chain of imports that reached zod. Build first (`npx tsc -b packages/cli`).
+ * chain of imports that reached zod. The MCP SDK is fenced the same way: only `hookrelay mcp` loads
+ * it, when it runs. Build first (`npx tsc -b packages/cli`).
  */
 
 /** Commands that parse with schemas while they run (stream frames, the cursor file), as paths under dist/commands. */
@@ -30,6 +31,9 @@ interface Resolution {
 
 /** Whether a resolved module is zod or the shared package's index (which imports every schema). */
 const isSchemaCost = (url: string): boolean => /\/node_modules\/zod\//u.test(url) || /\/shared\/dist\/index\.js$/u.test(url);
+
+/** Whether a resolved module is part of the MCP SDK, which only `hookrelay mcp` needs. */
+const isMcpSdk = (url: string): boolean => /\/node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?@modelcontextprotocol\/sdk\//u.test(url);
 
 /** The dist modules oclif imports to run a command: each command's file (from src, so none is missed) and each hook. */
 function commandModules(): string[] {
@@ -125,6 +129,14 @@ describe('CLI start-up: what a command imports', () => {
     expect(resolutions.some((r) => r.url.endsWith('/shared/dist/client.js'))).toBe(true);
     expect(schemaChains(resolutions)).toEqual([]);
     expect(required.filter((file) => /[/\\]node_modules[/\\].*zod[/\\]/u.test(file))).toEqual([]);
+  });
+
+  it('loads the MCP SDK for no command: mcp imports it when it runs, from mcp/server.js', () => {
+    const { resolutions } = importInFreshProcess('all', modules);
+    expect(resolutions.filter((r) => isMcpSdk(r.url)).map((r) => r.url)).toEqual([]);
+    // The fence sees the SDK where it is imported.
+    const server = importInFreshProcess('mcp-server', ['mcp/server.js']);
+    expect(server.resolutions.some((r) => isMcpSdk(r.url))).toBe(true);
   });
 
   it.each(LONG_RUNNING)('sees the schemas that %s, a long-running command, loads (else it belongs with the others)', (long) => {
