@@ -119,6 +119,14 @@ export async function insertInboundEndpoint(sql: Sql, input: InboundEndpointInse
   return row!;
 }
 
+/** A live endpoint's newest message id (null when it has none); undefined when there is no such endpoint. */
+export async function findInboundLastMessageId(sql: Sql, projectId: string, id: string): Promise<string | null | undefined> {
+  const [row] = await sql<{ last_message_id: string | null }>`
+    SELECT e.last_message_id FROM inbound_endpoints e
+    WHERE e.id = ${id} AND e.project_id = ${projectId} AND ${liveEndpoint('e')}`;
+  return row === undefined ? undefined : row.last_message_id;
+}
+
 export async function findInboundEndpoint(sql: Sql, projectId: string, id: string): Promise<InboundEndpointDetailRow | undefined> {
   const [row] = await sql<InboundEndpointDetailRow>`
     SELECT ${COLUMNS(sql)}, k.id AS signing_key_id, k.key_hint

@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import { z } from 'zod';
 import { StreamResultFrame, Uuid, type ResultAckOutcome, type StreamResultAckFrame } from '@hookrelay/shared';
 import type { Sql } from '../db/database.js';
-import { findInboundEndpoint } from '../db/inbound-endpoints.js';
+import { findInboundLastMessageId } from '../db/inbound-endpoints.js';
 import type { Metrics } from '../metrics/index.js';
 import { streamFrameText } from './frames.js';
 import type { StreamSubscriber } from './hub.js';
@@ -76,17 +76,14 @@ export function takeFrame(session: StreamSession, text: string): void {
 }
 
 /**
- * Sends `ready` with the start cursor and starts the subscriber there. The subscriber was registered
- * first, then the cursor is read: a commit in between still wakes the stream.
+ * Sends `ready` with the start cursor and the endpoint's newest message, and starts the subscriber
+ * there. The subscriber was registered first, then the newest message is read: a commit in between
+ * still wakes the stream, and what it commits after the read is newer than `latest_message_id`.
  */
 export async function startSession(session: StreamSession): Promise<void> {
-  let cursor: string | null;
-  if (session.after !== undefined) cursor = session.after;
-  else {
-    const current = await findInboundEndpoint(session.sql, session.projectId, session.endpointId);
-    cursor = current?.last_message_id ?? null;
-  }
-  session.socket.send(streamFrameText({ type: 'ready', cursor, result_acks: true }));
+  const latest = (await findInboundLastMessageId(session.sql, session.projectId, session.endpointId)) ?? null;
+  const cursor = session.after ?? latest;
+  session.socket.send(streamFrameText({ type: 'ready', cursor, latest_message_id: latest, result_acks: true }));
   session.subscriber.start(cursor);
 }
 

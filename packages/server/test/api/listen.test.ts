@@ -152,7 +152,7 @@ describe('WebSocket stream', () => {
     const old = await send(token, '{"old":true}');
     const stream = await openStream(id);
     try {
-      expect(stream.frames[0]).toEqual({ type: 'ready', cursor: old, result_acks: true });
+      expect(stream.frames[0]).toEqual({ type: 'ready', cursor: old, latest_message_id: old, result_acks: true });
       const fresh = await send(token, '{"new":true}');
       await stream.until(() => stream.messages().length === 1);
       const [message] = stream.messages();

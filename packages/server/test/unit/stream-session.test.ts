@@ -106,11 +106,18 @@ describe('a stream session', () => {
     expect(closed.sent).toEqual([]);
   });
 
-  it("starts at the query's cursor: ready with it, then the subscriber", async () => {
+  it("starts at the query's cursor: ready with it and the endpoint's newest message, then the subscriber", async () => {
     const t = session(async () => undefined);
-    await startSession({ ...t.s, after: MESSAGE_ID });
-    expect(t.sent).toEqual([{ type: 'ready', cursor: MESSAGE_ID, result_acks: true }]);
+    const newest = '0190b2c4-8000-7000-8000-0000000000ff';
+    const statements: string[] = [];
+    const sql = ((strings: TemplateStringsArray) => {
+      statements.push(strings.join('?'));
+      return Promise.resolve([{ last_message_id: newest }]);
+    }) as unknown as Sql;
+    await startSession({ ...t.s, sql, after: MESSAGE_ID });
+    expect(t.sent).toEqual([{ type: 'ready', cursor: MESSAGE_ID, latest_message_id: newest, result_acks: true }]);
     expect(t.started).toEqual([MESSAGE_ID]);
+    expect(statements).toHaveLength(1);
   });
 });
 

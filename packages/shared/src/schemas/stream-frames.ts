@@ -11,7 +11,12 @@ import { RejectionFrame } from './rejections.js';
  * `result_ack` frame once the report is committed (a server without it ignores `result_id`, and
  * refuses a frame that carries one).
  */
-export const StreamReadyFrame = z.object({ type: z.literal('ready'), cursor: Uuid.nullable(), result_acks: z.boolean().optional() });
+/**
+ * Server → client, first: where the stream starts (`cursor`), and the endpoint's newest message as it
+ * starts (`latest_message_id`, null when it has none; absent from servers before it existed): what
+ * arrives after is newer, so the client knows where the catch-up of a reconnection ends.
+ */
+export const StreamReadyFrame = z.object({ type: z.literal('ready'), cursor: Uuid.nullable(), latest_message_id: Uuid.nullable().optional(), result_acks: z.boolean().optional() });
 export type StreamReadyFrame = z.infer<typeof StreamReadyFrame>;
 
 /** Server → client: one message; its body is always base64 here, so bytes survive exactly. */
