@@ -3,13 +3,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testResources } from './helpers/fixture.js';
 import { api, createCliEndpoint, delay, sendWebhook, until, type LocalApp, type ListenProcess } from './helpers/listen.js';
-import { TestProxy } from './helpers/proxy.js';
+import { TcpRelay, TestProxy } from './helpers/proxy.js';
 import { startServer, type RunningServer } from './helpers/server.js';
 
 /**
  * `hookrelay listen` when things break: no WebSocket (polling, a proxy that refuses upgrades), a
  * connection that goes silent without closing, the local app down for 10 s, a stop in the middle
- * of a delivery, and a server that stays away.
+ * of a delivery, a server that stays away, and a laptop that sleeps: the process stopped (SIGSTOP)
+ * for 20 s while webhooks keep arriving, and the network silently dropping everything on the
+ * connection (a TCP relay that stops forwarding without closing). Timing-dependent: in the serial
+ * e2e group.
  */
 
 let server: RunningServer;
@@ -42,6 +45,14 @@ async function send(token: string, n: number): Promise<string> {
 }
 
 const bodies = (app: LocalApp): number[] => app.requests.map((r) => (JSON.parse(r.body.toString()) as { n: number }).n);
+const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, i) => from + i);
+
+/** The stderr lines that sum up a gap. */
+const gapLines = (cli: ListenProcess): string[] => cli.stderr.split('\n').filter((line) => /reconnected after/u.test(line));
+
+/** The smallest heartbeat the CLI takes (--heartbeat-timeout is at least 1 s; 3 s stays clear of the server's 1 s pings). */
+const HEARTBEAT_TIMEOUT_MS = 3_000;
+const ARRIVING = 41;
 
 describe('without a WebSocket', () => {
   it('--transport poll: a first run starts from now; polling delivers everything, in order, and resumes after a stop', async () => {
@@ -199,4 +210,94 @@ describe('the local app', () => {
     const cursor = JSON.parse(await readFile(join(dir, 'cursors', 'default', `${endpoint.id}.json`), 'utf8')) as { cursor: string };
     expect(cursor.cursor).toBe(id);
   });
+});
+
+describe('listen on a laptop that sleeps', () => {
+  it('stopped with SIGSTOP for 20 s while 41 webhooks arrive: after SIGCONT it reconnects, forwards them once, in order, and prints one line for the gap', async () => {
+    const app = await localApp();
+    const endpoint = await createCliEndpoint(server.url, server.apiKey);
+    const cli = listen([endpoint.id, '-f', app.url, '--heartbeat-timeout', `${HEARTBEAT_TIMEOUT_MS}ms`], await configDir());
+    await cli.waitForStderr(/connected \(websocket\)/u);
+    for (const n of [-3, -2, -1]) await send(endpoint.token, n);
+    await app.waitFor(3);
+
+    const pid = cli.child.pid!;
+    process.kill(pid, 'SIGSTOP');
+    const stoppedAt = Date.now();
+    // Continued at the end of the test whatever happened, so that the kill of the cleanup ends it.
+    defer(() => {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // Gone already.
+      }
+    });
+    // They keep arriving over the whole stop, the first ones while the server still holds the stream.
+    for (let n = 0; n < ARRIVING; n++) {
+      await send(endpoint.token, n);
+      await delay(450);
+    }
+    await delay(Math.max(0, 20_000 - (Date.now() - stoppedAt)));
+    expect(app.requests).toHaveLength(3);
+    process.kill(pid, 'SIGCONT');
+    const continuedAt = Date.now();
+
+    await until(() => gapLines(cli).length > 0, 'the gap line', 15_000, () => cli.explain());
+    const noticedWithin = Date.now() - continuedAt;
+    await app.waitFor(3 + ARRIVING, 10_000);
+    await delay(1_000);
+    expect(bodies(app)).toEqual([-3, -2, -1, ...range(0, ARRIVING)]);
+    const lines = gapLines(cli);
+    expect(lines, cli.explain()).toHaveLength(1);
+    const [, seconds] = /reconnected after (\d+)s; 41 webhooks arrived meanwhile$/u.exec(lines[0]!) ?? [];
+    expect(seconds, lines[0]).toBeDefined();
+    // Away from the stop (less the last second it heard a ping) to the reconnection.
+    expect(Number(seconds)).toBeGreaterThanOrEqual(19);
+    expect(Number(seconds)).toBeLessThanOrEqual(Math.ceil((Date.now() - stoppedAt) / 1000) + 1);
+    // Back within a heartbeat timeout of the continue, the first reconnection's backoff and the forwarding of 41.
+    expect(noticedWithin).toBeLessThan(HEARTBEAT_TIMEOUT_MS + 5_000);
+    // The reconnection has the gap's line instead of a connected line of its own.
+    expect(cli.stderr.split('\n').filter((line) => /^\S+ {2}connected \(/u.test(line))).toHaveLength(1);
+    expect(await cli.stop()).toBe(0);
+  }, 90_000);
+
+  it('the network silently dropping the connection (a relay that stops forwarding, closing nothing): noticed by heartbeat, one NDJSON object for the gap with --json', async () => {
+    const relay = await TcpRelay.start(server.url);
+    defer(() => relay.stop());
+    const app = await localApp();
+    const endpoint = await createCliEndpoint(server.url, server.apiKey);
+    const cli = listen([endpoint.id, '-f', app.url, '--json', '--heartbeat-timeout', `${HEARTBEAT_TIMEOUT_MS}ms`], await configDir(), { HOOKRELAY_API_URL: relay.url });
+    // With --json no connected line: the server counts the stream.
+    for (let i = 0; i < 200 && (await api<{ connected_listeners: number }>(server.url, server.apiKey, 'GET', `/v1/inbound-endpoints/${endpoint.id}`)).connected_listeners < 1; i++) await delay(100);
+    await send(endpoint.token, -1);
+    await app.waitFor(1);
+    // The start's HTTP connection has closed by now (idle): the stream is what the relay holds.
+    await delay(5_000);
+
+    expect(relay.silence()).toBeGreaterThanOrEqual(1);
+    const silencedAt = Date.now();
+    for (let n = 0; n < ARRIVING; n++) await send(endpoint.token, n);
+
+    await cli.waitForStderr(/warning: disconnected \(websocket\): no heartbeat from the server for 3s: the connection is dead/u, 15_000);
+    const noticedAfter = Date.now() - silencedAt;
+    await until(() => cli.records().some((r) => r.type === 'reconnected'), 'the gap object', 15_000, () => cli.explain());
+    await app.waitFor(1 + ARRIVING, 10_000);
+    await delay(1_000);
+    expect(bodies(app)).toEqual([-1, ...range(0, ARRIVING)]);
+
+    const records = cli.records<{ type?: string; down_ms?: number; arrived?: number | null; message_id?: string }>();
+    const gaps = records.filter((r) => r.type === 'reconnected');
+    expect(gaps).toHaveLength(1);
+    expect(gaps[0]).toEqual({ type: 'reconnected', down_ms: expect.any(Number), arrived: ARRIVING });
+    // From the last ping heard (at most a second before the silence) to the reconnection.
+    expect(gaps[0]!.down_ms).toBeGreaterThanOrEqual(HEARTBEAT_TIMEOUT_MS);
+    expect(gaps[0]!.down_ms).toBeLessThan(noticedAfter + 1_000 + 5_000);
+    // Noticed within the heartbeat timeout (and the watch's tick) of the last ping heard.
+    expect(noticedAfter).toBeLessThan(HEARTBEAT_TIMEOUT_MS + 1_500);
+    // The gap's object comes after the deliveries it counts, each of them once.
+    const deliveries = records.filter((r) => r.type === undefined);
+    expect(deliveries).toHaveLength(1 + ARRIVING);
+    expect(records.indexOf(gaps[0]!)).toBe(records.length - 1);
+    expect(await cli.stop()).toBe(0);
+  }, 60_000);
 });

@@ -1,5 +1,5 @@
 import { createServer, request, type Server } from 'node:http';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 
 /**
  * A small HTTP proxy in front of the server, as corporate proxies and load balancers are: plain
@@ -86,6 +86,71 @@ export class TestProxy {
 
   async stop(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/**
+ * A plain TCP relay in front of a server on 127.0.0.1: every byte passes, both ways, until
+ * `silence()`, after which the connections open then carry nothing more in either direction and
+ * are never closed, whatever either end does: a network that silently drops everything (a laptop
+ * that left its Wi-Fi, a NAT that forgot the connection). Connections made after it pass again.
+ */
+export class TcpRelay {
+  private readonly pairs = new Set<{ client: Socket; upstream: Socket; silenced: boolean }>();
+
+  private constructor(
+    private readonly server: NetServer,
+    readonly url: string,
+  ) {}
+
+  static async start(target: string): Promise<TcpRelay> {
+    const upstream = new URL(target);
+    let relay: TcpRelay | undefined;
+    const server = createNetServer((client) => {
+      const up = connect(Number(upstream.port), upstream.hostname);
+      const pair = { client, upstream: up, silenced: false };
+      relay!.pairs.add(pair);
+      client.pipe(up);
+      up.pipe(client);
+      const end = (): void => {
+        // A silenced connection stays open at the other end: nothing tells it the peer is gone.
+        if (pair.silenced) return;
+        relay!.pairs.delete(pair);
+        client.destroy();
+        up.destroy();
+      };
+      for (const socket of [client, up]) {
+        socket.on('error', end);
+        socket.on('close', end);
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    relay = new TcpRelay(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    return relay;
+  }
+
+  /** The connections open now stop carrying bytes and stay open; returns how many there were. */
+  silence(): number {
+    let count = 0;
+    for (const pair of this.pairs) {
+      if (pair.silenced) continue;
+      pair.silenced = true;
+      count += 1;
+      pair.client.unpipe(pair.upstream);
+      pair.upstream.unpipe(pair.client);
+      pair.client.pause();
+      pair.upstream.pause();
+    }
+    return count;
+  }
+
+  async stop(): Promise<void> {
+    for (const { client, upstream } of this.pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
+    this.pairs.clear();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }

@@ -2,7 +2,8 @@ import { HookrelayApiError, HookrelayNetworkError, uuidv7AtTime, type CliMessage
 import { afterEach, describe, expect, it } from 'vitest';
 import { CliFailure } from '../src/errors.js';
 import { ConnectionSupervisor, type ConnectionSupervisorOptions } from '../src/listen/connection.js';
-import { DEFAULT_TIMING, ZERO_CURSOR, type ListenApi, type ListenerEvents, type ListenerTiming, type StreamConnection, type StreamEnd, type StreamHandlers } from '../src/listen/ports.js';
+import { ConnectionGap } from '../src/listen/gap.js';
+import { DEFAULT_TIMING, ZERO_CURSOR, type GapReport, type ListenApi, type ListenerEvents, type ListenerTiming, type StreamConnection, type StreamEnd, type StreamHandlers } from '../src/listen/ports.js';
 import { WorkQueue, type WorkItem } from '../src/listen/work-queue.js';
 
 /**
@@ -112,8 +113,11 @@ class Events implements ListenerEvents {
   connecting(info: { transport: string; after: string | null }): void {
     this.log.push(`connecting ${info.transport}`);
   }
-  connected(info: { transport: string }): void {
-    this.log.push(`connected ${info.transport}`);
+  connected(info: { transport: string; reconnect?: boolean }): void {
+    this.log.push(`connected ${info.transport}${info.reconnect === true ? ' (reconnect)' : ''}`);
+  }
+  reconnected(report: GapReport): void {
+    this.log.push(`reconnected after ${report.downMs}ms: ${report.arrived}`);
   }
   disconnected(info: { transport: string; reason: string }): void {
     this.log.push(`disconnected ${info.transport}: ${info.reason}`);
@@ -168,6 +172,7 @@ function setup(overrides: Partial<ConnectionSupervisorOptions> = {}) {
   /** What the result ledger was handed, in order. */
   const results: string[] = [];
   let acknowledged: Promise<void> = Promise.resolve();
+  const gap = new ConnectionGap();
   const supervisor = (options: Partial<ConnectionSupervisorOptions> = {}) =>
     new ConnectionSupervisor({
       mode: 'auto',
@@ -188,6 +193,7 @@ function setup(overrides: Partial<ConnectionSupervisorOptions> = {}) {
         saved.push(cursor);
       },
       backlogEndsAt: (at) => backlog.push(at),
+      gap,
       // Virtual time: a wait moves the clock on at once (and gives the other side a turn).
       sleep: async (ms, signal) => {
         const aborted = (): boolean => signal?.aborted === true;
@@ -213,6 +219,7 @@ function setup(overrides: Partial<ConnectionSupervisorOptions> = {}) {
   return {
     api,
     events,
+    gap,
     halt,
     queue,
     saved,
@@ -344,6 +351,55 @@ describe('ConnectionSupervisor: the stream', () => {
   });
 });
 
+describe('ConnectionSupervisor: the gap of a lost connection', () => {
+  it('a stream that stalled, then closed, was lost when the stall began, with what it had queued then; the catch-up ends at the newest message the ready frame names', async () => {
+    const { api, events, gap, queue, start, queued } = setup({ mode: 'ws' });
+    api.onOpen = [
+      (s) => {
+        s.handlers.ready(id(0), true);
+        s.handlers.message(message(id(1)), false);
+        // A stopped process reads what was buffered, the first frame after 20 s of silence...
+        s.handlers.stalled?.(20_000);
+        s.handlers.message(message(id(2)), false);
+        // ... then the server's close.
+        s.drop(30_000);
+      },
+      (s) => {
+        // The server says where the endpoint stands as the stream starts.
+        s.handlers.ready(null, true, id(3));
+        s.handlers.message(message(id(3)), false);
+      },
+    ];
+    void start({ startCursor: id(0) });
+    await until(() => queue.length === 3, "the second stream's message");
+    expect(queued()).toEqual([`sequence ${id(1)}`, `sequence ${id(2)}`, `sequence ${id(3)}`]);
+    // The first connection is said; the second, ending the outage, leaves it to the gap's line.
+    expect(events.log.filter((line) => line.startsWith('connected'))).toEqual(['connected websocket', 'connected websocket (reconnect)']);
+    expect(api.opens).toEqual([id(0), id(2)]);
+    // Lost 20 s before the stall was seen (clock 0), back after the 10 ms backoff; id(1) was queued before.
+    expect(gap.forwarded(id(1))).toBeNull();
+    expect(gap.forwarded(id(2))).toBeNull();
+    expect(gap.forwarded(id(3))).toEqual({ downMs: 20_010, arrived: 2 });
+  });
+
+  it('a heartbeat drop is lost when the server was last heard; nothing new meanwhile is reported at the reconnection', async () => {
+    const { api, events, start } = setup({ mode: 'ws' });
+    api.onOpen = [
+      (s) => {
+        s.handlers.ready(id(0), true);
+        s.handlers.message(message(id(1)), false);
+        s.end({ kind: 'closed', code: 1006, reason: '', openMs: 30_000, cause: 'heartbeat', heardAt: -45_000 });
+      },
+      (s) => (s.handlers.ready(null, true, id(1)), s.drop(5_000)),
+      // A server that does not name its newest message: the gap has no count.
+      (s) => s.handlers.ready(null, true),
+    ];
+    void start({ startCursor: id(0) });
+    await until(() => events.log.filter((line) => line.startsWith('reconnected')).length === 2, 'two gap lines');
+    expect(events.log.filter((line) => line.startsWith('reconnected'))).toEqual(['reconnected after 45010ms: 0', expect.stringMatching(/^reconnected after \d+ms: null$/u)]);
+  });
+});
+
 describe('ConnectionSupervisor: polling', () => {
   it('auto: a refused upgrade means polling; pages are queued; the WebSocket is tried again after wsRetryInitialMs, doubling', async () => {
     const { api, events, results, start, queued, clock } = setup();
@@ -391,8 +447,14 @@ describe('ConnectionSupervisor: polling', () => {
     api.httpUp = false;
     await until(() => events.log.some((line) => line.startsWith('disconnected')), 'the disconnection');
     api.httpUp = true;
-    await until(() => events.log.filter((line) => line === 'connected polling').length === 2, 'polling again');
+    await until(() => events.log.filter((line) => line.startsWith('connected polling')).length === 2, 'polling again');
     expect(results).toEqual(['polling true', 'polling false', 'polling true']);
+    // Back: the gap's line, and nothing had arrived.
+    expect(events.log.filter((line) => line.startsWith('connected') || line.startsWith('reconnected'))).toEqual([
+      'connected polling',
+      'connected polling (reconnect)',
+      expect.stringMatching(/^reconnected after \d+ms: 0$/u),
+    ]);
     expect(events.log).toContain('disconnected polling: could not reach http://fake: connect ECONNREFUSED');
   });
 

@@ -183,3 +183,25 @@ describe('listen output: one of several endpoints', () => {
     expect(text).toBe('warning: github: a problem\n');
   });
 });
+
+describe('listen output: the gap of a lost connection', () => {
+  it('a reconnection prints no connected line; the gap prints one line, or one NDJSON object under --json', () => {
+    const { out, stderr } = output();
+    out.connected({ transport: 'websocket' });
+    out.connected({ transport: 'websocket', reconnect: true });
+    out.reconnected({ downMs: 92_000, arrived: 41 });
+    expect(stderr().split('\n').filter((line) => line !== '')).toEqual([
+      '10:00:00  connected (websocket), forwarding to http://localhost:3000',
+      '10:00:00  reconnected after 1m32s; 41 webhooks arrived meanwhile',
+    ]);
+
+    const stdout = new PassThrough();
+    let json = '';
+    stdout.on('data', (chunk: Buffer) => (json += chunk.toString()));
+    const scripted = output(undefined, { json: true, stdout });
+    scripted.out.connected({ transport: 'websocket', reconnect: true });
+    scripted.out.reconnected({ downMs: 21_000, arrived: 0 });
+    expect(json).toBe('{"type":"reconnected","down_ms":21000,"arrived":0}\n');
+    expect(scripted.stderr()).toBe('');
+  });
+});

@@ -57,7 +57,7 @@ function options(apiUrl: string, extra: Partial<StreamOptions> = {}): StreamOpti
 function recorder() {
   const seen: string[] = [];
   const handlers: StreamHandlers = {
-    ready: (cursor) => seen.push(`ready ${cursor}`),
+    ready: (cursor, _acks, latest) => seen.push(`ready ${cursor}${latest === undefined ? '' : ` latest ${latest}`}`),
     message: (message, replay) => seen.push(`message ${message.message_id}${replay ? ' replay' : ''}`),
     silent: () => seen.push('silent'),
   };
@@ -98,7 +98,7 @@ describe('openStream', () => {
       url = requestUrl;
       headers = requestHeaders;
       socket.on('message', (data) => results.push(data.toString()));
-      socket.send(JSON.stringify({ type: 'ready', cursor: CURSOR.toUpperCase() }));
+      socket.send(JSON.stringify({ type: 'ready', cursor: CURSOR.toUpperCase(), latest_message_id: CURSOR.toUpperCase() }));
       socket.send(JSON.stringify({ type: 'message', message: message('m1') }));
       socket.send(JSON.stringify({ type: 'message', message: message('m2'), replay: true }));
       socket.send('not json');
@@ -107,7 +107,8 @@ describe('openStream', () => {
     const { seen, handlers } = recorder();
     const connection = openStream(options(apiUrl, { after: 'c0' }), handlers);
     await expect.poll(() => seen.length).toBe(3);
-    expect(seen).toEqual([`ready ${CURSOR}`, 'message m1', 'message m2 replay']);
+    // The endpoint's newest message, as the server names it, in lower case like the cursor.
+    expect(seen).toEqual([`ready ${CURSOR} latest ${CURSOR}`, 'message m1', 'message m2 replay']);
     expect(headers.authorization).toBe('Bearer hr_test');
     expect(url).toBe(`/v1/inbound-endpoints/${ENDPOINT}/stream?after=c0`);
     expect(connection.sendResult({ type: 'result', message_id: 'm1', status: 200, latency_ms: 3, error: null })).toBe(true);

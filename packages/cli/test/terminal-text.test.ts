@@ -186,6 +186,8 @@ const EXEMPT = new Map<string, string>([
   ['listen.formatStateLine', "ListenOutput's own lines, escaped where they quote the server"],
   ['listen.deliveryJson', '--json: JSON escapes'],
   ['listen.rejectionJson', '--json: JSON escapes'],
+  ['listen.formatGapText', 'two numbers'],
+  ['listen.gapJson', '--json: two numbers'],
   ['style.colorLevel', 'settings'],
   ['style.createStyle', 'settings'],
   ['style.plainStyle', 'a chalk instance'],
@@ -198,6 +200,7 @@ const EXEMPT = new Map<string, string>([
   ['text.shellQuote', 'quotes for the shell; its callers escape the text before or after'],
   ['time.formatRelative', 'called by formatters on escaped records'],
   ['time.formatTimestamp', 'called by formatters on escaped records'],
+  ['time.formatDuration', 'a number'],
 ]);
 
 function expectNoRawControls(output: string, name: string): void {

@@ -1,6 +1,7 @@
 import type { RejectionOut } from '@hookrelay/shared';
 import type { Style } from './style.js';
 import { terminalSafe, terminalText, truncate } from './text.js';
+import { formatDuration } from './time.js';
 
 /**
  * One processed message, as `--json` prints it (plus what people see): what a delivery line is
@@ -275,4 +276,32 @@ export function rejectionJson(rejection: RejectionOut): RejectionJson {
     size_bytes: rejection.size_bytes,
     source_address: rejection.source_address,
   };
+}
+
+/**
+ * A lost connection, summed up once the listener is back and has forwarded what arrived meanwhile:
+ * how long it was away (from the last moment the server was heard from), and how many webhooks it
+ * forwarded that came in meanwhile (null: unknown, the endpoint could not be read).
+ */
+export interface GapReport {
+  downMs: number;
+  arrived: number | null;
+}
+
+/** `reconnected after 1m32s; 41 webhooks arrived meanwhile`. */
+export function formatGapText(report: GapReport, style: Style): string {
+  const arrived =
+    report.arrived === null ? '' : report.arrived === 0 ? '; no webhook arrived meanwhile' : `; ${report.arrived} ${report.arrived === 1 ? 'webhook' : 'webhooks'} arrived meanwhile`;
+  return `${style.green('reconnected')} after ${formatDuration(report.downMs)}${arrived}`;
+}
+
+/** The `--json` line of a gap: `type` tells it from a delivery's line. */
+export interface GapJson {
+  type: 'reconnected';
+  down_ms: number;
+  arrived: number | null;
+}
+
+export function gapJson(report: GapReport): GapJson {
+  return { type: 'reconnected', down_ms: Math.max(0, Math.round(report.downMs)), arrived: report.arrived };
 }

@@ -18,3 +18,22 @@ export function formatRelative(iso: string, now: Date): string {
 export function formatTimestamp(iso: string, now: Date): string {
   return `${iso} (${formatRelative(iso, now)})`;
 }
+
+/** A short human form: `250ms`, `2s`, `1.5s`, `45s`, `5m`, `1h30m`. */
+export function formatDuration(ms: number): string {
+  const value = Math.max(0, Math.round(ms));
+  if (value < 1000) return `${value}ms`;
+  if (value < 10_000) {
+    const seconds = Math.round(value / 100) / 10;
+    return `${seconds}s`;
+  }
+  if (value < 60_000) return `${Math.round(value / 1000)}s`;
+  if (value < 3_600_000) {
+    const minutes = Math.floor(value / 60_000);
+    const seconds = Math.round((value % 60_000) / 1000);
+    return seconds === 0 ? `${minutes}m` : `${minutes}m${seconds}s`;
+  }
+  const hours = Math.floor(value / 3_600_000);
+  const minutes = Math.round((value % 3_600_000) / 60_000);
+  return minutes === 0 ? `${hours}h` : `${hours}h${minutes}m`;
+}

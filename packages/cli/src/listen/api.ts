@@ -21,13 +21,13 @@ export function createListenApi(
 ): ListenApi {
   let known = knownLatestMessageId;
   return {
-    async latestMessageId() {
+    async latestMessageId(signal) {
       if (known !== undefined) {
         const latest = known;
         known = undefined;
         return latest;
       }
-      const { data } = await client.inboundEndpoints.get(endpointId);
+      const { data } = await client.inboundEndpoints.get(endpointId, signal === undefined ? {} : { signal });
       return data.latest_message_id ?? null;
     },
     async listen(after) {

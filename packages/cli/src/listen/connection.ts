@@ -5,6 +5,7 @@ import { CliErrorCode, CliFailure } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { formatDuration } from './duration.js';
 import { errorText } from './error-text.js';
+import type { ConnectionGap } from './gap.js';
 import { ZERO_CURSOR, type ListenApi, type ListenerEvents, type ListenerTiming, type StreamEnd, type TransportMode, type TransportName } from './ports.js';
 import type { ResultLedger } from './results.js';
 import type { Sleep } from './sleep.js';
@@ -37,6 +38,8 @@ export interface ConnectionSupervisorOptions {
   saveStart(cursor: string): Promise<void>;
   /** The endpoint's newest message when listening began, past the start: the backlog ends there. */
   backlogEndsAt(id: string): void;
+  /** Told when a connection is lost and when one is made again (the gap line). */
+  gap: ConnectionGap;
   sleep: Sleep;
   now: () => number;
 }
@@ -71,6 +74,13 @@ export class ConnectionSupervisor {
   private drops: number[] = [];
   /** The refusal of a stream over the server's socket limits was shown (once until a connection works). */
   private limitedWarned = false;
+  /** The open stream's last stall (`stalled`): when it began, and the last message queued then. */
+  private stall: { since: number; cursor: string | null; at: number } | null = null;
+  /**
+   * During an outage, the endpoint's newest message as the new connection starts: from the stream's
+   * ready frame, or read before a page (undefined: not known).
+   */
+  private newestBeforeConnect: string | null | undefined;
 
   constructor(private readonly options: ConnectionSupervisorOptions) {
     this.timing = options.timing;
@@ -149,9 +159,12 @@ export class ConnectionSupervisor {
             end.cause === 'heartbeat'
               ? `no heartbeat from the server for ${formatDuration(this.timing.heartbeatTimeoutMs)}: the connection is dead`
               : `the WebSocket closed (${end.code}${end.reason === '' ? '' : ` ${end.reason}`})`;
-          this.markDisconnected(reason);
+          // A stream that stalled just before it closed was lost when the stall began (a stopped
+          // process reads what was buffered, then the close), with the messages it had then.
+          const now = this.options.now();
+          const stall = this.stall !== null && now - this.stall.at < this.timing.heartbeatTimeoutMs ? this.stall : null;
+          this.markDisconnected(reason, stall ?? { since: end.heardAt ?? now, cursor: this.fetchCursor });
           if (end.openMs < this.timing.flapLifetimeMs) {
-            const now = this.options.now();
             this.drops = [...this.drops.filter((at) => now - at < this.timing.flapWindowMs), now];
             if (this.options.mode === 'auto' && this.drops.length >= this.timing.flapLimit) {
               this.drops = [];
@@ -188,6 +201,21 @@ export class ConnectionSupervisor {
     return true;
   }
 
+  /**
+   * Polling after an outage: the endpoint's newest message, where the catch-up ends; undefined when
+   * it cannot be read. No longer than a heartbeat timeout: a pooled connection the outage killed
+   * holds the next page no longer than that either.
+   */
+  private async newestOrUnknown(): Promise<string | null | undefined> {
+    try {
+      const signal = AbortSignal.any([this.options.halt, AbortSignal.timeout(this.timing.heartbeatTimeoutMs)]);
+      return (await this.options.api.latestMessageId(signal))?.toLowerCase() ?? null;
+    } catch (error) {
+      if (isFatal(error)) throw error;
+      return undefined;
+    }
+  }
+
   private async httpReachable(): Promise<boolean> {
     try {
       await this.options.api.latestMessageId();
@@ -209,17 +237,25 @@ export class ConnectionSupervisor {
     this.limitedWarned = false;
     this.retryDelay = this.timing.reconnectInitialMs;
     if (this.connectedVia !== transport) {
+      const reconnect = this.options.gap.open;
       this.connectedVia = transport;
-      this.options.events.connected({ transport, cursor: this.fetchCursor });
+      this.options.events.connected({ transport, cursor: this.fetchCursor, ...(reconnect ? { reconnect } : {}) });
       // Results kept from before (a previous run, a stream that went away) go by POST once polling.
       this.options.results.setPolling(transport === 'polling');
+      if (reconnect) {
+        const report = this.options.gap.reconnected(this.options.now(), this.newestBeforeConnect);
+        this.newestBeforeConnect = undefined;
+        if (report !== null) this.options.events.reconnected?.(report);
+      }
     }
   }
 
-  private markDisconnected(reason: string): void {
+  /** `lost`: when the server was last heard from, and the last message queued then (default: now, and the last one). */
+  private markDisconnected(reason: string, lost?: { since: number; cursor: string | null }): void {
     this.disconnectedSince ??= this.options.now();
     this.disconnectReason = reason;
     if (this.connectedVia !== null) {
+      this.options.gap.lost(lost?.since ?? this.options.now(), lost === undefined ? this.fetchCursor : lost.cursor);
       this.options.events.disconnected({ transport: this.connectedVia, reason });
       this.connectedVia = null;
       this.options.results.setPolling(false);
@@ -257,8 +293,11 @@ export class ConnectionSupervisor {
     const { queue, results } = this.options;
     if (this.connectedVia !== 'websocket') this.options.events.connecting({ transport: 'websocket', after: this.fetchCursor });
     let overflow = false;
+    this.stall = null;
     const connection = this.options.api.openStream(this.fetchCursor, {
-      ready: (cursor, resultAcks) => {
+      ready: (cursor, resultAcks, latest) => {
+        // Where the catch-up of a reconnection ends: the server says, as the stream starts.
+        if (this.options.gap.open) this.newestBeforeConnect = latest;
         if (this.fetchCursor === null) {
           // First run: the server starts "now" and says where that is.
           const start = cursor ?? ZERO_CURSOR;
@@ -298,6 +337,10 @@ export class ConnectionSupervisor {
       // Shown at once, beside the deliveries: it is not a message, so it neither queues nor moves the cursor.
       rejection: (rejection) => this.showRejections([rejection]),
       silent: (silentMs) => this.options.events.heartbeatMissing({ silentMs }),
+      stalled: (silentMs) => {
+        const now = this.options.now();
+        this.stall = { since: now - silentMs, cursor: this.fetchCursor, at: now };
+      },
     });
     // Stopping: the delivery in flight finishes first, its result goes on this stream, and the
     // stream stays open (a while) for the acknowledgements.
@@ -368,6 +411,7 @@ export class ConnectionSupervisor {
         await this.options.saveStart(start);
       }
       let page: { messages: CliMessageOut[]; cursor: string | null; more?: boolean };
+      if (this.options.gap.open) this.newestBeforeConnect = await this.newestOrUnknown();
       try {
         page = await this.options.api.listen(this.fetchCursor);
       } catch (error) {

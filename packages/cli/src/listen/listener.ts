@@ -2,7 +2,8 @@ import type { CliMessageOut } from '@hookrelay/shared';
 import { detectProvider } from '@hookrelay/shared/providers';
 import { ConnectionSupervisor } from './connection.js';
 import { errorText } from './error-text.js';
-import { DEFAULT_TIMING, type CursorSink, type Deliverer, type ListenApi, type ListenerEvents, type ListenerTiming, type PendingResultFrame, type TransportMode } from './ports.js';
+import { ConnectionGap } from './gap.js';
+import { DEFAULT_TIMING, type CursorSink, type Deliverer, type GapReport, type ListenApi, type ListenerEvents, type ListenerTiming, type PendingResultFrame, type TransportMode } from './ports.js';
 import { resultFrame, ResultLedger } from './results.js';
 import { sleep as defaultSleep, type Sleep } from './sleep.js';
 import { WorkQueue } from './work-queue.js';
@@ -49,6 +50,8 @@ export class Listener {
   /** The last message forwarded (what the cursor file says). */
   private processed: string | null = null;
   private catchUp: { target: string; count: number } | null = null;
+  /** A lost connection's gap, summed up once what arrived meanwhile is forwarded. */
+  private readonly gap = new ConnectionGap();
   private saving: Promise<void> = Promise.resolve();
   private saveWarned = false;
   /** The processing side; the stream stays open until it has finished (its last result goes there). */
@@ -91,6 +94,7 @@ export class Listener {
       backlogEndsAt: (target) => {
         this.catchUp = { target, count: 0 };
       },
+      gap: this.gap,
       sleep,
       now,
     });
@@ -219,6 +223,7 @@ export class Listener {
       if (item.kind === 'cursor') {
         if (this.processed === null || item.id > this.processed) await this.commit(item.id);
         if (this.catchUp !== null && item.id >= this.catchUp.target) this.caughtUp();
+        this.reportGap(this.gap.passed(item.id));
         continue;
       }
       if (this.pauseGate !== null) {
@@ -231,6 +236,7 @@ export class Listener {
         // Already forwarded (cannot happen with a correct server; never forward the stream twice).
         if (this.processed !== null && item.id <= this.processed) continue;
         if (this.catchUp !== null && item.id > this.catchUp.target) this.caughtUp();
+        this.reportGap(this.gap.forwarding(item.id));
       }
       const outcome = await this.options.deliverer.deliver(item.message, this.halt.signal);
       // Stopped while holding it for an unreachable app: not processed, delivered on the next start.
@@ -269,7 +275,12 @@ export class Listener {
         this.catchUp.count += 1;
         if (item.id === this.catchUp.target) this.caughtUp();
       }
+      if (item.kind === 'sequence') this.reportGap(this.gap.forwarded(item.id));
     }
+  }
+
+  private reportGap(report: GapReport | null): void {
+    if (report !== null) this.options.events.reconnected?.(report);
   }
 
   private caughtUp(): void {

@@ -4,11 +4,14 @@ import {
   deliveryJson,
   formatAnswerPreview,
   formatDeliveryLine,
+  formatGapText,
   formatLateSignatureLine,
   formatRejectionLine,
   formatResponseLines,
   formatStateLine,
+  gapJson,
   rejectionJson,
+  type GapReport,
 } from '../format/listen.js';
 import type { Style } from '../format/style.js';
 import { terminalText } from '../format/text.js';
@@ -141,10 +144,12 @@ export class ListenOutput implements ListenerEvents {
     else this.line(this.style.dim(text));
   }
 
-  connected(info: { transport: TransportName }): void {
+  connected(info: { transport: TransportName; reconnect?: boolean }): void {
     this.connecting_ = false;
     if (this.options.json) return;
     this.stopSpinner();
+    // Back after an outage: the gap's line says so, once what arrived meanwhile is forwarded.
+    if (info.reconnect === true) return;
     this.line(`${this.style.green('connected')} (${info.transport}), forwarding to ${this.options.target}`);
   }
 
@@ -201,6 +206,12 @@ export class ListenOutput implements ListenerEvents {
     } else {
       this.info(`${this.style.green('resumed')} (${info.waiting} waiting)`);
     }
+  }
+
+  /** The gap a lost connection left: a line, or a `type: "reconnected"` object with --json. */
+  reconnected(report: GapReport): void {
+    if (this.options.json) this.options.stdout.write(`${JSON.stringify(gapJson(report))}\n`);
+    else this.line(formatGapText(report, this.style));
   }
 
   caughtUp(info: { count: number }): void {

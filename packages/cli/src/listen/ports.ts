@@ -1,8 +1,8 @@
 import type { CliMessageOut, RejectionOut, ResultAckOutcome, StreamResultFrame } from '@hookrelay/shared';
 import type { HookrelayApiError } from '@hookrelay/shared/client';
-import type { CapturedResponse, DeliveryRecord } from '../format/listen.js';
+import type { CapturedResponse, DeliveryRecord, GapReport } from '../format/listen.js';
 
-export type { CapturedResponse, DeliveryRecord };
+export type { CapturedResponse, DeliveryRecord, GapReport };
 
 /**
  * What the listener needs of the world and tells it: the server (HTTP and the stream), the app, the
@@ -18,8 +18,8 @@ export const ZERO_CURSOR = '00000000-0000-7000-8000-000000000000';
 
 /** What the listener needs of the server. */
 export interface ListenApi {
-  /** The endpoint's newest message id (null when it has none), from GET /v1/inbound-endpoints/{id}. */
-  latestMessageId(): Promise<string | null>;
+  /** The endpoint's newest message id (null when it has none), from GET /v1/inbound-endpoints/{id}; `signal` ends the request. */
+  latestMessageId(signal?: AbortSignal): Promise<string | null>;
   /**
    * One page after `after` (null: from the first message), bodies as base64. `cursor`: the last
    * message the page considered, skipped by a filter or not (null when none): the next `after`.
@@ -55,13 +55,16 @@ export interface CursorSink {
 
 export interface ListenerEvents {
   connecting(info: { transport: TransportName; after: string | null }): void;
-  connected(info: { transport: TransportName; cursor: string | null }): void;
+  /** `reconnect`: it ends an outage, which `reconnected` sums up (then no line of its own). */
+  connected(info: { transport: TransportName; cursor: string | null; reconnect?: boolean }): void;
   disconnected(info: { transport: TransportName; reason: string }): void;
   reconnecting(info: { delayMs: number; reason: string }): void;
   fallback(info: { reason: string; retryWebSocketMs: number }): void;
   heartbeatMissing(info: { silentMs: number }): void;
   delivery(record: DeliveryRecord): void;
   caughtUp(info: { count: number }): void;
+  /** The listener is back after a lost connection and has forwarded what arrived meanwhile. */
+  reconnected?(report: GapReport): void;
   warning(text: string): void;
   /** A request the endpoint's ingest URL refused, as the stream announced it. */
   rejected?(rejection: RejectionOut): void;
@@ -162,11 +165,14 @@ export type StreamEnd =
   /** No connection, or it broke before the upgrade completed. */
   | { kind: 'unreachable'; message: string }
   /** An open stream closed: by the server or the network, by our heartbeat watch, or by us. */
-  | { kind: 'closed'; code: number; reason: string; openMs: number; cause: 'server' | 'heartbeat' | 'client' };
+  | { kind: 'closed'; code: number; reason: string; openMs: number; cause: 'server' | 'heartbeat' | 'client'; /** When the server was last heard from (`Date.now()`). */ heardAt?: number };
 
 export interface StreamHandlers {
-  /** `resultAcks`: the server acknowledges each result (by its `result_id`) once it is committed. */
-  ready(cursor: string | null, resultAcks: boolean): void;
+  /**
+   * `resultAcks`: the server acknowledges each result (by its `result_id`) once it is committed.
+   * `latest`: the endpoint's newest message as the stream started (undefined: the server does not say).
+   */
+  ready(cursor: string | null, resultAcks: boolean, latest?: string | null): void;
   /** The server has settled the result `resultId` (recorded, or never to be). */
   resultAck?(resultId: string, outcome: ResultAckOutcome, message: string | undefined): void;
   /** `replay`: the server marked the frame as a replay (a newer server may; see docs/cli.md). */
@@ -177,6 +183,11 @@ export interface StreamHandlers {
   rejection?(rejection: RejectionOut): void;
   /** Nothing (ping or frame) heard for `silentMs`: shown as a warning before the connection is dropped. */
   silent(silentMs: number): void;
+  /**
+   * Something was heard after a silence past the heartbeat timeout, which the watch did not get to
+   * end (the process was stopped, or its event loop held): called before the frame is handled.
+   */
+  stalled?(silentMs: number): void;
 }
 
 export interface StreamConnection {

@@ -178,7 +178,9 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
     resolveEnded(end);
   };
   const heard = (): void => {
-    lastHeard = Date.now();
+    const now = Date.now();
+    if (opened && !settled && now - lastHeard >= options.heartbeatTimeoutMs) handlers.stalled?.(now - lastHeard);
+    lastHeard = now;
     warned = false;
   };
 
@@ -195,9 +197,11 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
     });
   });
   socket.on('open', () => {
-    opened = true;
+    // The upgrade's time is no silence of the open stream.
     openedAt = Date.now();
-    heard();
+    lastHeard = openedAt;
+    warned = false;
+    opened = true;
   });
   socket.on('ping', heard);
   socket.on('pong', heard);
@@ -208,7 +212,7 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
     switch (frame?.type) {
       case 'ready':
         resultAcks = frame.result_acks === true;
-        handlers.ready(frame.cursor?.toLowerCase() ?? null, resultAcks);
+        handlers.ready(frame.cursor?.toLowerCase() ?? null, resultAcks, frame.latest_message_id === undefined ? undefined : (frame.latest_message_id?.toLowerCase() ?? null));
         break;
       case 'message':
         handlers.message(frame.message, frame.replay === true);
@@ -231,7 +235,7 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
   socket.on('close', (code, reason) => {
     if (!opened) finish({ kind: 'unreachable', message: `the connection closed during the upgrade (${code})` });
     else if (code === KEY_REVOKED_CLOSE.code) finish({ kind: 'revoked', code, reason: reason.toString() });
-    else finish({ kind: 'closed', code, reason: reason.toString(), openMs: Date.now() - openedAt, cause });
+    else finish({ kind: 'closed', code, reason: reason.toString(), openMs: Date.now() - openedAt, cause, heardAt: lastHeard });
   });
 
   return {
