@@ -116,9 +116,7 @@ class Events implements ListenerEvents {
   connected(info: { transport: string; reconnect?: boolean }): void {
     this.log.push(`connected ${info.transport}${info.reconnect === true ? ' (reconnect)' : ''}`);
   }
-  reconnected(report: GapReport): void {
-    this.log.push(`reconnected after ${report.downMs}ms: ${report.arrived}`);
-  }
+  reconnected = (report: GapReport): number => this.log.push(`reconnected after ${report.downMs}ms: ${report.arrived}`);
   disconnected(info: { transport: string; reason: string }): void {
     this.log.push(`disconnected ${info.transport}: ${info.reason}`);
   }
@@ -364,11 +362,8 @@ describe('ConnectionSupervisor: the gap of a lost connection', () => {
         // ... then the server's close.
         s.drop(30_000);
       },
-      (s) => {
-        // The server says where the endpoint stands as the stream starts.
-        s.handlers.ready(null, true, id(3));
-        s.handlers.message(message(id(3)), false);
-      },
+      // The server says where the endpoint stands as the stream starts.
+      (s) => (s.handlers.ready(null, true, id(3)), s.handlers.message(message(id(3)), false)),
     ];
     void start({ startCursor: id(0) });
     await until(() => queue.length === 3, "the second stream's message");
