@@ -9,7 +9,7 @@ const exclude = ['**/node_modules/**', '**/dist/**'];
  * e2e files without timing-sensitive faults (see the e2e projects below): every server, dev process,
  * app and config dir in them is their own, on ports the system chose.
  */
-const E2E_PARALLEL = ['listen.test.ts', 'server-backup.test.ts', 'big-bodies.test.ts', 'listen-large-bodies.test.ts', 'rejections.test.ts', 'cli-dev.test.ts', 'cli-dev-second-terminal.test.ts', 'cli-dev-tunnel.test.ts', 'cli-dev-verify.test.ts', 'cli-endpoints.test.ts', 'cli-wrong-server.test.ts', 'cli-open.test.ts', 'cli-wait.test.ts', 'cli-inbound.test.ts', 'cli-messages.test.ts', 'cli-events.test.ts', 'cli-bulk-jobs.test.ts', 'cli-pull.test.ts', 'cli-completion.test.ts', 'listen-routes.test.ts', 'listen-resign.test.ts', 'server-bundle.test.ts', 'server-start.test.ts', 'cli-terminal.test.ts', 'cli-mcp.test.ts'];
+const E2E_PARALLEL = ['listen.test.ts', 'server-backup.test.ts', 'big-bodies.test.ts', 'listen-large-bodies.test.ts', 'rejections.test.ts', 'cli-dev.test.ts', 'cli-dev-second-terminal.test.ts', 'cli-dev-tunnel.test.ts', 'cli-dev-verify.test.ts', 'cli-endpoints.test.ts', 'cli-wrong-server.test.ts', 'cli-open.test.ts', 'cli-wait.test.ts', 'cli-inbound.test.ts', 'cli-messages.test.ts', 'cli-events.test.ts', 'cli-bulk-jobs.test.ts', 'cli-pull.test.ts', 'cli-completion.test.ts', 'listen-routes.test.ts', 'listen-resign.test.ts', 'server-bundle.test.ts', 'server-start.test.ts', 'cli-terminal.test.ts', 'cli-mcp.test.ts', 'cli-bulk-terminal.test.ts'];
 /** Every server test file runs under the prototype guard: no test may leave a built-in prototype changed. */
 const serverShared = { root: 'packages/server', exclude, testTimeout: 30_000, hookTimeout: 120_000, setupFiles: ['test/setup/prototype-guard.ts'] };
 

@@ -11,8 +11,8 @@ import { startServer, type RunningServer } from './helpers/server.js';
  * Ctrl-C typed into that terminal reaches it as a developer's does (the terminal's line discipline
  * turns the byte into SIGINT). The progress bar is drawn in place with its rate and ETA; Ctrl-C asks
  * whether to cancel the job, and each answer is checked through the API. The job goes one message
- * per chunk with a pause, so that it runs long enough to be interrupted; timing-dependent, so the
- * file runs in the serial group.
+ * per chunk with a pause of its own, so that it runs long enough to be interrupted whatever else
+ * the machine runs: the file is in the parallel group.
  */
 
 const MESSAGES = 8;
