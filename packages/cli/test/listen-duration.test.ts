@@ -32,6 +32,12 @@ describe('formatDuration', () => {
     [330_000, '5m30s'],
     [5_400_000, '1h30m'],
     [7_200_000, '2h'],
+    // Rounded before it is split into units: never 1m60s or 60s.
+    [9_960, '10s'],
+    [59_600, '1m'],
+    [119_400, '1m59s'],
+    [119_700, '2m'],
+    [7_170_000, '2h'],
   ])('%i ms reads %s', (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
   });

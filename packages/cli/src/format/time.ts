@@ -23,17 +23,11 @@ export function formatTimestamp(iso: string, now: Date): string {
 export function formatDuration(ms: number): string {
   const value = Math.max(0, Math.round(ms));
   if (value < 1000) return `${value}ms`;
-  if (value < 10_000) {
-    const seconds = Math.round(value / 100) / 10;
-    return `${seconds}s`;
-  }
-  if (value < 60_000) return `${Math.round(value / 1000)}s`;
-  if (value < 3_600_000) {
-    const minutes = Math.floor(value / 60_000);
-    const seconds = Math.round((value % 60_000) / 1000);
-    return seconds === 0 ? `${minutes}m` : `${minutes}m${seconds}s`;
-  }
-  const hours = Math.floor(value / 3_600_000);
-  const minutes = Math.round((value % 3_600_000) / 60_000);
-  return minutes === 0 ? `${hours}h` : `${hours}h${minutes}m`;
+  if (value < 9_950) return `${Math.round(value / 100) / 10}s`;
+  // Rounded to the unit shown before it is split, so that 119.7 s is 2m, never 1m60s.
+  const seconds = Math.round(value / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return seconds % 60 === 0 ? `${seconds / 60}m` : `${Math.floor(seconds / 60)}m${seconds % 60}s`;
+  const minutes = Math.round(value / 60_000);
+  return minutes % 60 === 0 ? `${minutes / 60}h` : `${Math.floor(minutes / 60)}h${minutes % 60}m`;
 }
