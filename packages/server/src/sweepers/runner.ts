@@ -67,12 +67,12 @@ const MAX_OUTAGE_BACKOFF_MS = 30_000;
 /**
  * Runs every sweeper each `intervalMs` until stopped, one round at a time (a slow round delays the
  * next rather than piling up). A sweeper that drains (`drainBatch`) runs again while its batches are
- * full, pausing between them three times as long as each took, for up to one interval per round; a backlog left
- * then starts the next round at once. On the embedded database each round ends with the upkeep
- * PGlite lacks (vacuum and checkpoint, see embedded.ts), so it too never runs twice at once. While
- * the database is unreachable, rounds back off exponentially and the outage is logged once when it
- * begins and once when it ends; other failures are logged each time, and the remaining sweepers of
- * the round still run.
+ * full, pausing between them three times as long as each took, for up to one interval per round; a
+ * backlog left then starts the next round at once. On the embedded database each round ends with
+ * the upkeep PGlite lacks (vacuum and checkpoint, see embedded.ts), so it too never runs twice at
+ * once. While the database is unreachable, rounds back off exponentially and the outage is logged
+ * once when it begins and once when it ends; other failures are logged each time, and the remaining
+ * sweepers of the round still run.
  */
 export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseLogger, intervalMs: number, sweepers = DEFAULT_SWEEPERS): SweeperHandle {
   let stopped = false;
@@ -116,8 +116,9 @@ export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseL
 
   /**
    * One sweeper's turn in a round: one run, or, for a sweeper that drains, runs while each removes a
-   * full batch, each followed by a pause three times as long as it took, for at most one interval (then the
-   * round's other sweepers and the embedded upkeep, which reclaims what was removed, come first).
+   * full batch, each followed by a pause three times as long as it took, for at most one interval
+   * (then the round's other sweepers and the embedded upkeep, which reclaims what was removed, come
+   * first).
    * `more`: the turn ended with a full batch.
    */
   const turn = async (sweeper: Sweeper): Promise<{ reachable: boolean; more: boolean }> => {
