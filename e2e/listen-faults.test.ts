@@ -249,10 +249,13 @@ describe('listen on a laptop that sleeps', () => {
     expect(bodies(app)).toEqual([-3, -2, -1, ...range(0, ARRIVING)]);
     const lines = gapLines(cli);
     expect(lines, cli.explain()).toHaveLength(1);
-    // The 41, those the server pushed before it dropped the silent stream (read from the socket's
-    // buffer once the process continues) among them.
-    const [, seconds] = /reconnected after (\d+)s; 41 webhooks arrived meanwhile$/u.exec(lines[0]!) ?? [];
+    const [, seconds, arrived] = /reconnected after (\d+)s; (\d+) webhooks? arrived meanwhile$/u.exec(lines[0]!) ?? [];
     expect(seconds, lines[0]).toBeDefined();
+    // The 41, less those the server pushed before it gave up on the silent stream when the woken
+    // process forwards them from its socket's buffer before it notices the loss (docs/cli.md): how
+    // many depends on when the server gave up, a few seconds into the 20.
+    expect(Number(arrived), lines[0]).toBeGreaterThan(ARRIVING / 2);
+    expect(Number(arrived), lines[0]).toBeLessThanOrEqual(ARRIVING);
     // Away from the stop (less the last second it heard a ping) to the reconnection.
     expect(Number(seconds)).toBeGreaterThanOrEqual(19);
     expect(Number(seconds)).toBeLessThanOrEqual(Math.ceil((Date.now() - stoppedAt) / 1000) + 1);

@@ -160,11 +160,9 @@ export class ConnectionSupervisor {
               ? `no heartbeat from the server for ${formatDuration(this.timing.heartbeatTimeoutMs)}: the connection is dead`
               : `the WebSocket closed (${end.code}${end.reason === '' ? '' : ` ${end.reason}`})`;
           // A stream that stalled just before it closed was lost when the stall began (a stopped
-          // process reads what was buffered, then the close), with the messages it had then. The
-          // close may be its own heartbeat's verdict, a timeout after the buffered frames and up to
-          // a check later: within two timeouts of the stall, it is that stall's.
+          // process reads what was buffered, then the close), with the messages it had then.
           const now = this.options.now();
-          const stall = this.stall !== null && now - this.stall.at < 2 * this.timing.heartbeatTimeoutMs ? this.stall : null;
+          const stall = this.stall !== null && now - this.stall.at < this.timing.heartbeatTimeoutMs ? this.stall : null;
           this.markDisconnected(reason, stall ?? { since: end.heardAt ?? now, cursor: this.fetchCursor });
           if (end.openMs < this.timing.flapLifetimeMs) {
             this.drops = [...this.drops.filter((at) => now - at < this.timing.flapWindowMs), now];
