@@ -59,7 +59,7 @@ export interface SweeperHandle {
 }
 
 /** A draining sweeper pauses this many times as long as its last batch took before the next. */
-const DRAIN_PAUSE_FACTOR = 3;
+const DRAIN_PAUSE_FACTOR = 9;
 
 /** The longest wait between sweeps while the database is unreachable. */
 const MAX_OUTAGE_BACKOFF_MS = 30_000;
@@ -67,7 +67,7 @@ const MAX_OUTAGE_BACKOFF_MS = 30_000;
 /**
  * Runs every sweeper each `intervalMs` until stopped, one round at a time (a slow round delays the
  * next rather than piling up). A sweeper that drains (`drainBatch`) runs again while its batches are
- * full, pausing between them three times as long as each took, for up to one interval per round; a
+ * full, pausing between them nine times as long as each took, for up to one interval per round; a
  * backlog left then starts the next round at once. On the embedded database each round ends with
  * the upkeep PGlite lacks (vacuum and checkpoint, see embedded.ts), so it too never runs twice at
  * once. While the database is unreachable, rounds back off exponentially and the outage is logged
@@ -116,7 +116,7 @@ export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseL
 
   /**
    * One sweeper's turn in a round: one run, or, for a sweeper that drains, runs while each removes a
-   * full batch, each followed by a pause three times as long as it took, for at most one interval
+   * full batch, each followed by a pause nine times as long as it took, for at most one interval
    * (then the round's other sweepers and the embedded upkeep, which reclaims what was removed, come
    * first).
    * `more`: the turn ended with a full batch.
@@ -140,7 +140,7 @@ export function startSweepers(db: Database, deps: SweeperDeps, log: FastifyBaseL
       }));
       more = full && performance.now() - started < intervalMs;
       // A pause of DRAIN_PAUSE_FACTOR times the batch's own time before the next: a drain takes at
-      // most a quarter of the database's time (on the embedded database, its one connection),
+      // most a tenth of the database's time (on the embedded database, its one connection),
       // whatever the batch costs, so that live traffic keeps its latency (BENCHMARKS.md, Message
       // retention).
       if (more && !stopped) await new Promise((resolve) => setTimeout(resolve, DRAIN_PAUSE_FACTOR * (performance.now() - runStarted)));
