@@ -14,7 +14,7 @@ import {
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import type { TraceSampler, TracingConfig } from '../config.js';
+import type { TraceSampler, TracingConfig } from '../config-tracing.js';
 import type { Span, SpanAttributes, SpanKind, SpanOptions, SpanRef, Tracing } from './span.js';
 
 /** Loaded only when tracing is configured (tracing.ts): the OpenTelemetry SDK behind the server's Tracing. */

@@ -1,4 +1,4 @@
-import type { TracingConfig } from '../config.js';
+import type { TracingConfig } from '../config-tracing.js';
 import { ConfigError } from '../errors.js';
 import { SERVER_PACKAGE_DIR } from '../version.js';
 import { installCommand } from '@hookrelay/shared/install-command';
