@@ -144,44 +144,51 @@ export class ResultWriter {
     return [];
   }
 
-  /** Returns the times at which rescheduled jobs become due. */
+  /**
+   * Returns the times at which rescheduled jobs become due. Statements that do not read what another
+   * wrote go to the connection together (pipelined), each step's in the order written: the server
+   * runs them one after the other as before, and the transaction waits for one round trip per step,
+   * not per statement.
+   */
   private async write(tx: Sql, attempts: AttemptResult[]): Promise<Date[]> {
     this.outcomesInTransaction = [];
     this.pausedInTransaction = [];
-    const held = new Map((await lockHeldJobs(tx, attempts.map((a) => ({ messageId: a.messageId, leaseId: a.leaseId })))).map((h) => [h.message_id, h]));
-    await insertAttempts(
-      tx,
-      attempts.map((a) => ({
-        id: newUuidv7(),
-        messageId: a.messageId,
-        attemptNumber: a.attemptNumber,
-        startedAt: a.startedAt,
-        responseStatus: a.result.status,
-        latencyMs: a.result.latencyMs,
-        error: attemptError(a.result),
-        responseBody: a.result.body,
-        workerId: this.workerId,
-        resigned: a.resigned,
-      })),
-    );
+    const [heldRows] = await Promise.all([
+      lockHeldJobs(tx, attempts.map((a) => ({ messageId: a.messageId, leaseId: a.leaseId }))),
+      insertAttempts(
+        tx,
+        attempts.map((a) => ({
+          id: newUuidv7(),
+          messageId: a.messageId,
+          attemptNumber: a.attemptNumber,
+          startedAt: a.startedAt,
+          responseStatus: a.result.status,
+          latencyMs: a.result.latencyMs,
+          error: attemptError(a.result),
+          responseBody: a.result.body,
+          workerId: this.workerId,
+          resigned: a.resigned,
+        })),
+      ),
+    ]);
+    const held = new Map(heldRows.map((h) => [h.message_id, h]));
+    const kinds = (['outbound', 'inbound'] as const).map((kind) => ({
+      kind,
+      outcomes: attempts.filter((a) => a.kind === kind && held.has(a.messageId)).map((a) => outcomeOf(a, held.get(a.messageId)!.rerun, this.scheduleSeconds)),
+    }));
+    const applied = await Promise.all(kinds.map(({ kind, outcomes }) => applyOutcomes(tx, kind, outcomes)));
     const reschedule: { messageId: string; runAt: Date; attemptBase: number | null }[] = [];
     const done: string[] = [];
-    for (const kind of ['outbound', 'inbound'] as const) {
-      const outcomes = attempts
-        .filter((a) => a.kind === kind && held.has(a.messageId))
-        .map((a) => outcomeOf(a, held.get(a.messageId)!.rerun, this.scheduleSeconds));
-      const applied = await applyOutcomes(tx, kind, outcomes);
+    kinds.forEach(({ kind, outcomes }, i) => {
       for (const o of outcomes) {
-        const status = applied.get(o.messageId)?.status;
+        const status = applied[i]!.get(o.messageId)?.status;
         if (status) this.outcomesInTransaction.push([kind, status]);
         if (status === 'pending_retry' && o.nextAttemptAt) reschedule.push({ messageId: o.messageId, runAt: o.nextAttemptAt, attemptBase: null });
         else if (status === 'queued') reschedule.push({ messageId: o.messageId, runAt: new Date(), attemptBase: o.attemptNumber });
         else done.push(o.messageId);
       }
-      if (kind === 'outbound') await this.trackEndpoints(tx, outcomes, applied);
-    }
-    await rescheduleJobs(tx, reschedule);
-    await deleteHeldJobs(tx, done);
+    });
+    await Promise.all([this.trackEndpoints(tx, kinds[0]!.outcomes, applied[0]!), rescheduleJobs(tx, reschedule), deleteHeldJobs(tx, done)]);
     return reschedule.map((r) => r.runAt);
   }
 

@@ -54,9 +54,11 @@ const newWriter = (db: Database, log: FastifyBaseLogger) =>
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 
 /** The app's database, whose statements fail while `failing()` says so; counts the statements tried. */
-function flaky(failing: (statement: number) => Error | null): { db: Database; tried: () => number } {
+/** A database whose `failing(n)` error, if any, answers the first statement of the n-th write (its jobs' lock). */
+function flaky(failing: (write: number) => Error | null): { db: Database; tried: () => number } {
   let tried = 0;
-  const sql = interceptSql(t.db.sql, (_strings, _values, run) => {
+  const sql = interceptSql(t.db.sql, (strings, _values, run) => {
+    if (!strings.join('').includes('FOR UPDATE OF j')) return run();
     const error = failing(++tried);
     return error ? Promise.reject(error) : run();
   });
