@@ -29,12 +29,12 @@ const unsetWhenEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((value) 
 /** How long messages are kept unless their endpoint says otherwise (docs/operating.md, Message retention). */
 export const DEFAULT_MESSAGE_RETENTION_DAYS = 30;
 /**
- * Messages of each kind one transaction of the retention sweeper removes. Fewer on the embedded
- * database, whose one connection requests wait for while a batch runs (docs/operating.md, Message
- * retention, for the measurement).
+ * Messages of each kind one transaction of the retention sweeper removes: small enough that a
+ * batch's commit (its WAL, full pages after a checkpoint) delays the live commits beside it by
+ * little (docs/operating.md, Message retention, for the measurement); and on the embedded database,
+ * whose one connection requests wait for while a batch runs.
  */
-export const DEFAULT_RETENTION_BATCH = 1000;
-export const DEFAULT_EMBEDDED_RETENTION_BATCH = 200;
+export const DEFAULT_RETENTION_BATCH = 200;
 
 /**
  * Messages one transaction of a bulk job retries or replays, and the pause after each
@@ -243,7 +243,7 @@ const EnvSchema = z.object({
     unsetWhenEmpty(nonNegativeInt('HOOKRELAY_MESSAGE_RETENTION_DAYS').max(3650, 'HOOKRELAY_MESSAGE_RETENTION_DAYS must be at most 3650').default(DEFAULT_MESSAGE_RETENTION_DAYS)),
   ),
   HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE: documented(
-    { description: 'messages of each kind removed per transaction of the retention sweeper', shownDefault: `${DEFAULT_RETENTION_BATCH} (embedded: ${DEFAULT_EMBEDDED_RETENTION_BATCH})` },
+    { description: 'messages of each kind removed per transaction of the retention sweeper', shownDefault: `${DEFAULT_RETENTION_BATCH}` },
     unsetWhenEmpty(positiveInt('HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE').max(10_000, 'HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE must be at most 10000').optional()),
   ),
   HOOKRELAY_BULK_CHUNK_SIZE: documented(
@@ -601,7 +601,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     tlsCaFile: e.HOOKRELAY_TLS_CA_FILE,
     sweepIntervalSeconds: e.HOOKRELAY_SWEEP_INTERVAL_SECONDS,
     messageRetentionDays: e.HOOKRELAY_MESSAGE_RETENTION_DAYS,
-    messageRetentionBatchSize: e.HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE ?? (e.DATABASE_URL === undefined ? DEFAULT_EMBEDDED_RETENTION_BATCH : DEFAULT_RETENTION_BATCH),
+    messageRetentionBatchSize: e.HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE ?? DEFAULT_RETENTION_BATCH,
     bulkChunkSize: e.HOOKRELAY_BULK_CHUNK_SIZE ?? (e.DATABASE_URL === undefined ? DEFAULT_EMBEDDED_BULK_CHUNK_SIZE : DEFAULT_BULK_CHUNK_SIZE),
     bulkChunkDelayMs: e.HOOKRELAY_BULK_CHUNK_DELAY_MS,
     streamHeartbeatSeconds: e.HOOKRELAY_STREAM_HEARTBEAT_SECONDS,

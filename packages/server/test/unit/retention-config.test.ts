@@ -3,12 +3,12 @@ import { parseConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 describe('message retention settings', () => {
-  it('default to 30 days, and batches of 1,000 on PostgreSQL, 200 on the embedded database; an empty variable is unset', () => {
+  it('default to 30 days and batches of 200 on both databases; an empty variable is unset', () => {
     const postgres = { DATABASE_URL: 'postgres://hookrelay@127.0.0.1/hookrelay' };
-    expect([parseConfig(postgres).messageRetentionDays, parseConfig(postgres).messageRetentionBatchSize]).toEqual([30, 1000]);
+    expect([parseConfig(postgres).messageRetentionDays, parseConfig(postgres).messageRetentionBatchSize]).toEqual([30, 200]);
     expect([parseConfig({}).messageRetentionDays, parseConfig({}).messageRetentionBatchSize]).toEqual([30, 200]);
     const empty = parseConfig({ ...postgres, HOOKRELAY_MESSAGE_RETENTION_DAYS: '', HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE: '' });
-    expect([empty.messageRetentionDays, empty.messageRetentionBatchSize]).toEqual([30, 1000]);
+    expect([empty.messageRetentionDays, empty.messageRetentionBatchSize]).toEqual([30, 200]);
     expect(parseConfig({ HOOKRELAY_MESSAGE_RETENTION_BATCH_SIZE: '50' }).messageRetentionBatchSize).toBe(50);
   });
 
