@@ -110,6 +110,8 @@ describe('openStream', () => {
     // The endpoint's newest message, as the server names it, in lower case like the cursor.
     expect(seen).toEqual([`ready ${CURSOR} latest ${CURSOR}`, 'message m1', 'message m2 replay']);
     expect(headers.authorization).toBe('Bearer hr_test');
+    // Acknowledgements asked for in batches; a server that predates them ignores the header.
+    expect(headers['hookrelay-result-acks']).toBe('batch');
     expect(url).toBe(`/v1/inbound-endpoints/${ENDPOINT}/stream?after=c0`);
     expect(connection.sendResult({ type: 'result', message_id: 'm1', status: 200, latency_ms: 3, error: null })).toBe(true);
     await expect.poll(() => results.length).toBe(1);
@@ -121,6 +123,7 @@ describe('openStream', () => {
 
   it('result acknowledgements: the ready frame says whether the server gives them; ids go only to a server that does; acks are checked', async () => {
     const RESULT = '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f99';
+    const RESULT2 = '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f98';
     const frames = (acks: boolean) => {
       const received: unknown[] = [];
       return {
@@ -132,6 +135,8 @@ describe('openStream', () => {
           socket.send(JSON.stringify({ type: 'result_ack', result_id: 'not-a-uuid', outcome: 'recorded' }));
           socket.send(JSON.stringify({ type: 'result_ack', result_id: RESULT, outcome: 'lost' }));
           socket.send(JSON.stringify({ type: 'result_ack', result_id: RESULT.toUpperCase(), outcome: 'refused', message: 'status: must be at most 599' }));
+          socket.send(JSON.stringify({ type: 'result_acks', acks: [{ result_id: RESULT2.toUpperCase(), outcome: 'recorded' }, { result_id: RESULT, outcome: 'duplicate' }] }));
+          socket.send(JSON.stringify({ type: 'result_acks', acks: [{ result_id: RESULT2, outcome: 'recorded' }, { result_id: RESULT, outcome: 'lost' }] }));
         },
       };
     };
@@ -146,9 +151,10 @@ describe('openStream', () => {
       silent: () => {},
     };
     const connection = openStream(options(await listen(acking.onUpgrade)), handlers);
-    await expect.poll(() => seen.length).toBe(2);
-    // The malformed acknowledgements are ignored: only the valid one (its id lower-cased) reaches the listener.
-    expect(seen).toEqual(['ready null acks true', `ack ${RESULT} refused status: must be at most 599`]);
+    await expect.poll(() => seen.length).toBe(4);
+    // The malformed acknowledgements are ignored (a batch with one bad entry whole): only the valid
+    // ones (their ids lower-cased) reach the listener, a batch's in its order.
+    expect(seen).toEqual(['ready null acks true', `ack ${RESULT} refused status: must be at most 599`, `ack ${RESULT2} recorded undefined`, `ack ${RESULT} duplicate undefined`]);
     expect(connection.sendResult(result)).toBe(true);
     await expect.poll(() => acking.received.length).toBe(1);
     expect(acking.received[0]).toEqual(result);
@@ -280,5 +286,25 @@ describe('readServerFrame', () => {
     expect(taken).toEqual(frames.map((frame) => StreamServerFrame.safeParse(frame).success));
     expect(taken.filter(Boolean)).toHaveLength(4);
     expect(readServerFrame(JSON.stringify({ ...ack, outcome: 'refused', message: 'why' }))).toMatchObject({ result_id: CURSOR, outcome: 'refused', message: 'why' });
+  });
+
+  it('takes a batch of acknowledgements exactly when the shared schema does', () => {
+    const ack = { result_id: CURSOR, outcome: 'recorded' };
+    const frames: unknown[] = [
+      { type: 'result_acks', acks: [ack] },
+      { type: 'result_acks', acks: [ack, { ...ack, outcome: 'refused', message: 'why' }, { ...ack, result_id: CURSOR.toUpperCase(), outcome: 'duplicate' }] },
+      { type: 'result_acks', acks: Array.from({ length: 1000 }, () => ack) },
+      { type: 'result_acks', acks: Array.from({ length: 1001 }, () => ack) },
+      { type: 'result_acks', acks: [] },
+      { type: 'result_acks' },
+      { type: 'result_acks', acks: ack },
+      { type: 'result_acks', acks: [ack, { ...ack, outcome: 'lost' }] },
+      { type: 'result_acks', acks: [ack, null] },
+      { type: 'result_acks', acks: [{ ...ack, result_id: 'r1' }] },
+      { type: 'result_acks', acks: [{ ...ack, message: 42 }] },
+    ];
+    const taken = frames.map((frame) => readServerFrame(JSON.stringify(frame)) !== undefined);
+    expect(taken).toEqual(frames.map((frame) => StreamServerFrame.safeParse(frame).success));
+    expect(taken.filter(Boolean)).toHaveLength(3);
   });
 });

@@ -1,5 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import {
+  RESULT_ACK_BATCHES_HEADER,
+  RESULT_ACK_BATCHES_VALUE,
+  RESULT_ACKS_MAX,
   RESULT_ACK_OUTCOMES,
   StreamServerFrame,
   type CliMessageOut,
@@ -8,6 +11,7 @@ import {
   type ResultAckOutcome,
   type StreamMessageFrame,
   type StreamResultAckFrame,
+  type StreamResultAcksFrame,
   type StreamResultFrame,
 } from '@hookrelay/shared';
 import { UUID_PATTERN } from '@hookrelay/shared/ids';
@@ -106,8 +110,19 @@ const ACK_OUTCOMES: ReadonlySet<unknown> = new Set(RESULT_ACK_OUTCOMES);
  * rest of taking it.
  */
 function isResultAckFrame(frame: { type: unknown }): frame is StreamResultAckFrame {
-  const f = frame as { result_id?: unknown; outcome?: unknown; message?: unknown };
+  return isAck(frame);
+}
+
+function isAck(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const f = value as { result_id?: unknown; outcome?: unknown; message?: unknown };
   return typeof f.result_id === 'string' && UUID_PATTERN.test(f.result_id) && ACK_OUTCOMES.has(f.outcome) && (f.message === undefined || typeof f.message === 'string');
+}
+
+/** A batch of acknowledgements, checked by hand as one is, to the letter of its shared schema. */
+function isResultAcksFrame(frame: { type: unknown }): frame is StreamResultAcksFrame {
+  const { acks } = frame as { acks?: unknown };
+  return Array.isArray(acks) && acks.length >= 1 && acks.length <= RESULT_ACKS_MAX && acks.every(isAck);
 }
 
 /**
@@ -126,6 +141,7 @@ export function readServerFrame(text: string): StreamServerFrame | undefined {
   const frame = value as { type: unknown; message?: unknown };
   if (frame.type === 'message') return isMessageFrame(frame) ? frame : undefined;
   if (frame.type === 'result_ack') return isResultAckFrame(frame) ? frame : undefined;
+  if (frame.type === 'result_acks') return isResultAcksFrame(frame) ? frame : undefined;
   const checked = StreamServerFrame.safeParse(value);
   return checked.success ? checked.data : undefined;
 }
@@ -137,7 +153,8 @@ export function readServerFrame(text: string): StreamServerFrame | undefined {
  */
 export function openStream(options: StreamOptions, handlers: StreamHandlers): StreamConnection {
   const socket = new WebSocket(streamUrl(options.apiUrl, options.endpointId, options.after, options.filter), {
-    headers: { authorization: `Bearer ${options.apiKey}`, 'user-agent': options.userAgent },
+    // Acknowledgements in batches, one frame per commit (a server that predates them ignores the header).
+    headers: { authorization: `Bearer ${options.apiKey}`, 'user-agent': options.userAgent, [RESULT_ACK_BATCHES_HEADER]: RESULT_ACK_BATCHES_VALUE },
     handshakeTimeout: options.handshakeTimeoutMs,
     perMessageDeflate: false,
     followRedirects: false,
@@ -222,6 +239,9 @@ export function openStream(options: StreamOptions, handlers: StreamHandlers): St
         break;
       case 'result_ack':
         handlers.resultAck?.(frame.result_id.toLowerCase(), frame.outcome, frame.message);
+        break;
+      case 'result_acks':
+        for (const ack of frame.acks) handlers.resultAck?.(ack.result_id.toLowerCase(), ack.outcome, ack.message);
         break;
       case 'rejection':
         handlers.rejection?.(frame.rejection);

@@ -9,6 +9,8 @@ import {
   InboundResultIn,
   ListenMeta,
   LISTEN_PAGE_SIZE,
+  RESULT_ACK_BATCHES_HEADER,
+  RESULT_ACK_BATCHES_VALUE,
   ListenQuery,
   StreamQuery,
   successEnvelope,
@@ -102,7 +104,18 @@ export async function listenRoutes(fastify: FastifyInstance, { streams: hub, res
         closeConnection();
       });
       runStreamSession(
-        { socket, subscriber, projectId: principal.project_id, endpointId: endpoint.id, after: query.after?.toLowerCase(), results, sql, metrics: services.metrics, log: request.log },
+        {
+          socket,
+          subscriber,
+          projectId: principal.project_id,
+          endpointId: endpoint.id,
+          after: query.after?.toLowerCase(),
+          results,
+          batchAcks: request.headers[RESULT_ACK_BATCHES_HEADER] === RESULT_ACK_BATCHES_VALUE,
+          sql,
+          metrics: services.metrics,
+          log: request.log,
+        },
         heardFrom,
       );
     },

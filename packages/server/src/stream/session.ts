@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { z } from 'zod';
-import { StreamResultFrame, Uuid, type ResultAckOutcome, type StreamResultAckFrame } from '@hookrelay/shared';
+import { RESULT_ACKS_MAX, StreamResultFrame, Uuid, type ResultAckOutcome, type StreamResultAckFrame } from '@hookrelay/shared';
 import type { Sql } from '../db/database.js';
 import { findInboundLastMessageId } from '../db/inbound-endpoints.js';
 import type { Metrics } from '../metrics/index.js';
@@ -23,6 +23,8 @@ export interface StreamSession {
   /** The `after` of the stream's query (lowercase); without it the stream starts after the endpoint's last message. */
   after: string | undefined;
   results: ResultBatcher;
+  /** The client asked for its acknowledgements in `result_acks` frames (RESULT_ACK_BATCHES_HEADER). */
+  batchAcks?: boolean;
   sql: Sql;
   metrics: Pick<Metrics, 'countDelivery'>;
   log: FastifyBaseLogger;
@@ -36,12 +38,40 @@ function frameProblem(error: z.ZodError): string {
   return path === '' ? issue.message : `${path}: ${issue.message}`;
 }
 
-/** After the commit that settled it (never before): the CLI forgets a report once acknowledged. */
-function acknowledge(socket: WebSocket, resultId: string, outcome: ResultAckOutcome, message?: string): void {
+type Ack = Omit<StreamResultAckFrame, 'type'>;
+
+/** The acknowledgements waiting for the end of this turn, per socket that takes them in batches. */
+const pendingAcks = new WeakMap<WebSocket, Ack[]>();
+
+function sendAcks(socket: WebSocket): void {
+  const acks = pendingAcks.get(socket);
+  pendingAcks.delete(socket);
+  if (acks === undefined || socket.readyState !== socket.OPEN) return;
+  for (let i = 0; i < acks.length; i += RESULT_ACKS_MAX) socket.send(streamFrameText({ type: 'result_acks', acks: acks.slice(i, i + RESULT_ACKS_MAX) }));
+}
+
+/**
+ * After the commit that settled it (never before): the CLI forgets a report once acknowledged. The
+ * reports of one commit settle in the same turn, so a client that takes batches gets them in one
+ * frame, sent once the turn's callbacks have run: a frame, a send and a read each instead of one
+ * per webhook.
+ */
+function acknowledge(session: Pick<StreamSession, 'socket' | 'batchAcks'>, resultId: string, outcome: ResultAckOutcome, message?: string): void {
+  const { socket } = session;
   if (socket.readyState !== socket.OPEN) return;
-  const ack: StreamResultAckFrame = { type: 'result_ack', result_id: resultId, outcome };
+  const ack: Ack = { result_id: resultId, outcome };
   if (message !== undefined) ack.message = message;
-  socket.send(streamFrameText(ack));
+  if (session.batchAcks !== true) {
+    socket.send(streamFrameText({ type: 'result_ack', ...ack }));
+    return;
+  }
+  const acks = pendingAcks.get(socket);
+  if (acks !== undefined) {
+    acks.push(ack);
+    return;
+  }
+  pendingAcks.set(socket, [ack]);
+  setImmediate(() => sendAcks(socket));
 }
 
 /** A text frame from the CLI: a result report is recorded and acknowledged; anything else is ignored. */
@@ -59,7 +89,7 @@ export function takeFrame(session: StreamSession, text: string): void {
     const identified = IdentifiedResult.safeParse(parsed);
     log.info({ inbound_endpoint_id: endpointId }, 'ignored a stream frame that is not a result');
     // Refused for good: acknowledged, so that the CLI does not send it again at every reconnection.
-    if (identified.success) acknowledge(socket, identified.data.result_id.toLowerCase(), 'refused', frameProblem(checked.error));
+    if (identified.success) acknowledge(session, identified.data.result_id.toLowerCase(), 'refused', frameProblem(checked.error));
     return;
   }
   const frame = checked.data;
@@ -70,7 +100,7 @@ export function takeFrame(session: StreamSession, text: string): void {
     .record(report, { canWait: true })
     .then((recorded) => {
       if (recorded !== undefined && !recorded.duplicate) session.metrics.countDelivery('cli', recorded.row.status);
-      if (resultId !== null) acknowledge(socket, resultId, recorded === undefined ? 'not_found' : recorded.duplicate ? 'duplicate' : 'recorded');
+      if (resultId !== null) acknowledge(session, resultId, recorded === undefined ? 'not_found' : recorded.duplicate ? 'duplicate' : 'recorded');
     })
     .catch((error: unknown) => log.warn({ err: error }, 'could not record a stream result'));
 }
@@ -83,7 +113,7 @@ export function takeFrame(session: StreamSession, text: string): void {
 export async function startSession(session: StreamSession): Promise<void> {
   const latest = (await findInboundLastMessageId(session.sql, session.projectId, session.endpointId)) ?? null;
   const cursor = session.after ?? latest;
-  session.socket.send(streamFrameText({ type: 'ready', cursor, latest_message_id: latest, result_acks: true }));
+  session.socket.send(streamFrameText({ type: 'ready', cursor, latest_message_id: latest, result_acks: true, ...(session.batchAcks === true ? { result_ack_batches: true } : {}) }));
   session.subscriber.start(cursor);
 }
 

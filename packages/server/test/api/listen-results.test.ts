@@ -244,11 +244,12 @@ describe('result frames sent back to back on one stream', () => {
 });
 
 /** A stream that keeps its frames: `ready` first, then acknowledgements as they come. */
-async function openAckingStream(endpointId: string) {
+async function openAckingStream(endpointId: string, headers: Record<string, string> = {}) {
   const socket = new WebSocket(`${baseUrl.replace('http', 'ws')}/v1/inbound-endpoints/${endpointId}/stream`, {
-    headers: { authorization: `Bearer ${t.main.apiKey}` },
+    headers: { authorization: `Bearer ${t.main.apiKey}`, ...headers },
   });
   const acks: { type: string; result_id: string; outcome: string; message?: string }[] = [];
+  const batches: { type: string; acks: { result_id: string; outcome: string; message?: string }[] }[] = [];
   const waiters: (() => void)[] = [];
   const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
     socket.on('message', (data) => {
@@ -256,6 +257,12 @@ async function openAckingStream(endpointId: string) {
       if (frame.type === 'ready') resolve(frame);
       if (frame.type === 'result_ack') {
         acks.push(frame as (typeof acks)[number]);
+        waiters.splice(0).forEach((w) => w());
+      }
+      if (frame.type === 'result_acks') {
+        const batch = frame as (typeof batches)[number];
+        batches.push(batch);
+        acks.push(...batch.acks.map((ack) => ({ type: 'result_ack', ...ack })));
         waiters.splice(0).forEach((w) => w());
       }
     });
@@ -272,7 +279,7 @@ async function openAckingStream(endpointId: string) {
       });
     }
   };
-  return { socket, ready, acks, untilAcks };
+  return { socket, ready, acks, batches, untilAcks };
 }
 
 const RESULT_IDS = ['0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f01', '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f02', '0190b2c4-7d2e-7a51-9c3f-2b1e4d5a6f03'];
@@ -314,6 +321,30 @@ describe('result acknowledgements', () => {
       await stream.untilAcks(3);
       expect(stream.acks[2]).toEqual({ type: 'result_ack', result_id: RESULT_IDS[1], outcome: 'recorded' });
       expect((await states([messageId])).get(messageId)).toMatchObject({ status: 'failed_permanent', attempt_count: 2 });
+    } finally {
+      stream.socket.close();
+    }
+  });
+
+  it('a client that asks for batches (hookrelay-result-acks: batch) gets one result_acks frame for the reports of one commit, in their order', async () => {
+    const { id, token } = await createCli();
+    const stream = await openAckingStream(id, { 'hookrelay-result-acks': 'batch' });
+    try {
+      expect(stream.ready).toMatchObject({ type: 'ready', result_acks: true, result_ack_batches: true });
+      const messageIds = [await send(token, 1), await send(token, 2), await send(token, 3)];
+      // Sent in one turn: the server holds them for one commit.
+      messageIds.forEach((messageId, i) =>
+        stream.socket.send(JSON.stringify({ type: 'result', message_id: messageId, status: 200, latency_ms: i, error: null, result_id: RESULT_IDS[i] })),
+      );
+      await stream.untilAcks(3);
+      expect(stream.batches).toEqual([{ type: 'result_acks', acks: RESULT_IDS.map((resultId) => ({ result_id: resultId, outcome: 'recorded' })) }]);
+      const recorded = await states(messageIds);
+      for (const messageId of messageIds) expect(recorded.get(messageId)).toMatchObject({ status: 'succeeded', attempt_count: 1 });
+      // A refusal goes in a batch too: no acknowledgement came as a single frame.
+      stream.socket.send(JSON.stringify({ type: 'result', message_id: messageIds[0], status: 9000, latency_ms: 1, error: null, result_id: RESULT_IDS[0] }));
+      await stream.untilAcks(4);
+      expect(stream.batches[1]).toEqual({ type: 'result_acks', acks: [{ result_id: RESULT_IDS[0], outcome: 'refused', message: 'status: must be at most 599' }] });
+      expect(stream.batches.flatMap((batch) => batch.acks)).toHaveLength(stream.acks.length);
     } finally {
       stream.socket.close();
     }

@@ -16,7 +16,14 @@ import { RejectionFrame } from './rejections.js';
  * starts (`latest_message_id`, null when it has none; absent from servers before it existed): what
  * arrives after is newer, so the client knows where the catch-up of a reconnection ends.
  */
-export const StreamReadyFrame = z.object({ type: z.literal('ready'), cursor: Uuid.nullable(), latest_message_id: Uuid.nullable().optional(), result_acks: z.boolean().optional() });
+export const StreamReadyFrame = z.object({
+  type: z.literal('ready'),
+  cursor: Uuid.nullable(),
+  latest_message_id: Uuid.nullable().optional(),
+  result_acks: z.boolean().optional(),
+  /** The acknowledgements come as `result_acks` frames (asked for with RESULT_ACK_BATCHES_HEADER). */
+  result_ack_batches: z.boolean().optional(),
+});
 export type StreamReadyFrame = z.infer<typeof StreamReadyFrame>;
 
 /** Server → client: one message; its body is always base64 here, so bytes survive exactly. */
@@ -62,9 +69,26 @@ export const StreamResultAckFrame = z.object({
 });
 export type StreamResultAckFrame = z.infer<typeof StreamResultAckFrame>;
 
-export const StreamServerFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultAckFrame, RejectionFrame]);
+/**
+ * The upgrade's request header by which a client asks for its acknowledgements in batches, with the
+ * value `batch`: one `result_acks` frame for the reports one commit settled, instead of a
+ * `result_ack` frame each. A server that predates it ignores the header and acknowledges one by one.
+ */
+export const RESULT_ACK_BATCHES_HEADER = 'hookrelay-result-acks';
+export const RESULT_ACK_BATCHES_VALUE = 'batch';
+/** Most acknowledgements one `result_acks` frame carries. */
+export const RESULT_ACKS_MAX = 1000;
+
+/** Server → client, to a client that asked for batches: the reports settled together, in the order they were. */
+export const StreamResultAcksFrame = z.object({
+  type: z.literal('result_acks'),
+  acks: z.array(StreamResultAckFrame.omit({ type: true })).min(1).max(RESULT_ACKS_MAX),
+});
+export type StreamResultAcksFrame = z.infer<typeof StreamResultAcksFrame>;
+
+export const StreamServerFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultAckFrame, StreamResultAcksFrame, RejectionFrame]);
 export type StreamServerFrame = z.infer<typeof StreamServerFrame>;
 
 /** Any frame of the stream, in either direction (JSON text frames). */
-export const StreamFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultAckFrame, RejectionFrame, StreamResultFrame]);
+export const StreamFrame = z.discriminatedUnion('type', [StreamReadyFrame, StreamMessageFrame, StreamCursorFrame, StreamResultAckFrame, StreamResultAcksFrame, RejectionFrame, StreamResultFrame]);
 export type StreamFrame = z.infer<typeof StreamFrame>;
