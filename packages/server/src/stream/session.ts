@@ -25,6 +25,8 @@ export interface StreamSession {
   results: ResultBatcher;
   /** The client asked for its acknowledgements in `result_acks` frames (RESULT_ACK_BATCHES_HEADER). */
   batchAcks?: boolean;
+  /** The acknowledgements settled in this turn, not yet sent (with batchAcks). */
+  pendingAcks?: Ack[] | undefined;
   sql: Sql;
   metrics: Pick<Metrics, 'countDelivery'>;
   log: FastifyBaseLogger;
@@ -40,12 +42,10 @@ function frameProblem(error: z.ZodError): string {
 
 type Ack = Omit<StreamResultAckFrame, 'type'>;
 
-/** The acknowledgements waiting for the end of this turn, per socket that takes them in batches. */
-const pendingAcks = new WeakMap<WebSocket, Ack[]>();
-
-function sendAcks(socket: WebSocket): void {
-  const acks = pendingAcks.get(socket);
-  pendingAcks.delete(socket);
+function sendAcks(session: Pick<StreamSession, 'socket' | 'pendingAcks'>): void {
+  const { socket } = session;
+  const acks = session.pendingAcks;
+  session.pendingAcks = undefined;
   if (acks === undefined || socket.readyState !== socket.OPEN) return;
   for (let i = 0; i < acks.length; i += RESULT_ACKS_MAX) socket.send(streamFrameText({ type: 'result_acks', acks: acks.slice(i, i + RESULT_ACKS_MAX) }));
 }
@@ -56,7 +56,7 @@ function sendAcks(socket: WebSocket): void {
  * frame, sent once the turn's callbacks have run: a frame, a send and a read each instead of one
  * per webhook.
  */
-function acknowledge(session: Pick<StreamSession, 'socket' | 'batchAcks'>, resultId: string, outcome: ResultAckOutcome, message?: string): void {
+function acknowledge(session: Pick<StreamSession, 'socket' | 'batchAcks' | 'pendingAcks'>, resultId: string, outcome: ResultAckOutcome, message?: string): void {
   const { socket } = session;
   if (socket.readyState !== socket.OPEN) return;
   const ack: Ack = { result_id: resultId, outcome };
@@ -65,13 +65,12 @@ function acknowledge(session: Pick<StreamSession, 'socket' | 'batchAcks'>, resul
     socket.send(streamFrameText({ type: 'result_ack', ...ack }));
     return;
   }
-  const acks = pendingAcks.get(socket);
-  if (acks !== undefined) {
-    acks.push(ack);
+  if (session.pendingAcks !== undefined) {
+    session.pendingAcks.push(ack);
     return;
   }
-  pendingAcks.set(socket, [ack]);
-  setImmediate(() => sendAcks(socket));
+  session.pendingAcks = [ack];
+  setImmediate(() => sendAcks(session));
 }
 
 /** A text frame from the CLI: a result report is recorded and acknowledged; anything else is ignored. */
