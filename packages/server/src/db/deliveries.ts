@@ -255,11 +255,10 @@ export async function saveRateLimitTat(sql: Sql, endpointId: string, tat: Date):
 /** Ends the lease of jobs without an attempt: each becomes due again `delayMs` from now. */
 export async function releaseJobs(sql: Sql, leaseId: string, jobs: readonly { messageId: string; delayMs: number }[]): Promise<void> {
   if (jobs.length === 0) return;
-  const rows = jobs.map((j) => sql.fragment`(${j.messageId}::uuid, ${Math.max(0, Math.round(j.delayMs))}::int)`);
   await sql`
     UPDATE delivery_jobs j SET run_at = now() + make_interval(secs => v.delay_ms / 1000.0),
       locked_by = NULL, locked_until = NULL, lease_id = NULL
-    FROM (VALUES ${sql.join(rows, ', ')}) AS v (message_id, delay_ms)
+    FROM unnest(${jobs.map((j) => j.messageId)}::uuid[], ${jobs.map((j) => Math.max(0, Math.round(j.delayMs)))}::int[]) AS v (message_id, delay_ms)
     WHERE j.message_id = v.message_id AND j.lease_id = ${leaseId}::uuid`;
 }
 
@@ -324,10 +323,9 @@ export async function markLeasedDelivering(sql: Sql, leaseId: string, messageIds
 /** Puts back the status a message had before it was claimed (a job released at shutdown). */
 export async function restoreStatuses(sql: Sql, kind: DeliveryKind, items: readonly { messageId: string; status: DeliveryStatus }[]): Promise<void> {
   if (items.length === 0) return;
-  const rows = items.map((i) => sql.fragment`(${i.messageId}::uuid, ${i.status}::text)`);
   await sql`
     UPDATE ${messageTable(sql, kind)} m SET status = v.status, updated_at = now()
-    FROM (VALUES ${sql.join(rows, ', ')}) AS v (id, status)
+    FROM unnest(${items.map((i) => i.messageId)}::uuid[], ${items.map((i) => i.status)}::text[]) AS v (id, status)
     WHERE m.id = v.id AND m.status = 'delivering'`;
 }
 
@@ -341,10 +339,9 @@ export interface HeldJob {
 /** Of these (message, lease) pairs, the jobs still leased as given, locked for the result. */
 export async function lockHeldJobs(sql: Sql, leases: readonly { messageId: string; leaseId: string }[]): Promise<HeldJob[]> {
   if (leases.length === 0) return [];
-  const rows = leases.map((l) => sql.fragment`(${l.messageId}::uuid, ${l.leaseId}::uuid)`);
   return sql<HeldJob>`
     SELECT j.message_id, j.rerun FROM delivery_jobs j
-    JOIN (VALUES ${sql.join(rows, ', ')}) AS v (message_id, lease_id) ON j.message_id = v.message_id AND j.lease_id = v.lease_id
+    JOIN unnest(${leases.map((l) => l.messageId)}::uuid[], ${leases.map((l) => l.leaseId)}::uuid[]) AS v (message_id, lease_id) ON j.message_id = v.message_id AND j.lease_id = v.lease_id
     ORDER BY j.message_id
     FOR UPDATE OF j`;
 }
@@ -365,13 +362,14 @@ export interface AttemptRecord {
 
 export async function insertAttempts(sql: Sql, attempts: readonly AttemptRecord[]): Promise<void> {
   if (attempts.length === 0) return;
-  const rows = attempts.map(
-    (a) => sql.fragment`(${a.id}::uuid, ${a.messageId}::uuid, ${a.attemptNumber}::int, ${a.startedAt}::timestamptz,
-      ${a.responseStatus}::int, ${a.latencyMs}::int, ${a.error}::text, ${a.responseBody}::text, ${a.workerId}::text, ${a.resigned ?? false}::boolean)`,
-  );
   await sql`
     INSERT INTO delivery_attempts (id, message_id, attempt_number, started_at, response_status, latency_ms, error, response_body, worker_id, resigned)
-    VALUES ${sql.join(rows, ', ')}`;
+    SELECT id, message_id, attempt_number, started_at, response_status, latency_ms, error, response_body, worker_id, resigned = 1
+    FROM unnest(${attempts.map((a) => a.id)}::uuid[], ${attempts.map((a) => a.messageId)}::uuid[], ${attempts.map((a) => a.attemptNumber)}::int[],
+      ${attempts.map((a) => a.startedAt.toISOString())}::timestamptz[], ${attempts.map((a) => a.responseStatus)}::int[],
+      ${attempts.map((a) => a.latencyMs)}::int[], ${attempts.map((a) => a.error)}::text[], ${attempts.map((a) => a.responseBody)}::text[],
+      ${attempts.map((a) => a.workerId)}::text[], ${attempts.map((a) => (a.resigned === true ? 1 : 0))}::int[])
+      AS a (id, message_id, attempt_number, started_at, response_status, latency_ms, error, response_body, worker_id, resigned)`;
 }
 
 /** A finished attempt's effect on its message. `status` is what it becomes unless deleted meanwhile. */
@@ -412,11 +410,6 @@ export interface AppliedOutcome {
  */
 export async function applyOutcomes(sql: Sql, kind: DeliveryKind, outcomes: readonly MessageOutcome[]): Promise<Map<string, AppliedOutcome>> {
   if (outcomes.length === 0) return new Map();
-  const rows = outcomes.map(
-    (o) => sql.fragment`(${o.messageId}::uuid, ${o.status}::text, ${o.attemptNumber}::int, ${o.startedAt}::timestamptz,
-      ${o.finishedAt}::timestamptz, ${o.responseStatus}::int, ${o.latencyMs}::int, ${o.processingMs}::int, ${o.error}::text,
-      ${o.nextAttemptAt}::timestamptz)`,
-  );
   const created = kind === 'outbound' ? sql.fragment`m.created_at` : sql.fragment`m.received_at`;
   // An endpoint deleted while the attempt was in flight: no retry (its waiting jobs ended at the delete).
   const endpointTable = kind === 'outbound' ? sql.fragment`endpoints` : sql.fragment`inbound_endpoints`;
@@ -428,7 +421,10 @@ export async function applyOutcomes(sql: Sql, kind: DeliveryKind, outcomes: read
     sql.fragment`greatest(0, round(extract(epoch FROM (${later} - ${earlier})) * 1000))::int`;
   const updated = await sql<AppliedOutcome>`
     WITH v (id, status, attempt_number, started_at, finished_at, response_status, latency_ms, processing_ms, error, next_attempt_at) AS (
-      VALUES ${sql.join(rows, ', ')}
+      SELECT * FROM unnest(${outcomes.map((o) => o.messageId)}::uuid[], ${outcomes.map((o) => o.status)}::text[], ${outcomes.map((o) => o.attemptNumber)}::int[],
+        ${outcomes.map((o) => o.startedAt.toISOString())}::timestamptz[], ${outcomes.map((o) => o.finishedAt.toISOString())}::timestamptz[],
+        ${outcomes.map((o) => o.responseStatus)}::int[], ${outcomes.map((o) => o.latencyMs)}::int[], ${outcomes.map((o) => o.processingMs)}::int[],
+        ${outcomes.map((o) => o.error)}::text[], ${outcomes.map((o) => o.nextAttemptAt?.toISOString() ?? null)}::timestamptz[])
     ), o AS (
       SELECT v.id, v.attempt_number, v.started_at, v.finished_at, v.response_status, v.latency_ms, v.processing_ms, v.next_attempt_at,
              e.id::text AS endpoint_id, ${ownerAndEvent}, (m.deleted_at IS NOT NULL OR NOT ${liveEndpoint('e')}) AS ended_by_delete,
@@ -465,11 +461,11 @@ export async function rescheduleJobs(
   jobs: readonly { messageId: string; runAt: Date; attemptBase: number | null }[],
 ): Promise<void> {
   if (jobs.length === 0) return;
-  const rows = jobs.map((j) => sql.fragment`(${j.messageId}::uuid, ${j.runAt}::timestamptz, ${j.attemptBase}::int)`);
   await sql`
     UPDATE delivery_jobs j SET run_at = v.run_at, attempt_base = coalesce(v.attempt_base, j.attempt_base), rerun = false,
       locked_by = NULL, locked_until = NULL, lease_id = NULL
-    FROM (VALUES ${sql.join(rows, ', ')}) AS v (message_id, run_at, attempt_base)
+    FROM unnest(${jobs.map((j) => j.messageId)}::uuid[], ${jobs.map((j) => j.runAt.toISOString())}::timestamptz[], ${jobs.map((j) => j.attemptBase)}::int[])
+      AS v (message_id, run_at, attempt_base)
     WHERE j.message_id = v.message_id`;
 }
 

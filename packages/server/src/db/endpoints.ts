@@ -207,15 +207,15 @@ export async function recordEndpointAttempts(
   options: { pauseAfterSeconds: number; minFailedMessages: number },
 ): Promise<FailingEndpointPause[]> {
   if (attempts.length === 0) return [];
-  const rows = attempts.map(
-    (a) => sql.fragment`(${a.endpointId}::text, ${a.succeeded}::boolean, ${a.startedAt}::timestamptz, ${a.finishedAt}::timestamptz,
-      ${a.error}::text, ${a.endedMessage}::boolean)`,
-  );
   // A failure counts when it finished after the batch's last success (every failure when none succeeded).
   const counts = sql.fragment`NOT v.succeeded AND (l.at IS NULL OR v.finished_at > l.at)`;
   const updated = await sql<FailingEndpointPause & { pause: boolean }>`
     WITH v (endpoint_id, succeeded, started_at, finished_at, error, ended_message) AS (
-      VALUES ${sql.join(rows, ', ')}
+      SELECT endpoint_id, succeeded = 1, started_at, finished_at, error, ended_message = 1
+      FROM unnest(${attempts.map((a) => a.endpointId)}::text[], ${attempts.map((a) => (a.succeeded ? 1 : 0))}::int[],
+        ${attempts.map((a) => a.startedAt.toISOString())}::timestamptz[], ${attempts.map((a) => a.finishedAt.toISOString())}::timestamptz[],
+        ${attempts.map((a) => a.error)}::text[], ${attempts.map((a) => (a.endedMessage ? 1 : 0))}::int[])
+        AS a (endpoint_id, succeeded, started_at, finished_at, error, ended_message)
     ), l AS (
       SELECT endpoint_id, max(finished_at) FILTER (WHERE succeeded) AS at FROM v GROUP BY endpoint_id
     ), batch AS (
