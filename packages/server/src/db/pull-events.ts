@@ -56,15 +56,18 @@ export interface NewPullEvent {
 
 export async function insertPullEvents(sql: Sql, events: readonly NewPullEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const rows = events.map(
-    (e) => sql.fragment`(${e.id}::uuid, ${e.projectId}::uuid, ${e.endpointId}::uuid, ${e.eventType}::text, ${e.method}, ${e.query},
-      ${e.contentType}, ${e.sizeBytes}::int, ${e.payloadSha256}, ${e.rawHeaders}::jsonb, ${e.payloadKey},
-      ${e.ingestProcessingMs}::int, ${e.receivedAt}::timestamptz)`,
-  );
+  const col = <T>(f: (e: NewPullEvent) => T) => events.map(f);
   await sql`
     INSERT INTO pull_events (id, project_id, endpoint_id, event_type, method, query, content_type, size_bytes,
       payload_sha256, raw_headers, payload_key, ingest_processing_ms, received_at)
-    VALUES ${sql.join(rows, ', ')}`;
+    SELECT id, project_id, endpoint_id, event_type, method, query, content_type, size_bytes,
+      payload_sha256, raw_headers::jsonb, payload_key, ingest_processing_ms, received_at
+    FROM unnest(${col((e) => e.id)}::uuid[], ${col((e) => e.projectId)}::uuid[], ${col((e) => e.endpointId)}::uuid[],
+      ${col((e) => e.eventType)}::text[], ${col((e) => e.method)}::text[], ${col((e) => e.query)}::text[], ${col((e) => e.contentType)}::text[],
+      ${col((e) => e.sizeBytes)}::int[], ${col((e) => e.payloadSha256)}::text[], ${col((e) => JSON.stringify(e.rawHeaders))}::text[],
+      ${col((e) => e.payloadKey)}::text[], ${col((e) => e.ingestProcessingMs)}::int[], ${col((e) => e.receivedAt.toISOString())}::timestamptz[])
+      AS v (id, project_id, endpoint_id, event_type, method, query, content_type, size_bytes, payload_sha256, raw_headers,
+        payload_key, ingest_processing_ms, received_at)`;
 }
 
 /** Filters shared by the events list and delete-all. */

@@ -11,6 +11,9 @@ import {
   type AttemptRecord,
 } from '../../src/db/deliveries.js';
 import { recordEndpointAttempts } from '../../src/db/endpoints.js';
+import { insertProject } from '../../src/db/projects.js';
+import { insertPullEndpoint } from '../../src/db/pull-endpoints.js';
+import { insertPullEvents, type NewPullEvent } from '../../src/db/pull-events.js';
 import { backend, createTestDatabase } from '../helpers/database.js';
 
 /**
@@ -21,9 +24,26 @@ import { backend, createTestDatabase } from '../helpers/database.js';
  * holds prepared, and by the bytes a hostile receiver's answer comes back as.
  */
 let db: Database;
+let projectId: string;
+let pullEndpointId: string;
 
 beforeAll(async () => {
   db = await createTestDatabase();
+  projectId = (await insertProject(db.sql, 'result-statements')).id;
+  pullEndpointId = (
+    await insertPullEndpoint(db.sql, {
+      id: newUuidv7(),
+      projectId,
+      name: 'statements',
+      description: '',
+      retentionDays: 7,
+      eventTypeSource: null,
+      eventTypePath: null,
+      maxBodyBytes: null,
+      secretTokenHash: 'x'.repeat(64),
+      expiresAt: null,
+    })
+  ).id;
 });
 afterAll(async () => {
   await db?.close();
@@ -46,7 +66,25 @@ function attempts(n: number, text = 'HTTP 500'): AttemptRecord[] {
   }));
 }
 
-/** Every statement of the result commit and the claim's releases, each once, with batches of `n`. */
+function pullEvents(n: number, header = 'application/json'): NewPullEvent[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: newUuidv7(),
+    projectId,
+    endpointId: pullEndpointId,
+    eventType: i % 2 === 0 ? 'invoice.paid' : null,
+    method: 'POST',
+    query: '',
+    contentType: 'application/json',
+    sizeBytes: 2,
+    payloadSha256: '0'.repeat(64),
+    rawHeaders: [['content-type', header]],
+    payloadKey: `pull/${i}`,
+    ingestProcessingMs: 1,
+    receivedAt: START,
+  }));
+}
+
+/** Every statement of the result commit, the claim's releases and pull ingest, each once, with batches of `n`. */
 async function runAll(sql: Sql, n: number): Promise<void> {
   const ids = Array.from({ length: n }, () => newUuidv7());
   const leaseId = newUuidv7();
@@ -76,9 +114,10 @@ async function runAll(sql: Sql, n: number): Promise<void> {
   await rescheduleJobs(sql, ids.map((messageId, i) => ({ messageId, runAt: START, attemptBase: i % 2 === 0 ? 1 : null })));
   await releaseJobs(sql, leaseId, ids.map((messageId) => ({ messageId, delayMs: 10 })));
   await restoreStatuses(sql, 'outbound', ids.map((messageId) => ({ messageId, status: 'queued' as const })));
+  await insertPullEvents(sql, pullEvents(n));
 }
 
-describe('the result commit’s statements', () => {
+describe('the statements that take a batch', () => {
   it('keep one text whatever the batch size: nothing more is prepared for batches of 2, 5 and 40 than for 1', async () => {
     if (backend() === 'postgres') {
       // A transaction keeps one connection, whose prepared statements the driver names.
@@ -116,4 +155,14 @@ describe('the result commit’s statements', () => {
       expect(new Date(row.started_at).toISOString()).toBe(START.toISOString());
     }
   });
+});
+
+it('pull ingest stores raw headers of any content through the array encoding', async () => {
+  const header = `a"b\\c {x,y} NULL 🦊 \u00e9`;
+  const events = pullEvents(3, header);
+  await insertPullEvents(db.sql, events);
+  const rows = await db.sql<{ raw_headers: [string, string][]; event_type: string | null }>`
+    SELECT raw_headers, event_type FROM pull_events WHERE id = ANY(${events.map((e) => e.id)}::uuid[]) ORDER BY id`;
+  expect(rows.map((r) => r.raw_headers)).toEqual(events.map(() => [['content-type', header]]));
+  expect(rows.map((r) => r.event_type)).toEqual(['invoice.paid', null, 'invoice.paid']);
 });
