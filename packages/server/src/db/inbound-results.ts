@@ -73,56 +73,48 @@ export async function recordInboundResults(sql: Sql, reports: readonly InboundRe
   }
 }
 
-/** The report's own columns that the statement carries along its CTEs; not part of the answer. */
-interface ReportColumns {
-  report_attempt_id: unknown;
-  report_result_id: unknown;
-  report_resigned: unknown;
-  report_listener: unknown;
-  report_headers_json: unknown;
-  report_body_base64: unknown;
-  report_truncated: unknown;
-}
-
 async function recordResultsOnce(sql: Sql, reports: readonly InboundResultReport[]): Promise<(RecordedInboundResult | undefined)[]> {
   const errors = reports.map(({ result }) =>
     result.status !== null && result.status >= 200 && result.status < 300 ? null : (result.error ?? (result.status === null ? 'no response' : `HTTP ${result.status}`)),
   );
-  // Every CTE after `reports` carries the columns it needs along instead of joining another CTE on
-  // batch_index: such a join has no index, and the planner, taking a CTE for a few rows, makes it a
-  // nested loop, quadratic in the batch.
-  const rows = await sql<InboundMessageRow & ReportColumns & { batch_index: number; duplicate: boolean }>`
+  const answers = reports.map(({ answer }, i) => ({
+    batch_index: i,
+    listener: answer.listener,
+    headers: answer.responseHeaders,
+    body: answer.responseBodyBase64,
+    truncated: answer.responseBodyTruncated,
+  }));
+  const rows = await sql<InboundMessageRow & { batch_index: number; duplicate: boolean }>`
     WITH reports AS (
-      SELECT u.*, recorded.found IS NOT NULL AS recorded FROM (SELECT * FROM unnest(
+      SELECT * FROM unnest(
         ${reports.map((_, i) => i)}::int[], ${reports.map((r) => r.messageId)}::uuid[], ${reports.map((r) => r.projectId)}::uuid[],
         ${reports.map((r) => r.endpointId)}::uuid[], ${reports.map((r) => r.result.status)}::int[], ${reports.map((r) => r.result.latencyMs)}::int[],
         ${errors}::text[], ${reports.map(() => newAttemptId())}::uuid[], ${reports.map((r) => r.resultId)}::uuid[],
-        ${reports.map((r) => (r.resigned === true ? 1 : 0))}::int[], ${reports.map((r) => r.answer.listener)}::text[],
-        ${reports.map((r) => JSON.stringify(r.answer.responseHeaders))}::text[], ${reports.map((r) => r.answer.responseBodyBase64)}::text[],
-        ${reports.map((r) => (r.answer.responseBodyTruncated ? 1 : 0))}::int[]
-      ) AS u(batch_index, message_id, project_id, endpoint_id, response_status, latency_ms, error, attempt_id, result_id, resigned_flag,
-             listener, headers_json, body_base64, truncated_flag)
-        -- Always the batch's length: it makes a generic plan count one report instead of unnest's
-        -- default ten, so that PostgreSQL keeps reusing the prepared plan for the usual small batch
-        -- rather than planning every call anew, which costs more than recording one report.
-        LIMIT ${reports.length}
-      ) u
+        ${reports.map((r) => (r.resigned === true ? 1 : 0))}::int[]
+      ) AS u(batch_index, message_id, project_id, endpoint_id, response_status, latency_ms, error, attempt_id, result_id, resigned_flag)
+    ), seen AS (
       -- Each report probes the (message, result id) index: a LATERAL with LIMIT is never turned into a
       -- hash join over the whole attempts table, which the planner picks for a table it has no
       -- statistics of (PGlite runs no autovacuum).
-      LEFT JOIN LATERAL (
-        SELECT 1 AS found FROM delivery_attempts d
+      SELECT u.batch_index, u.message_id, u.project_id, u.endpoint_id FROM reports u
+      CROSS JOIN LATERAL (
+        SELECT 1 FROM delivery_attempts d
         WHERE d.message_id = u.message_id AND d.result_id = u.result_id AND d.result_id IS NOT NULL LIMIT 1
-      ) recorded ON true
+      ) recorded
+      WHERE u.result_id IS NOT NULL
+    ), input AS (
+      -- postgres.js types an array of booleans as one boolean parameter: the flags travel as 0 and 1.
+      SELECT u.*, coalesce(u.response_status BETWEEN 200 AND 299, false) AS succeeded, u.resigned_flag = 1 AS resigned FROM reports u
+      WHERE NOT EXISTS (SELECT 1 FROM seen s WHERE s.batch_index = u.batch_index)
+    ), answer_input AS (
+      SELECT * FROM jsonb_to_recordset(${answers as unknown as object}::jsonb)
+        AS a(batch_index integer, listener text, headers jsonb, body text, truncated boolean)
     ), target AS (
       -- One primary-key probe per report, in id order (the lock order); a join would scan the
-      -- messages table whenever the planner takes it for small. postgres.js types an array of
-      -- booleans as one boolean parameter: the flags travel as 0 and 1.
-      SELECT i.*, coalesce(i.response_status BETWEEN 200 AND 299, false) AS succeeded, i.resigned_flag = 1 AS resigned,
-             i.truncated_flag = 1 AS truncated
-      FROM (SELECT * FROM reports WHERE NOT recorded ORDER BY message_id) i
+      -- messages table whenever the planner takes it for small.
+      SELECT t.id FROM (SELECT message_id, project_id, endpoint_id FROM input ORDER BY message_id) i
       CROSS JOIN LATERAL (
-        SELECT 1 FROM inbound_messages m
+        SELECT m.id FROM inbound_messages m
         WHERE m.id = i.message_id AND m.project_id = i.project_id AND m.inbound_endpoint_id = i.endpoint_id AND m.deleted_at IS NULL
         FOR UPDATE OF m
       ) t
@@ -143,25 +135,23 @@ async function recordResultsOnce(sql: Sql, reports: readonly InboundResultReport
         failed_at = CASE WHEN i.succeeded THEN NULL ELSE now() END,
         next_attempt_at = NULL,
         updated_at = now()
-      -- On the id, not the ctid the lock saw: after a concurrent commit the lock holds the row's newest
-      -- version, which this statement's snapshot cannot see to update.
-      FROM target i
+      FROM input i JOIN target t ON t.id = i.message_id
       WHERE m.id = i.message_id AND m.deleted_at IS NULL
-      RETURNING i.batch_index, ${INBOUND_MESSAGE_COLUMNS(sql)}, i.attempt_id AS report_attempt_id, i.result_id AS report_result_id,
-        i.resigned AS report_resigned, i.listener AS report_listener, i.headers_json AS report_headers_json,
-        i.body_base64 AS report_body_base64, i.truncated AS report_truncated
+      RETURNING i.batch_index, ${INBOUND_MESSAGE_COLUMNS(sql)}
     ), attempt AS (
       INSERT INTO delivery_attempts (id, message_id, attempt_number, started_at, response_status, latency_ms, error, result_id, resigned)
-      SELECT r.report_attempt_id, r.id, r.attempt_count, now() - make_interval(secs => r.response_latency_ms / 1000.0),
-             r.response_status, r.response_latency_ms, r.last_error, r.report_result_id, r.report_resigned
-      FROM reported r
+      SELECT i.attempt_id, r.id, r.attempt_count, now() - make_interval(secs => r.response_latency_ms / 1000.0),
+             r.response_status, r.response_latency_ms, r.last_error, i.result_id, i.resigned
+      FROM reported r JOIN input i ON i.batch_index = r.batch_index
+    ), answer_rows AS (
+      SELECT r.id AS message_id, a.listener, r.response_status, r.response_latency_ms, r.last_error, a.headers, a.body, a.truncated, i.resigned
+      FROM reported r JOIN answer_input a ON a.batch_index = r.batch_index JOIN input i ON i.batch_index = r.batch_index
     ), answered AS (
       INSERT INTO inbound_message_answers AS a (message_id, listener, status, latency_ms, error, response_headers, response_body,
         response_body_truncated, resigned, first_answered_at, answered_at)
-      SELECT r.id, r.report_listener, r.response_status, r.response_latency_ms, r.last_error, r.report_headers_json::jsonb,
-             CASE WHEN r.report_body_base64 IS NULL THEN NULL ELSE decode(r.report_body_base64, 'base64') END, r.report_truncated,
-             r.report_resigned, now(), now()
-      FROM reported r
+      SELECT n.message_id, n.listener, n.response_status, n.response_latency_ms, n.last_error, n.headers,
+             CASE WHEN n.body IS NULL THEN NULL ELSE decode(n.body, 'base64') END, n.truncated, n.resigned, now(), now()
+      FROM answer_rows n
       ON CONFLICT (message_id, listener) DO UPDATE SET
         status = excluded.status, latency_ms = excluded.latency_ms, error = excluded.error,
         response_headers = excluded.response_headers, response_body = excluded.response_body,
@@ -170,23 +160,15 @@ async function recordResultsOnce(sql: Sql, reports: readonly InboundResultReport
       -- The statement's own insert is not visible here: the rank is among the other listeners.
       DELETE FROM inbound_message_answers a USING (
         SELECT o.message_id, o.listener, row_number() OVER (PARTITION BY o.message_id ORDER BY o.answered_at DESC, o.listener) AS rank
-        FROM inbound_message_answers o JOIN reported n ON n.id = o.message_id AND o.listener <> n.report_listener
+        FROM inbound_message_answers o JOIN answer_rows n ON n.message_id = o.message_id AND o.listener <> n.listener
       ) old
       WHERE a.message_id = old.message_id AND a.listener = old.listener AND old.rank >= ${MAX_ANSWERS_PER_MESSAGE}
     )
     SELECT *, false AS duplicate FROM reported
     UNION ALL
-    SELECT s.batch_index, ${INBOUND_MESSAGE_COLUMNS(sql)}, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true AS duplicate
-    FROM reports s CROSS JOIN LATERAL (
-      SELECT * FROM inbound_messages m
-      WHERE m.id = s.message_id AND m.project_id = s.project_id AND m.inbound_endpoint_id = s.endpoint_id AND m.deleted_at IS NULL LIMIT 1
-    ) m
-    WHERE s.recorded`;
+    SELECT s.batch_index, ${INBOUND_MESSAGE_COLUMNS(sql)}, true AS duplicate FROM seen s JOIN inbound_messages m ON m.id = s.message_id
+    WHERE m.project_id = s.project_id AND m.inbound_endpoint_id = s.endpoint_id AND m.deleted_at IS NULL`;
   const byIndex: (RecordedInboundResult | undefined)[] = new Array(reports.length).fill(undefined);
-  for (const row of rows) {
-    const { batch_index, duplicate, report_attempt_id, report_result_id, report_resigned, report_listener, report_headers_json, report_body_base64, report_truncated, ...message } =
-      row;
-    byIndex[batch_index] = { row: message, duplicate };
-  }
+  for (const { batch_index, duplicate, ...row } of rows) byIndex[batch_index] = { row, duplicate };
   return byIndex;
 }
